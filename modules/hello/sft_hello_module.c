@@ -1,0 +1,103 @@
+/*
+ * sft_hello_module.c -- an example third-party HTTP module: the directive
+ * "hello_text" and GET /hello answering with it.  It shows what a module
+ * author writes: a directive table, configuration create/merge, a route.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_http.h>
+
+
+typedef struct {
+    sft_str_t   text;
+} sft_hello_srv_conf_t;
+
+
+static void *sft_hello_create_srv_conf(sft_conf_t *cf);
+static char *sft_hello_merge_srv_conf(sft_conf_t *cf, void *parent,
+    void *child);
+static char *sft_hello_init_main_conf(sft_conf_t *cf, void *conf);
+static sft_int_t sft_hello_handler(sft_http_request_t *r);
+
+
+static sft_command_t  sft_hello_commands[] = {
+
+    { sft_string("hello_text"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_str_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_hello_srv_conf_t, text),
+      NULL },
+
+    sft_null_command
+};
+
+
+static sft_proto_module_t  sft_hello_module_ctx = {
+    NULL,
+    sft_hello_init_main_conf,
+    sft_hello_create_srv_conf,
+    sft_hello_merge_srv_conf
+};
+
+
+sft_module_t  sft_hello_module = {
+    SFT_MODULE_V1,
+    &sft_hello_module_ctx,                 /* module context */
+    sft_hello_commands,                    /* module directives */
+    SFT_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+static void *
+sft_hello_create_srv_conf(sft_conf_t *cf)
+{
+    return sft_pcalloc(cf->pool, sizeof(sft_hello_srv_conf_t));
+}
+
+
+static char *
+sft_hello_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
+{
+    sft_hello_srv_conf_t  *prev = parent;
+    sft_hello_srv_conf_t  *conf = child;
+
+    (void) cf;
+
+    sft_conf_merge_str_value(conf->text, prev->text, "hello, world");
+
+    return SFT_CONF_OK;
+}
+
+
+static char *
+sft_hello_init_main_conf(sft_conf_t *cf, void *conf)
+{
+    (void) conf;
+
+    if (sft_http_add_route(cf, "/hello", SFT_HTTP_GET, sft_hello_handler)
+        != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
+    return SFT_CONF_OK;
+}
+
+
+static sft_int_t
+sft_hello_handler(sft_http_request_t *r)
+{
+    sft_hello_srv_conf_t  *hscf;
+
+    hscf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_hello_module);
+
+    return sft_http_send_response(r, 200, "text/plain", &hscf->text);
+}

@@ -1,0 +1,295 @@
+/*
+ * sft_buffer.c -- the "sft_buffer_pool" zone (buffer_pool_bytes split into
+ * transfer_chunk_bytes chunks) and its use in a worker: a per-process cache,
+ * a queue of waiting transfers, and the pool's wake-up eventfd in epoll.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_buffer.h>
+
+
+static sft_int_t sft_buffer_zone_init(sft_shm_zone_t *zone, void *old_data);
+static void sft_buffer_zone_fini(sft_shm_zone_t *zone);
+static sft_int_t sft_buffer_init_process(sft_cycle_t *cycle);
+static void sft_buffer_exit_process(sft_cycle_t *cycle);
+static void sft_buffer_wake_handler(sft_event_t *ev);
+
+
+static sft_bufpool_t        *sft_buffer_pool;
+static sft_bufpool_cache_t   sft_buffer_cache;
+static sft_buffer_waiter_t  *sft_buffer_waiters;
+static sft_buffer_waiter_t **sft_buffer_waiters_tail = &sft_buffer_waiters;
+static sft_uint_t            sft_buffer_attached;
+
+
+static sft_core_module_t  sft_buffer_module_ctx = {
+    sft_string("buffer"),
+    NULL,
+    NULL
+};
+
+
+sft_module_t  sft_buffer_module = {
+    SFT_MODULE_V1,
+    &sft_buffer_module_ctx,                /* module context */
+    NULL,                                  /* module directives */
+    SFT_CORE_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    sft_buffer_init_process,               /* init process */
+    sft_buffer_exit_process,               /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+/* the chunk size is in the name, so changing it makes a fresh zone */
+
+sft_int_t
+sft_buffer_zone_add(sft_cycle_t *cycle, size_t pool_bytes, size_t chunk_bytes)
+{
+    size_t           size;
+    sft_str_t        name;
+    sft_shm_zone_t  *zone;
+
+    size = sft_bufpool_region_size(pool_bytes, chunk_bytes);
+    if (size == 0) {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
+                      "invalid buffer pool of %zu bytes in chunks of %zu",
+                      pool_bytes, chunk_bytes);
+        return SFT_ERROR;
+    }
+
+    name.data = sft_pnalloc(cycle->pool, 64);
+    if (name.data == NULL) {
+        return SFT_ERROR;
+    }
+
+    name.len = sft_slprintf(name.data, name.data + 64, "sft_buffer_pool_%zu",
+                            chunk_bytes) - name.data;
+
+    zone = sft_shared_memory_add(cycle, &name, size, &sft_buffer_module);
+    if (zone == NULL) {
+        return SFT_ERROR;
+    }
+
+    zone->init = sft_buffer_zone_init;
+    zone->fini = sft_buffer_zone_fini;
+    zone->arg = chunk_bytes;
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_buffer_zone_init(sft_shm_zone_t *zone, void *old_data)
+{
+    size_t          chunk_bytes;
+    sft_bufpool_t  *pool;
+
+    if (old_data) {
+        zone->data = old_data;
+        sft_buffer_pool = old_data;
+        return SFT_OK;
+    }
+
+    chunk_bytes = zone->arg;
+
+    pool = sft_bufpool_init(zone->shm.addr, zone->shm.size, chunk_bytes,
+                            SFT_MAX_PROCESSES);
+    if (pool == NULL) {
+        sft_log_error(SFT_LOG_EMERG, zone->shm.log, sft_errno,
+                      "buffer pool initialization failed");
+        return SFT_ERROR;
+    }
+
+    if (sft_bufpool_create_wake_fds(pool) != 0) {
+        sft_log_error(SFT_LOG_EMERG, zone->shm.log, sft_errno,
+                      "buffer pool wake-up descriptors failed");
+        return SFT_ERROR;
+    }
+
+    zone->data = pool;
+    sft_buffer_pool = pool;
+
+    return SFT_OK;
+}
+
+
+static void
+sft_buffer_zone_fini(sft_shm_zone_t *zone)
+{
+    if (zone->data && zone->shm.addr) {
+        sft_bufpool_close_wake_fds(zone->data);
+    }
+}
+
+
+static sft_int_t
+sft_buffer_init_process(sft_cycle_t *cycle)
+{
+    int  fd;
+
+    if (sft_buffer_pool == NULL) {
+        return SFT_OK;
+    }
+
+    if (sft_bufpool_attach(sft_buffer_pool, &sft_buffer_cache,
+                           (unsigned) sft_process_slot) != 0)
+    {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
+                      "buffer pool attach to slot %ld failed",
+                      (long) sft_process_slot);
+        return SFT_ERROR;
+    }
+
+    sft_buffer_attached = 1;
+
+    fd = sft_bufpool_wake_fd(&sft_buffer_cache);
+
+    if (fd != -1
+        && sft_event_add_notify(cycle, fd, sft_buffer_wake_handler, NULL)
+           == NULL)
+    {
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+static void
+sft_buffer_exit_process(sft_cycle_t *cycle)
+{
+    (void) cycle;
+
+    if (sft_buffer_attached) {
+        sft_bufpool_detach(&sft_buffer_cache);
+        sft_buffer_attached = 0;
+    }
+}
+
+
+static void
+sft_buffer_enqueue(sft_buffer_waiter_t *w)
+{
+    if (w->prev) {
+        return;
+    }
+
+    w->next = NULL;
+    w->prev = sft_buffer_waiters_tail;
+    *sft_buffer_waiters_tail = w;
+    sft_buffer_waiters_tail = &w->next;
+}
+
+
+void
+sft_buffer_cancel(sft_buffer_waiter_t *w)
+{
+    if (w->prev == NULL) {
+        return;
+    }
+
+    *w->prev = w->next;
+
+    if (w->next) {
+        w->next->prev = w->prev;
+
+    } else {
+        sft_buffer_waiters_tail = w->prev;
+    }
+
+    w->prev = NULL;
+    w->next = NULL;
+
+    if (sft_buffer_waiters == NULL && sft_buffer_attached) {
+        sft_bufpool_cancel_wait(&sft_buffer_cache);
+    }
+}
+
+
+/*
+ * A chunk, or NULL with the waiter queued: its event is posted once a
+ * chunk has been given back anywhere, and the handler asks again.
+ */
+
+void *
+sft_buffer_get(sft_buffer_waiter_t *w)
+{
+    void  *chunk;
+
+    chunk = sft_bufpool_get(&sft_buffer_cache);
+
+    if (chunk) {
+        sft_buffer_cancel(w);
+        return chunk;
+    }
+
+    sft_buffer_enqueue(w);
+    sft_stat_add(SFT_STAT_BUFPOOL_WAITS, 1);
+
+    while (sft_bufpool_wait(&sft_buffer_cache) == 1) {
+        chunk = sft_bufpool_get(&sft_buffer_cache);
+
+        if (chunk) {
+            sft_buffer_cancel(w);
+            return chunk;
+        }
+    }
+
+    return NULL;
+}
+
+
+void
+sft_buffer_put(void *chunk)
+{
+    sft_bufpool_put(&sft_buffer_cache, chunk);
+}
+
+
+size_t
+sft_buffer_chunk_size(void)
+{
+    return sft_buffer_pool ? sft_bufpool_chunk_size(sft_buffer_pool) : 0;
+}
+
+
+void
+sft_buffer_stats(sft_bufpool_stats_t *st, size_t *chunk_bytes)
+{
+    if (sft_buffer_pool == NULL) {
+        sft_memzero(st, sizeof(sft_bufpool_stats_t));
+        *chunk_bytes = 0;
+        return;
+    }
+
+    sft_bufpool_stats(sft_buffer_pool, st);
+    *chunk_bytes = sft_bufpool_chunk_size(sft_buffer_pool);
+}
+
+
+/* every waiter tries again; those still unlucky queue up anew */
+
+static void
+sft_buffer_wake_handler(sft_event_t *ev)
+{
+    sft_buffer_waiter_t  *w, *next;
+
+    (void) ev;
+
+    sft_bufpool_woken(&sft_buffer_cache);
+
+    w = sft_buffer_waiters;
+    sft_buffer_waiters = NULL;
+    sft_buffer_waiters_tail = &sft_buffer_waiters;
+
+    for ( /* void */ ; w; w = next) {
+        next = w->next;
+        w->next = NULL;
+        w->prev = NULL;
+        sft_post_event(w->event);
+    }
+}

@@ -1,0 +1,34 @@
+/*
+ * sft_buffer.h -- the shared buffer pool as seen from a worker's event
+ * loop: take a transfer chunk, or wait for one without spinning.
+ */
+
+#ifndef _SFT_BUFFER_H_INCLUDED_
+#define _SFT_BUFFER_H_INCLUDED_
+
+
+#include <sft_bufpool.h>
+
+
+typedef struct sft_buffer_waiter_s  sft_buffer_waiter_t;
+
+struct sft_buffer_waiter_s {
+    sft_event_t           *event;      /* posted when a chunk may be free */
+    sft_buffer_waiter_t   *next;
+    sft_buffer_waiter_t  **prev;
+};
+
+
+sft_int_t sft_buffer_zone_add(sft_cycle_t *cycle, size_t pool_bytes,
+    size_t chunk_bytes);
+void *sft_buffer_get(sft_buffer_waiter_t *w);
+void sft_buffer_put(void *chunk);
+void sft_buffer_cancel(sft_buffer_waiter_t *w);
+size_t sft_buffer_chunk_size(void);
+void sft_buffer_stats(sft_bufpool_stats_t *st, size_t *chunk_bytes);
+
+
+extern sft_module_t  sft_buffer_module;
+
+
+#endif /* _SFT_BUFFER_H_INCLUDED_ */

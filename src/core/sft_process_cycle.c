@@ -1,0 +1,561 @@
+/*
+ * sft_process_cycle.c -- the master loop (signals, reload, respawn) and the
+ * worker loop (events, graceful exit after the last session).
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+
+
+static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
+    sft_int_t type);
+static void sft_signal_worker_processes(sft_cycle_t *cycle, int cmd);
+static sft_uint_t sft_reap_children(sft_cycle_t *cycle);
+static void sft_master_process_exit(sft_cycle_t *cycle);
+static void sft_worker_process_cycle(sft_cycle_t *cycle, void *data);
+static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
+static void sft_worker_process_exit(sft_cycle_t *cycle);
+static void sft_worker_start_shutdown(sft_cycle_t *cycle);
+static void sft_shutdown_timer_handler(sft_event_t *ev);
+
+
+sft_uint_t  sft_exiting;
+
+static sft_event_t  sft_shutdown_event;
+
+
+void
+sft_master_process_cycle(sft_cycle_t *cycle)
+{
+    sft_uint_t        live, delay_sent;
+    sft_msec_t        deadline;
+    sigset_t          set;
+    sft_cycle_t      *new_cycle;
+    sft_core_conf_t  *ccf, *nccf;
+
+    sft_process_role = SFT_PROCESS_MASTER;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGALRM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGQUIT);
+
+    if (sigprocmask(SIG_BLOCK, &set, NULL) == -1) {
+        sft_log_error(SFT_LOG_ALERT, cycle->log, sft_errno,
+                      "sigprocmask() failed");
+    }
+
+    sigemptyset(&set);
+
+    ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
+
+    sft_start_worker_processes(cycle, ccf->worker_processes,
+                               SFT_PROCESS_RESPAWN);
+
+    live = 1;
+    delay_sent = 0;
+    deadline = 0;
+
+    for ( ;; ) {
+
+        if (sft_terminate && deadline == 0) {
+            deadline = sft_monotonic_msec() + 5000;
+            alarm(1);
+        }
+
+        sigsuspend(&set);
+
+        if (sft_reap) {
+            sft_reap = 0;
+            live = sft_reap_children(cycle);
+        }
+
+        if (!live && (sft_terminate || sft_quit)) {
+            sft_master_process_exit(cycle);
+        }
+
+        if (sft_terminate) {
+            if (sft_sigalrm) {
+                sft_sigalrm = 0;
+                alarm(1);
+            }
+
+            if (sft_monotonic_msec() > deadline && !delay_sent) {
+                sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                              "workers did not stop in time, killing them");
+                sft_signal_worker_processes(cycle, -SIGKILL);
+                delay_sent = 1;
+
+            } else if (!delay_sent) {
+                sft_signal_worker_processes(cycle, SFT_CMD_TERMINATE);
+            }
+
+            continue;
+        }
+
+        if (sft_quit) {
+            sft_signal_worker_processes(cycle, SFT_CMD_QUIT);
+            sft_close_listening_sockets(cycle);
+            continue;
+        }
+
+        if (sft_reconfigure) {
+            sft_reconfigure = 0;
+
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "reconfiguring");
+
+            new_cycle = sft_init_cycle(cycle);
+
+            if (new_cycle == NULL) {
+                sft_log_error(SFT_LOG_ERR, cycle->log, 0,
+                              "reload failed, the running configuration "
+                              "is kept");
+                continue;
+            }
+
+            nccf = (sft_core_conf_t *) sft_get_conf(new_cycle->conf_ctx,
+                                                    sft_core_module);
+
+            if (ccf->pid.len != nccf->pid.len
+                || sft_strncmp(ccf->pid.data, nccf->pid.data, ccf->pid.len))
+            {
+                (void) sft_create_pidfile(&nccf->pid, new_cycle->log);
+            }
+
+            cycle = new_cycle;
+            ccf = nccf;
+            sft_cycle = cycle;
+
+            if (sft_stats) {
+                sft_stats->reloads++;
+            }
+
+            sft_start_worker_processes(cycle, ccf->worker_processes,
+                                       SFT_PROCESS_JUST_SPAWN);
+
+            sft_signal_worker_processes(cycle, SFT_CMD_QUIT);
+
+            live = 1;
+        }
+
+        if (sft_reopen) {
+            sft_reopen = 0;
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "reopening logs");
+            sft_reopen_files(cycle);
+            sft_signal_worker_processes(cycle, SFT_CMD_REOPEN);
+        }
+    }
+}
+
+
+static void
+sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n, sft_int_t type)
+{
+    sft_int_t  i;
+
+    for (i = 0; i < n; i++) {
+        (void) sft_spawn_process(cycle, sft_worker_process_cycle,
+                                 (void *) (intptr_t) i, "worker process",
+                                 type);
+    }
+}
+
+
+/*
+ * cmd is a channel command, or a negative signal number for processes that
+ * no longer read their channel.  Workers spawned by this very reload are
+ * skipped for QUIT.
+ */
+
+static void
+sft_signal_worker_processes(sft_cycle_t *cycle, int cmd)
+{
+    sft_int_t  i;
+
+    for (i = 0; i < sft_last_process; i++) {
+
+        if (sft_processes[i].pid == -1 || sft_processes[i].exited) {
+            continue;
+        }
+
+        if (sft_processes[i].just_spawn) {
+            sft_processes[i].just_spawn = 0;
+            continue;
+        }
+
+        if (cmd < 0) {
+            kill(sft_processes[i].pid, -cmd);
+            continue;
+        }
+
+        if (sft_processes[i].exiting && cmd == SFT_CMD_QUIT) {
+            continue;
+        }
+
+        if (sft_channel_write(sft_processes[i].channel[0], cmd, cycle->log)
+            != SFT_OK)
+        {
+            kill(sft_processes[i].pid, cmd == SFT_CMD_REOPEN ? SIGUSR1
+                                       : cmd == SFT_CMD_QUIT ? SIGQUIT
+                                       : SIGTERM);
+        }
+
+        if (cmd == SFT_CMD_QUIT || cmd == SFT_CMD_TERMINATE) {
+            sft_processes[i].exiting = 1;
+        }
+    }
+}
+
+
+static sft_uint_t
+sft_reap_children(sft_cycle_t *cycle)
+{
+    int         status;
+    pid_t       pid;
+    sft_int_t   i;
+    sft_uint_t  live;
+
+    for ( ;; ) {
+        pid = waitpid(-1, &status, WNOHANG);
+
+        if (pid <= 0) {
+            break;
+        }
+
+        for (i = 0; i < sft_last_process; i++) {
+            if (sft_processes[i].pid != pid) {
+                continue;
+            }
+
+            sft_processes[i].status = status;
+            sft_processes[i].exited = 1;
+
+            if (WIFSIGNALED(status)) {
+                sft_log_error(sft_processes[i].exiting ? SFT_LOG_NOTICE
+                                                       : SFT_LOG_ERR,
+                              cycle->log, 0,
+                              "%s %d exited on signal %d%s",
+                              sft_processes[i].name, (int) pid,
+                              WTERMSIG(status),
+                              WCOREDUMP(status) ? " (core dumped)" : "");
+
+            } else {
+                sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                              "%s %d exited with code %d",
+                              sft_processes[i].name, (int) pid,
+                              WEXITSTATUS(status));
+            }
+
+            break;
+        }
+    }
+
+    live = 0;
+
+    for (i = 0; i < sft_last_process; i++) {
+
+        if (sft_processes[i].pid == -1) {
+            continue;
+        }
+
+        if (!sft_processes[i].exited) {
+            live = 1;
+            continue;
+        }
+
+        close(sft_processes[i].channel[0]);
+        sft_processes[i].channel[0] = -1;
+        sft_stats_retire(i);
+
+        if (sft_processes[i].respawn && !sft_processes[i].exiting
+            && !sft_terminate && !sft_quit)
+        {
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                          "respawning %s in slot %ld",
+                          sft_processes[i].name, (long) i);
+
+            if (sft_spawn_process(cycle, sft_processes[i].proc,
+                                  sft_processes[i].data,
+                                  sft_processes[i].name, i)
+                == -1)
+            {
+                sft_log_error(SFT_LOG_ALERT, cycle->log, 0,
+                              "could not respawn %s",
+                              sft_processes[i].name);
+                sft_processes[i].pid = -1;
+                continue;
+            }
+
+            if (sft_stats) {
+                sft_stats->respawns++;
+            }
+
+            live = 1;
+            continue;
+        }
+
+        sft_processes[i].pid = -1;
+
+        if (i == sft_last_process - 1) {
+            sft_last_process--;
+        }
+    }
+
+    return live;
+}
+
+
+static void
+sft_master_process_exit(sft_cycle_t *cycle)
+{
+    sft_uint_t  i;
+
+    sft_delete_pidfile(cycle);
+
+    sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exit");
+
+    for (i = 0; cycle->modules[i]; i++) {
+        if (cycle->modules[i]->exit_master) {
+            cycle->modules[i]->exit_master(cycle);
+        }
+    }
+
+    sft_close_listening_sockets(cycle);
+    sft_destroy_pool(cycle->pool);
+
+    exit(0);
+}
+
+
+static void
+sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
+{
+    sft_int_t  worker = (intptr_t) data;
+
+    sft_process_role = SFT_PROCESS_WORKER;
+
+    sft_worker_process_init(cycle, worker);
+
+    for ( ;; ) {
+
+        if (sft_exiting && sft_event_sessions == 0) {
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exiting");
+            sft_worker_process_exit(cycle);
+        }
+
+        sft_process_events_and_timers(cycle);
+
+        if (sft_terminate) {
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exiting");
+            sft_worker_process_exit(cycle);
+        }
+
+        if (sft_quit) {
+            sft_quit = 0;
+
+            if (!sft_exiting) {
+                sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                              "gracefully shutting down");
+                sft_worker_start_shutdown(cycle);
+            }
+        }
+
+        if (sft_reopen) {
+            sft_reopen = 0;
+            sft_reopen_files(cycle);
+        }
+    }
+}
+
+
+static void
+sft_worker_start_shutdown(sft_cycle_t *cycle)
+{
+    sft_core_conf_t  *ccf;
+
+    sft_exiting = 1;
+
+    ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
+
+    sft_event_stop_accepting(cycle);
+    sft_close_idle_connections(cycle);
+
+    if (ccf->shutdown_timeout) {
+        sft_shutdown_event.handler = sft_shutdown_timer_handler;
+        sft_shutdown_event.data = cycle;
+        sft_shutdown_event.log = cycle->log;
+        sft_add_timer(&sft_shutdown_event, ccf->shutdown_timeout);
+    }
+}
+
+
+static void
+sft_shutdown_timer_handler(sft_event_t *ev)
+{
+    sft_cycle_t  *cycle = ev->data;
+
+    sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                  "worker_shutdown_timeout: closing %lu sessions",
+                  (unsigned long) sft_event_sessions);
+
+    sft_close_all_connections(cycle);
+}
+
+
+static void
+sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
+{
+    sigset_t          set;
+    sft_uint_t        i;
+    struct rlimit     rlmt;
+    sft_core_conf_t  *ccf;
+
+    (void) worker;
+
+    sft_log_pid_slot = sft_process_slot;
+
+    ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
+
+    if (ccf->rlimit_nofile != SFT_CONF_UNSET) {
+        rlmt.rlim_cur = (rlim_t) ccf->rlimit_nofile;
+        rlmt.rlim_max = (rlim_t) ccf->rlimit_nofile;
+
+        if (setrlimit(RLIMIT_NOFILE, &rlmt) == -1) {
+            sft_log_error(SFT_LOG_ALERT, cycle->log, sft_errno,
+                          "setrlimit(RLIMIT_NOFILE, %ld) failed",
+                          (long) ccf->rlimit_nofile);
+        }
+    }
+
+    if (geteuid() == 0 && ccf->username.len) {
+        if (setgid(ccf->group) == -1) {
+            sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
+                          "setgid(%d) failed", (int) ccf->group);
+            exit(2);
+        }
+
+        if (initgroups((char *) ccf->username.data, ccf->group) == -1) {
+            sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
+                          "initgroups(%s, %d) failed", ccf->username.data,
+                          (int) ccf->group);
+            exit(2);
+        }
+
+        if (setuid(ccf->user) == -1) {
+            sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
+                          "setuid(%d) failed", (int) ccf->user);
+            exit(2);
+        }
+    }
+
+    sigemptyset(&set);
+
+    if (sigprocmask(SIG_SETMASK, &set, NULL) == -1) {
+        sft_log_error(SFT_LOG_ALERT, cycle->log, sft_errno,
+                      "sigprocmask() failed");
+    }
+
+    sft_stats_attach(cycle, sft_process_slot);
+
+    for (i = 0; cycle->modules[i]; i++) {
+        if (cycle->modules[i]->init_process) {
+            if (cycle->modules[i]->init_process(cycle) == SFT_ERROR) {
+                exit(2);
+            }
+        }
+    }
+
+    /* channels of the other workers are not ours to hold */
+
+    for (i = 0; i < (sft_uint_t) sft_last_process; i++) {
+        if (sft_processes[i].pid == -1 || (sft_int_t) i == sft_process_slot)
+        {
+            continue;
+        }
+
+        if (sft_processes[i].channel[0] != -1) {
+            close(sft_processes[i].channel[0]);
+            sft_processes[i].channel[0] = -1;
+        }
+    }
+
+    if (sft_event_add_channel(cycle,
+                              sft_processes[sft_process_slot].channel[1])
+        != SFT_OK)
+    {
+        exit(2);
+    }
+}
+
+
+static void
+sft_worker_process_exit(sft_cycle_t *cycle)
+{
+    sft_uint_t  i;
+
+    for (i = 0; cycle->modules[i]; i++) {
+        if (cycle->modules[i]->exit_process) {
+            cycle->modules[i]->exit_process(cycle);
+        }
+    }
+
+    exit(0);
+}
+
+
+/* "master_process off": one process that is its own worker */
+
+void
+sft_single_process_cycle(sft_cycle_t *cycle)
+{
+    sft_uint_t  i;
+
+    sft_process_role = SFT_PROCESS_SINGLE;
+    sft_process_slot = 0;
+    sft_stats_attach(cycle, 0);
+
+    for (i = 0; cycle->modules[i]; i++) {
+        if (cycle->modules[i]->init_process) {
+            if (cycle->modules[i]->init_process(cycle) == SFT_ERROR) {
+                exit(2);
+            }
+        }
+    }
+
+    for ( ;; ) {
+        sft_process_events_and_timers(cycle);
+
+        if (sft_terminate || (sft_exiting && sft_event_sessions == 0)) {
+            for (i = 0; cycle->modules[i]; i++) {
+                if (cycle->modules[i]->exit_process) {
+                    cycle->modules[i]->exit_process(cycle);
+                }
+            }
+
+            sft_master_process_exit(cycle);
+        }
+
+        if (sft_quit) {
+            sft_quit = 0;
+
+            if (!sft_exiting) {
+                sft_worker_start_shutdown(cycle);
+            }
+        }
+
+        if (sft_reconfigure) {
+            sft_reconfigure = 0;
+            sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                          "reload needs \"master_process on\", ignored");
+        }
+
+        if (sft_reopen) {
+            sft_reopen = 0;
+            sft_reopen_files(cycle);
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/*
+ * sft_event.h -- events, the epoll loop, timers and posted events.
+ */
+
+#ifndef _SFT_EVENT_H_INCLUDED_
+#define _SFT_EVENT_H_INCLUDED_
+
+
+struct sft_event_s {
+    void                   *data;
+    sft_event_handler_pt    handler;
+    sft_log_t              *log;
+
+    unsigned                write:1;
+    unsigned                accept:1;
+    unsigned                instance:1;     /* detects stale epoll events */
+    unsigned                active:1;
+    unsigned                ready:1;
+    unsigned                eof:1;
+    unsigned                error:1;
+    unsigned                timedout:1;
+    unsigned                timer_set:1;
+    unsigned                posted:1;
+    unsigned                closed:1;
+    unsigned                complete:1;
+
+    sft_msec_t              timer_key;
+    sft_uint_t              timer_index;
+
+    sft_event_t            *posted_next;
+    sft_event_t           **posted_prev;
+};
+
+
+typedef struct {
+    sft_uint_t              connections;
+    sft_flag_t              multi_accept;
+} sft_event_conf_t;
+
+
+sft_int_t sft_event_add_conn(sft_connection_t *c);
+sft_int_t sft_event_add_listening(sft_listening_t *ls);
+sft_int_t sft_event_del_listening(sft_listening_t *ls);
+sft_int_t sft_event_add_channel(sft_cycle_t *cycle, sft_fd_t fd);
+sft_connection_t *sft_event_add_notify(sft_cycle_t *cycle, sft_fd_t fd,
+    sft_event_handler_pt handler, void *data);
+void sft_process_events_and_timers(sft_cycle_t *cycle);
+void sft_event_stop_accepting(sft_cycle_t *cycle);
+
+void sft_post_event(sft_event_t *ev);
+void sft_delete_posted_event(sft_event_t *ev);
+
+void sft_add_timer(sft_event_t *ev, sft_msec_t timer);
+void sft_del_timer(sft_event_t *ev);
+sft_msec_t sft_event_find_timer(void);
+void sft_event_expire_timers(void);
+
+void sft_event_accept(sft_event_t *ev);
+
+sft_event_conf_t *sft_event_get_conf(sft_cycle_t *cycle);
+
+
+extern sft_uint_t    sft_event_sessions;   /* client connections open */
+extern sft_module_t  sft_events_module;
+extern sft_module_t  sft_event_core_module;
+
+
+#endif /* _SFT_EVENT_H_INCLUDED_ */

@@ -1,0 +1,340 @@
+package Test::Siftpd;
+
+# Test::Siftpd -- starts a siftpd of its own in a temporary directory on free
+# loopback ports, drives it, stops it by its pid, and checks its error log
+# for alerts and sanitizer reports (in the manner of nginx-tests).
+
+use warnings;
+use strict;
+
+use Exporter qw/import/;
+use File::Spec;
+use File::Temp qw/tempdir/;
+use IO::Socket::INET;
+use POSIX qw/:sys_wait_h/;
+use Time::HiRes qw/sleep time/;
+use Test::More;
+
+our @EXPORT_OK = qw/http_get http_raw port/;
+
+my %ports;
+my @port_locks;
+
+sub new {
+    my ($class) = @_;
+
+    my $self = bless {}, $class;
+
+    $self->{_binary} = $ENV{TEST_SIFTPD_BINARY} || 'objs/siftpd';
+    $self->{_binary} = File::Spec->rel2abs($self->{_binary});
+
+    Test::More::BAIL_OUT("no siftpd binary at $self->{_binary}")
+        unless -x $self->{_binary};
+
+    $self->{_testdir} = tempdir('siftpd-test-XXXXXXXXXX', TMPDIR => 1,
+        CLEANUP => !$ENV{TEST_SIFTPD_LEAVE});
+    chmod 0755, $self->{_testdir};
+
+    return $self;
+}
+
+sub testdir { $_[0]->{_testdir} }
+sub binary { $_[0]->{_binary} }
+
+# skip everything unless "siftpd -V" lists these modules
+sub has {
+    my ($self, @features) = @_;
+
+    my $v = `$self->{_binary} -V 2>&1`;
+
+    for my $f (@features) {
+        Test::More::plan(skip_all => "no $f module")
+            unless $v =~ /\bsft_${f}_module\b/;
+    }
+
+    return $self;
+}
+
+# a free TCP port on 127.0.0.1, held by a UDP socket on the same number so
+# tests running in parallel do not pick it too
+sub port {
+    my ($num) = @_;
+
+    return $ports{$num} if defined $ports{$num};
+
+    for (1 .. 500) {
+        my $p = 20000 + int(rand(40000));
+        next if grep { $_ == $p } values %ports;
+
+        my $lock = IO::Socket::INET->new(Proto => 'udp',
+            LocalAddr => "127.0.0.1:$p") or next;
+        my $tcp = IO::Socket::INET->new(Proto => 'tcp',
+            LocalAddr => "127.0.0.1:$p", Listen => 1, ReuseAddr => 1)
+            or next;
+        close $tcp;
+
+        push @port_locks, $lock;
+        $ports{$num} = $p;
+        return $p;
+    }
+
+    die "no free port";
+}
+
+sub write_file {
+    my ($self, $name, $content) = @_;
+
+    my $path = "$self->{_testdir}/$name";
+    open my $fh, '>', $path or die "can't create $path: $!";
+    binmode $fh;
+    print $fh $content;
+    close $fh;
+
+    return $path;
+}
+
+sub read_file {
+    my ($self, $name) = @_;
+
+    open my $fh, '<', "$self->{_testdir}/$name" or return '';
+    local $/;
+    my $content = <$fh>;
+    close $fh;
+
+    return $content;
+}
+
+sub test_globals {
+    my ($self) = @_;
+    my $d = $self->{_testdir};
+
+    return "daemon off;\npid $d/siftpd.pid;\nerror_log $d/error.log info;\n";
+}
+
+sub expand {
+    my ($self, $content) = @_;
+
+    $content =~ s/%%TEST_GLOBALS%%/$self->test_globals()/ge;
+    $content =~ s/%%TESTDIR%%/$self->{_testdir}/g;
+    $content =~ s/%%PORT_(\d+)%%/port($1)/ge;
+
+    return $content;
+}
+
+sub write_file_expand {
+    my ($self, $name, $content) = @_;
+    return $self->write_file($name, $self->expand($content));
+}
+
+sub sanitizer_env {
+    my ($self) = @_;
+    my $d = $self->{_testdir};
+
+    $ENV{ASAN_OPTIONS} = "log_path=$d/sanitizer:detect_leaks=0";
+    $ENV{UBSAN_OPTIONS} = "log_path=$d/sanitizer:print_stacktrace=1";
+}
+
+# runs siftpd with extra arguments; returns (exit code, output)
+sub siftpd {
+    my ($self, @args) = @_;
+
+    $self->sanitizer_env();
+
+    my $pid = open(my $fh, '-|');
+    die "fork: $!" unless defined $pid;
+
+    if ($pid == 0) {
+        open STDERR, '>&', \*STDOUT;
+        exec $self->{_binary}, '-p', "$self->{_testdir}/", @args;
+        exit 127;
+    }
+
+    local $/;
+    my $out = <$fh>;
+    close $fh;
+
+    return ($? >> 8, $out // '');
+}
+
+sub run {
+    my ($self, $conf) = @_;
+
+    $conf //= 'siftpd.conf';
+    my $d = $self->{_testdir};
+
+    unlink "$d/siftpd.pid";
+    $self->sanitizer_env();
+
+    my $pid = fork();
+    die "fork: $!" unless defined $pid;
+
+    if ($pid == 0) {
+        open STDOUT, '>>', "$d/stderr" or die;
+        open STDERR, '>>', "$d/stderr" or die;
+        exec $self->{_binary}, '-p', "$d/", '-c', "$d/$conf";
+        exit 127;
+    }
+
+    $self->{_pid} = $pid;
+
+    for (1 .. 100) {
+        last if -s "$d/siftpd.pid";
+        if (waitpid($pid, WNOHANG) == $pid) {
+            delete $self->{_pid};
+            die "siftpd did not start:\n" . $self->read_file('stderr')
+                . $self->read_file('error.log');
+        }
+        sleep 0.05;
+    }
+
+    die "siftpd did not write its pid file" unless -s "$d/siftpd.pid";
+
+    return $self;
+}
+
+sub pid { $_[0]->{_pid} }
+
+# worker pids, from the process table
+sub workers {
+    my ($self) = @_;
+    my @w;
+
+    opendir my $dh, '/proc' or return ();
+    for my $p (grep { /^\d+$/ } readdir $dh) {
+        open my $fh, '<', "/proc/$p/stat" or next;
+        my $stat = <$fh>;
+        close $fh;
+        next unless defined $stat;
+        my ($ppid) = $stat =~ /^\d+ \(.*\) \S (\d+)/;
+        push @w, $p if defined $ppid && $ppid == $self->{_pid};
+    }
+    closedir $dh;
+
+    @w = sort { $a <=> $b } @w;
+    return wantarray ? @w : scalar @w;
+}
+
+# waits until a condition holds, at most $timeout seconds
+sub wait_for {
+    my ($self, $cond, $timeout) = @_;
+
+    my $end = time() + ($timeout // 10);
+    while (time() < $end) {
+        return 1 if $cond->();
+        sleep 0.05;
+    }
+    return 0;
+}
+
+sub wait_log {
+    my ($self, $re, $timeout) = @_;
+    return $self->wait_for(sub { $self->read_file('error.log') =~ $re },
+        $timeout);
+}
+
+sub reload {
+    my ($self) = @_;
+    kill 'HUP', $self->{_pid};
+    return $self;
+}
+
+sub stop {
+    my ($self) = @_;
+
+    my $pid = delete $self->{_pid};
+    return $self unless $pid;
+
+    kill 'QUIT', $pid;
+
+    my $end = time() + 20;
+    while (time() < $end) {
+        return $self->_stopped() if waitpid($pid, WNOHANG) == $pid;
+        sleep 0.05;
+    }
+
+    kill 'TERM', $pid;
+    $end = time() + 10;
+    while (time() < $end) {
+        return $self->_stopped() if waitpid($pid, WNOHANG) == $pid;
+        sleep 0.05;
+    }
+
+    kill 'KILL', $pid;
+    waitpid($pid, 0);
+    Test::More::fail('siftpd stopped on QUIT');
+
+    return $self;
+}
+
+sub _stopped { $_[0] }
+
+# the closing checks: no alerts, no sanitizer reports
+sub done {
+    my ($self) = @_;
+
+    $self->stop();
+
+    my $log = $self->read_file('error.log');
+    my @alerts = grep { /\[alert\]|\[emerg\]/ } split /\n/, $log;
+    Test::More::is(join("\n", @alerts), '', 'no alerts');
+
+    my $san = '';
+    opendir my $dh, $self->{_testdir};
+    for my $f (grep { /^sanitizer/ } readdir $dh) {
+        $san .= $self->read_file($f);
+    }
+    closedir $dh;
+    $san .= join "\n", grep { /runtime error:|Sanitizer/ }
+        split /\n/, $self->read_file('stderr');
+    Test::More::is($san, '', 'no sanitizer errors');
+
+    if ($ENV{TEST_SIFTPD_CATLOG}) {
+        Test::More::diag($log);
+    }
+
+    Test::More::done_testing();
+}
+
+sub DESTROY {
+    my ($self) = @_;
+
+    if (my $pid = delete $self->{_pid}) {
+        kill 'KILL', $pid;
+        waitpid($pid, 0);
+    }
+}
+
+# a minimal HTTP client: one request, returns the whole response
+sub http_raw {
+    my ($port, $request, %opts) = @_;
+
+    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port",
+        Proto => 'tcp', Timeout => 5) or return undef;
+
+    $s->print($request);
+    $s->shutdown(1) if $opts{shutdown};
+
+    my $reply = '';
+    eval {
+        local $SIG{ALRM} = sub { die "timeout\n" };
+        alarm($opts{timeout} // 5);
+        while (1) {
+            my $n = $s->sysread(my $buf, 65536);
+            last unless $n;
+            $reply .= $buf;
+            last if $opts{until} && $reply =~ $opts{until};
+        }
+        alarm(0);
+    };
+    alarm(0);
+
+    return $reply;
+}
+
+sub http_get {
+    my ($port, $path) = @_;
+    return http_raw($port,
+        "GET $path HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+}
+
+1;
