@@ -14,6 +14,7 @@ static sft_int_t sft_cycle_shared_memory(sft_cycle_t *cycle,
 static void sft_cycle_release_old(sft_cycle_t *cycle,
     sft_cycle_t *old_cycle);
 static void sft_cycle_fail(sft_cycle_t *cycle, sft_cycle_t *old_cycle);
+static void sft_cycle_set_log(sft_cycle_t *cycle);
 
 
 volatile sft_cycle_t  *sft_cycle;
@@ -203,6 +204,8 @@ sft_init_cycle(sft_cycle_t *old_cycle)
     cycle->log = &cycle->new_log;
     pool->log = cycle->log;
 
+    sft_cycle_set_log(cycle);
+
     sft_cycle_release_old(cycle, old_cycle);
 
     return cycle;
@@ -332,6 +335,29 @@ sft_cycle_release_old(sft_cycle_t *cycle, sft_cycle_t *old_cycle)
     }
 
     cycle->old_cycle = NULL;
+}
+
+
+/* what was built while the old cycle's log was in use now logs to ours */
+
+static void
+sft_cycle_set_log(sft_cycle_t *cycle)
+{
+    sft_uint_t        i;
+    sft_listening_t  *ls;
+    sft_shm_zone_t  **zones;
+
+    ls = cycle->listening.elts;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls[i].log = cycle->log;
+    }
+
+    zones = cycle->shared_memory.elts;
+
+    for (i = 0; i < cycle->shared_memory.nelts; i++) {
+        zones[i]->shm.log = cycle->log;
+    }
 }
 
 

@@ -32,6 +32,7 @@ sft_master_process_cycle(sft_cycle_t *cycle)
     sigset_t          set;
     sft_cycle_t      *new_cycle;
     sft_core_conf_t  *ccf, *nccf;
+    u_char            old_pid[PATH_MAX];
 
     sft_process_role = SFT_PROCESS_MASTER;
 
@@ -108,6 +109,10 @@ sft_master_process_cycle(sft_cycle_t *cycle)
 
             sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "reconfiguring");
 
+            /* the old cycle, its configuration included, is gone after */
+            (void) sft_slprintf(old_pid, old_pid + sizeof(old_pid), "%.*s",
+                                SFT_STR_FMT(&ccf->pid));
+
             new_cycle = sft_init_cycle(cycle);
 
             if (new_cycle == NULL) {
@@ -120,8 +125,8 @@ sft_master_process_cycle(sft_cycle_t *cycle)
             nccf = (sft_core_conf_t *) sft_get_conf(new_cycle->conf_ctx,
                                                     sft_core_module);
 
-            if (ccf->pid.len != nccf->pid.len
-                || sft_strncmp(ccf->pid.data, nccf->pid.data, ccf->pid.len))
+            if (nccf->pid.len != strlen((char *) old_pid)
+                || sft_strncmp(old_pid, nccf->pid.data, nccf->pid.len) != 0)
             {
                 (void) sft_create_pidfile(&nccf->pid, new_cycle->log);
             }

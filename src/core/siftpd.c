@@ -5,6 +5,7 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
+#include <sft_asm.h>
 
 
 static sft_int_t sft_get_options(int argc, char *const *argv);
@@ -38,6 +39,7 @@ main(int argc, char *const *argv)
         return 0;
     }
 
+    sft_asm_init();
     sft_time_update();
     sft_pid = getpid();
 

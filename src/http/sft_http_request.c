@@ -17,7 +17,7 @@ static sft_int_t sft_http_process_header(sft_http_request_t *r);
 static sft_int_t sft_http_read_body(sft_http_request_t *r);
 static void sft_http_dispatch(sft_http_request_t *r);
 static sft_int_t sft_http_error(sft_http_request_t *r, sft_uint_t status);
-static void sft_http_finalize(sft_http_connection_t *hc);
+static sft_int_t sft_http_finalize(sft_http_connection_t *hc);
 static void sft_http_close_connection(sft_http_connection_t *hc);
 static void sft_http_lingering_close(sft_http_connection_t *hc);
 static void sft_http_lingering_handler(sft_event_t *ev);
@@ -195,10 +195,9 @@ sft_http_run(sft_http_connection_t *hc)
             }
 
             sft_del_timer(c->write);
-            sft_http_finalize(hc);
 
-            if (hc->connection == NULL) {
-                return;   /* closed */
+            if (sft_http_finalize(hc) == SFT_DONE) {
+                return;   /* closed, hc is gone */
             }
 
             continue;
@@ -663,7 +662,10 @@ sft_http_send_response(sft_http_request_t *r, sft_uint_t status,
                      content_type ? "\r\n" : "",
                      r->keepalive ? "keep-alive" : "close");
 
-    p = sft_cpymem(p, r->extra_headers.data, r->extra_headers.len);
+    if (r->extra_headers.len) {
+        p = sft_cpymem(p, r->extra_headers.data, r->extra_headers.len);
+    }
+
     *p++ = '\r';
     *p++ = '\n';
 
@@ -709,7 +711,9 @@ sft_http_error(sft_http_request_t *r, sft_uint_t status)
 }
 
 
-static void
+/* SFT_OK to go on with the next request, SFT_DONE if the connection went */
+
+static sft_int_t
 sft_http_finalize(sft_http_connection_t *hc)
 {
     sft_http_request_t  *r;
@@ -721,12 +725,12 @@ sft_http_finalize(sft_http_connection_t *hc)
         if (r->lingering) {
             sft_destroy_pool(r->pool);
             sft_http_lingering_close(hc);
-            return;
+            return SFT_DONE;
         }
 
         sft_destroy_pool(r->pool);
         sft_http_close_connection(hc);
-        return;
+        return SFT_DONE;
     }
 
     if (r->scan > hc->pos) {
@@ -734,6 +738,8 @@ sft_http_finalize(sft_http_connection_t *hc)
     }
 
     sft_destroy_pool(r->pool);
+
+    return SFT_OK;
 }
 
 
