@@ -10,11 +10,12 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use File::Basename qw/dirname/;
+use File::Spec;
 use Test::Siftpd qw/http_get port/;
 
 my $t = Test::Siftpd->new()->has('http');
 my $d = $t->testdir();
-my $objs = $ENV{TEST_SIFTPD_OBJS} || dirname($t->binary());
+my $objs = File::Spec->rel2abs($ENV{TEST_SIFTPD_OBJS} || dirname($t->binary()));
 my $hello = "$objs/modules/sft_hello_module.so";
 
 plan(skip_all => "no $hello (configure --add-dynamic-module=modules/hello)")
