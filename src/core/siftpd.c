@@ -6,6 +6,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_asm.h>
+#include <sft_users.h>
 
 
 static sft_int_t sft_get_options(int argc, char *const *argv);
@@ -21,6 +22,8 @@ static u_char      *sft_prefix;
 static u_char      *sft_conf_file;
 static u_char      *sft_conf_params;
 static char        *sft_signal;
+static int          sft_subcmd_argc;          /* "user ...", "hash-..." */
+static char *const *sft_subcmd_argv;
 
 
 int
@@ -61,6 +64,10 @@ main(int argc, char *const *argv)
 
     if (sft_process_options(&init_cycle) != SFT_OK) {
         return 1;
+    }
+
+    if (sft_subcmd_argc) {
+        return sft_users_cli(&init_cycle, sft_subcmd_argc, sft_subcmd_argv);
     }
 
     if (sft_preinit_modules() != SFT_OK) {
@@ -135,6 +142,12 @@ sft_get_options(int argc, char *const *argv)
     for (i = 1; i < argc; i++) {
 
         p = (u_char *) argv[i];
+
+        if (*p != '-' && *p != '\0') {
+            sft_subcmd_argc = argc - i;
+            sft_subcmd_argv = argv + i;
+            break;
+        }
 
         if (*p++ != '-') {
             sft_log_stderr(0, "invalid option: \"%s\"", argv[i]);

@@ -1,0 +1,1123 @@
+/*
+ * sft_auth.c -- password verification: argon2id on the worker's "default"
+ * thread pool under a server-wide cap, the keyed BLAKE2b verification cache,
+ * per-address failure counters, bans and connection counts, all in the
+ * "sft_auth" shared memory zone the master creates.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_thread_pool.h>
+#include <sft_users.h>
+#include <sft_auth.h>
+#include <sched.h>
+#include <argon2.h>
+#include <sodium.h>
+
+
+#define SFT_AUTH_CACHE_SLOTS   4096
+#define SFT_AUTH_CACHE_PROBE   4
+#define SFT_AUTH_ADDR_SLOTS    8192
+#define SFT_AUTH_ADDR_PROBE    32
+#define SFT_AUTH_MAX_PASSWORD  1024
+#define SFT_AUTH_RETRY_MSEC    10
+
+#define SFT_AUTH_REAL          0
+#define SFT_AUTH_UNKNOWN       1
+#define SFT_AUTH_NO_PASSWORD   2
+#define SFT_AUTH_WEAK          3
+
+
+typedef struct {
+    u_char           digest[32];
+    uint64_t         gen;
+    int64_t          expires;
+} sft_auth_cache_slot_t;
+
+
+typedef struct {
+    uint32_t         family;            /* 0: never used */
+    uint32_t         failures;
+    u_char           addr[16];
+    int64_t          window_start;
+    int64_t          banned_until;
+    uint32_t         conns;
+    uint32_t         pad;
+} sft_auth_addr_slot_t;
+
+
+/* the zone: offsets and numbers only, no pointers */
+typedef struct {
+    uint32_t               lock;
+    uint32_t               running;        /* slots taken by workers */
+    uint32_t               in_argon2;      /* threads inside argon2 */
+    uint32_t               max_in_argon2;
+    uint64_t               gen;
+    uint64_t               argon2_runs;
+    uint64_t               cache_hits;
+    uint64_t               bans;
+    sft_users_ident_t      ident;
+    u_char                 key[crypto_generichash_KEYBYTES];
+    u_char                 sipkey[crypto_shorthash_KEYBYTES];
+    sft_auth_cache_slot_t  cache[SFT_AUTH_CACHE_SLOTS];
+    sft_auth_addr_slot_t   addr[SFT_AUTH_ADDR_SLOTS];
+} sft_auth_shm_t;
+
+
+typedef struct sft_auth_job_s  sft_auth_job_t;
+
+struct sft_auth_job_s {
+    sft_thread_task_t      task;
+    sft_auth_job_t        *next;
+    sft_auth_request_t    *ar;            /* NULL once cancelled */
+    sft_user_t            *user;          /* acquired; NULL if unknown */
+    sft_uint_t             reason;
+    sft_uint_t             queued;
+    int                    rc;
+    u_char                 digest[32];
+    size_t                 len;
+    char                   hash[SFT_AUTH_HASH_LEN + 1];
+    u_char                 password[SFT_AUTH_MAX_PASSWORD];
+};
+
+
+typedef struct {
+    uint32_t               family;
+    u_char                 addr[16];
+    char                   text[INET6_ADDRSTRLEN];
+} sft_auth_addr_t;
+
+
+static struct {
+    sft_auth_shm_t        *shm;
+    sft_users_conf_t      *conf;
+    sft_thread_pool_t     *tp;
+    sft_log_t             *log;
+    sft_auth_job_t        *first;
+    sft_auth_job_t       **last;
+    sft_uint_t             queued;
+    sft_event_t            timer;
+    char                   dummy[SFT_AUTH_HASH_LEN + 1];
+} sft_auth;
+
+
+sft_msec_t  sft_auth_clock_offset;
+
+static sft_str_t  sft_auth_zone_name = sft_string("sft_auth");
+
+
+static void sft_auth_thread(void *data, sft_log_t *log);
+static void sft_auth_done(sft_event_t *ev);
+static void sft_auth_timer_handler(sft_event_t *ev);
+static void sft_auth_run_queue(void);
+static void sft_auth_finish(sft_auth_request_t *ar, sft_user_t *u,
+    sft_uint_t ok, sft_uint_t reason, sft_auth_addr_t *addr);
+static void sft_auth_free_job(sft_auth_job_t *job);
+
+
+static sft_msec_t
+sft_auth_now(void)
+{
+    return sft_monotonic_msec() + sft_auth_clock_offset;
+}
+
+
+static void
+sft_auth_lock(sft_auth_shm_t *shm)
+{
+    sft_uint_t  i;
+
+    for ( ;; ) {
+        if (__atomic_exchange_n(&shm->lock, 1, __ATOMIC_ACQUIRE) == 0) {
+            return;
+        }
+
+        for (i = 0; i < 64; i++) {
+            if (__atomic_load_n(&shm->lock, __ATOMIC_RELAXED) == 0) {
+                break;
+            }
+        }
+
+        if (i == 64) {
+            sched_yield();
+        }
+    }
+}
+
+
+static void
+sft_auth_unlock(sft_auth_shm_t *shm)
+{
+    __atomic_store_n(&shm->lock, 0, __ATOMIC_RELEASE);
+}
+
+
+/* the zone */
+
+size_t
+sft_auth_shm_size(void)
+{
+    return sft_align(sizeof(sft_auth_shm_t), 4096);
+}
+
+
+void
+sft_auth_shm_init(void *addr)
+{
+    sft_auth_shm_t  *shm = addr;
+
+    if (sodium_init() < 0) {
+        /* randombytes_buf() aborts rather than return weak bytes */
+    }
+
+    sft_memzero(shm, sizeof(sft_auth_shm_t));
+    randombytes_buf(shm->key, sizeof(shm->key));
+    randombytes_buf(shm->sipkey, sizeof(shm->sipkey));
+    shm->gen = 1;
+}
+
+
+static sft_int_t
+sft_auth_zone_init(sft_shm_zone_t *zone, void *old_data)
+{
+    if (old_data) {
+        zone->data = old_data;
+        return SFT_OK;
+    }
+
+    sft_auth_shm_init(zone->shm.addr);
+    zone->data = zone->shm.addr;
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_auth_zone_add(sft_cycle_t *cycle, sft_users_conf_t *ucf)
+{
+    sft_shm_zone_t  *zone;
+
+    if (sodium_init() < 0) {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, 0, "sodium_init() failed");
+        return SFT_ERROR;
+    }
+
+    zone = sft_shared_memory_add(cycle, &sft_auth_zone_name,
+                                 sft_auth_shm_size(), &sft_auth_zone_name);
+    if (zone == NULL) {
+        return SFT_ERROR;
+    }
+
+    zone->init = sft_auth_zone_init;
+    ucf->zone = zone;
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
+    sft_thread_pool_t *tp, sft_log_t *log)
+{
+    if (sodium_init() < 0) {
+        sft_log_error(SFT_LOG_EMERG, log, 0, "sodium_init() failed");
+        return SFT_ERROR;
+    }
+
+    sft_auth.shm = shm;
+    sft_auth.conf = ucf;
+    sft_auth.tp = tp;
+    sft_auth.log = log;
+    sft_auth.first = NULL;
+    sft_auth.last = &sft_auth.first;
+    sft_auth.queued = 0;
+
+    sft_memzero(&sft_auth.timer, sizeof(sft_event_t));
+    sft_auth.timer.handler = sft_auth_timer_handler;
+    sft_auth.timer.log = log;
+
+    if (tp == NULL) {
+        sft_log_error(SFT_LOG_EMERG, log, 0, "no \"default\" thread pool "
+                      "for password checks");
+        return SFT_ERROR;
+    }
+
+    return sft_auth_set_dummy_cost(SFT_AUTH_M_COST, SFT_AUTH_T_COST);
+}
+
+
+void
+sft_auth_exit_process(void)
+{
+    sft_auth_job_t  *job;
+
+    if (sft_auth.timer.timer_set) {
+        sft_del_timer(&sft_auth.timer);
+    }
+
+    while (sft_auth.first) {
+        job = sft_auth.first;
+        sft_auth.first = job->next;
+        sft_auth_free_job(job);
+    }
+
+    sft_auth.last = &sft_auth.first;
+    sft_auth.queued = 0;
+}
+
+
+/*
+ * The hash unknown users are checked against: random salt and tag with the
+ * default cost, so the work is the same and no password can match it.
+ */
+
+sft_int_t
+sft_auth_set_dummy_cost(uint32_t m_kib, uint32_t t)
+{
+    u_char  salt[16], tag[32];
+    char    s64[32], t64[48];
+
+    randombytes_buf(salt, sizeof(salt));
+    randombytes_buf(tag, sizeof(tag));
+
+    sodium_bin2base64(s64, sizeof(s64), salt, sizeof(salt),
+                      sodium_base64_VARIANT_ORIGINAL_NO_PADDING);
+    sodium_bin2base64(t64, sizeof(t64), tag, sizeof(tag),
+                      sodium_base64_VARIANT_ORIGINAL_NO_PADDING);
+
+    snprintf(sft_auth.dummy, sizeof(sft_auth.dummy),
+             "$argon2id$v=19$m=%u,t=%u,p=1$%s$%s", m_kib, t, s64, t64);
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib, uint32_t t,
+    char *out, size_t outlen)
+{
+    int     rc;
+    u_char  salt[16];
+
+    if (sodium_init() < 0) {
+        return SFT_ERROR;
+    }
+
+    randombytes_buf(salt, sizeof(salt));
+
+    rc = argon2id_hash_encoded(t, m_kib, 1, pw, len, salt, sizeof(salt), 32,
+                               out, outlen);
+
+    return rc == ARGON2_OK ? SFT_OK : SFT_ERROR;
+}
+
+
+/* blocking; for the CLI and tests */
+
+sft_int_t
+sft_auth_verify_now(sft_str_t *phc, u_char *pw, size_t len)
+{
+    char  hash[SFT_AUTH_HASH_LEN + 1];
+
+    if (phc->len > SFT_AUTH_HASH_LEN) {
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(hash, phc->data, phc->len);
+    hash[phc->len] = '\0';
+
+    return argon2id_verify(hash, pw, len) == ARGON2_OK ? SFT_OK
+                                                        : SFT_DECLINED;
+}
+
+
+/* the generation: any change of the user table invalidates the cache */
+
+void
+sft_auth_users_changed(sft_users_ident_t *ident, sft_log_t *log)
+{
+    sft_auth_shm_t  *shm = sft_auth.shm;
+
+    if (shm == NULL) {
+        return;
+    }
+
+    sft_auth_lock(shm);
+
+    if (sft_memcmp(&shm->ident, ident, sizeof(sft_users_ident_t)) != 0) {
+        shm->ident = *ident;
+        shm->gen++;
+        sft_log_debug(log, "login cache generation %llu",
+                      (unsigned long long) shm->gen);
+    }
+
+    sft_auth_unlock(shm);
+}
+
+
+void
+sft_auth_clear_cache(void)
+{
+    if (sft_auth.shm) {
+        __atomic_fetch_add(&sft_auth.shm->gen, 1, __ATOMIC_RELAXED);
+    }
+}
+
+
+void
+sft_auth_get_stats(sft_auth_stats_t *st)
+{
+    sft_auth_shm_t  *shm = sft_auth.shm;
+
+    sft_memzero(st, sizeof(sft_auth_stats_t));
+
+    if (shm == NULL) {
+        return;
+    }
+
+    st->argon2_runs = __atomic_load_n(&shm->argon2_runs, __ATOMIC_RELAXED);
+    st->cache_hits = __atomic_load_n(&shm->cache_hits, __ATOMIC_RELAXED);
+    st->bans = __atomic_load_n(&shm->bans, __ATOMIC_RELAXED);
+    st->running = __atomic_load_n(&shm->running, __ATOMIC_RELAXED);
+    st->max_running = __atomic_load_n(&shm->max_in_argon2, __ATOMIC_RELAXED);
+    st->generation = __atomic_load_n(&shm->gen, __ATOMIC_RELAXED);
+}
+
+
+/* the verification cache */
+
+static void
+sft_auth_digest(sft_str_t *name, sft_str_t *hash, u_char *pw, size_t len,
+    u_char *out)
+{
+    uint64_t                   n;
+    crypto_generichash_state   st;
+
+    crypto_generichash_init(&st, sft_auth.shm->key,
+                            sizeof(sft_auth.shm->key), 32);
+
+    n = name->len;
+    crypto_generichash_update(&st, (u_char *) &n, sizeof(n));
+    crypto_generichash_update(&st, name->data, name->len);
+    n = hash->len;
+    crypto_generichash_update(&st, (u_char *) &n, sizeof(n));
+    crypto_generichash_update(&st, hash->data, hash->len);
+    n = len;
+    crypto_generichash_update(&st, (u_char *) &n, sizeof(n));
+    crypto_generichash_update(&st, pw, len);
+    crypto_generichash_final(&st, out, 32);
+
+    sft_explicit_memzero(&st, sizeof(st));
+}
+
+
+static sft_uint_t
+sft_auth_cache_lookup(u_char *digest)
+{
+    uint64_t                idx;
+    sft_uint_t              i, hit;
+    sft_msec_t              now;
+    sft_auth_shm_t         *shm = sft_auth.shm;
+    sft_auth_cache_slot_t  *s;
+
+    if (sft_auth.conf->cache_ttl == 0) {
+        return 0;
+    }
+
+    sft_memcpy(&idx, digest, sizeof(idx));
+    now = sft_auth_now();
+    hit = 0;
+
+    sft_auth_lock(shm);
+
+    for (i = 0; i < SFT_AUTH_CACHE_PROBE; i++) {
+        s = &shm->cache[(idx + i) % SFT_AUTH_CACHE_SLOTS];
+
+        if (s->gen == shm->gen && s->expires > now
+            && sodium_memcmp(s->digest, digest, 32) == 0)
+        {
+            hit = 1;
+            shm->cache_hits++;
+            break;
+        }
+    }
+
+    sft_auth_unlock(shm);
+
+    return hit;
+}
+
+
+static void
+sft_auth_cache_insert(u_char *digest)
+{
+    uint64_t                idx;
+    sft_uint_t              i;
+    sft_msec_t              now;
+    sft_auth_shm_t         *shm = sft_auth.shm;
+    sft_auth_cache_slot_t  *s, *victim;
+
+    if (sft_auth.conf->cache_ttl == 0) {
+        return;
+    }
+
+    sft_memcpy(&idx, digest, sizeof(idx));
+    now = sft_auth_now();
+    victim = NULL;
+
+    sft_auth_lock(shm);
+
+    for (i = 0; i < SFT_AUTH_CACHE_PROBE; i++) {
+        s = &shm->cache[(idx + i) % SFT_AUTH_CACHE_SLOTS];
+
+        if (s->gen != shm->gen || s->expires <= now
+            || sodium_memcmp(s->digest, digest, 32) == 0)
+        {
+            victim = s;
+            break;
+        }
+
+        if (victim == NULL || s->expires < victim->expires) {
+            victim = s;
+        }
+    }
+
+    sft_memcpy(victim->digest, digest, 32);
+    victim->gen = shm->gen;
+    victim->expires = now + (sft_msec_t) sft_auth.conf->cache_ttl * 1000;
+
+    sft_auth_unlock(shm);
+}
+
+
+/* addresses */
+
+static void
+sft_auth_addr(struct sockaddr *sa, sft_auth_addr_t *a)
+{
+    struct sockaddr_in   *sin;
+    struct sockaddr_in6  *sin6;
+
+    sft_memzero(a, sizeof(sft_auth_addr_t));
+
+    if (sa == NULL) {
+        sft_memcpy(a->text, "unknown", 8);
+        return;
+    }
+
+    if (sa->sa_family == AF_INET6) {
+        sin6 = (struct sockaddr_in6 *) sa;
+
+        if (!IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+            a->family = AF_INET6;
+            sft_memcpy(a->addr, sin6->sin6_addr.s6_addr, 16);
+            inet_ntop(AF_INET6, a->addr, a->text, sizeof(a->text));
+            return;
+        }
+
+        a->family = AF_INET;
+        sft_memcpy(a->addr, sin6->sin6_addr.s6_addr + 12, 4);
+
+    } else if (sa->sa_family == AF_INET) {
+        sin = (struct sockaddr_in *) sa;
+        a->family = AF_INET;
+        sft_memcpy(a->addr, &sin->sin_addr, 4);
+
+    } else {
+        sft_memcpy(a->text, "local", 6);
+        return;
+    }
+
+    inet_ntop(AF_INET, a->addr, a->text, sizeof(a->text));
+}
+
+
+/* under the lock: the slot of an address, created if create is set */
+
+static sft_auth_addr_slot_t *
+sft_auth_addr_slot(sft_auth_addr_t *a, sft_uint_t create, sft_msec_t now)
+{
+    u_char                 in[20];
+    uint64_t               h;
+    sft_uint_t             i;
+    sft_auth_shm_t        *shm = sft_auth.shm;
+    sft_auth_addr_slot_t  *s, *free;
+
+    if (a->family == 0) {
+        return NULL;
+    }
+
+    sft_memcpy(in, &a->family, 4);
+    sft_memcpy(in + 4, a->addr, 16);
+    crypto_shorthash((u_char *) &h, in, sizeof(in), shm->sipkey);
+
+    free = NULL;
+
+    for (i = 0; i < SFT_AUTH_ADDR_PROBE; i++) {
+        s = &shm->addr[(h + i) % SFT_AUTH_ADDR_SLOTS];
+
+        if (s->family == a->family && sft_memcmp(s->addr, a->addr, 16) == 0)
+        {
+            return s;
+        }
+
+        if (free == NULL
+            && (s->family == 0
+                || (s->conns == 0 && s->banned_until <= now
+                    && (s->failures == 0
+                        || s->window_start
+                           + (sft_msec_t) sft_auth.conf->failure_window
+                             * 1000 <= now))))
+        {
+            free = s;
+        }
+    }
+
+    if (!create || free == NULL) {
+        return NULL;
+    }
+
+    sft_memzero(free, sizeof(sft_auth_addr_slot_t));
+    free->family = a->family;
+    sft_memcpy(free->addr, a->addr, 16);
+
+    return free;
+}
+
+
+static sft_uint_t
+sft_auth_addr_banned(sft_auth_addr_t *a)
+{
+    sft_uint_t             banned;
+    sft_msec_t             now;
+    sft_auth_addr_slot_t  *s;
+
+    now = sft_auth_now();
+    banned = 0;
+
+    sft_auth_lock(sft_auth.shm);
+
+    s = sft_auth_addr_slot(a, 0, now);
+
+    if (s && s->banned_until > now) {
+        banned = 1;
+    }
+
+    sft_auth_unlock(sft_auth.shm);
+
+    return banned;
+}
+
+
+sft_uint_t
+sft_auth_banned(struct sockaddr *sa)
+{
+    sft_auth_addr_t  a;
+
+    if (sft_auth.shm == NULL) {
+        return 0;
+    }
+
+    sft_auth_addr(sa, &a);
+
+    return sft_auth_addr_banned(&a);
+}
+
+
+static void
+sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
+{
+    sft_uint_t             banned, failures;
+    sft_msec_t             now;
+    sft_auth_shm_t        *shm = sft_auth.shm;
+    sft_auth_addr_slot_t  *s;
+
+    now = sft_auth_now();
+    banned = 0;
+    failures = 0;
+
+    sft_auth_lock(shm);
+
+    s = sft_auth_addr_slot(a, failed, now);
+
+    if (s && !failed) {
+        s->failures = 0;
+
+    } else if (s) {
+        if (s->failures == 0
+            || s->window_start
+               + (sft_msec_t) sft_auth.conf->failure_window * 1000 <= now)
+        {
+            s->failures = 0;
+            s->window_start = now;
+        }
+
+        failures = ++s->failures;
+
+        if (sft_auth.conf->max_failures > 0
+            && failures >= (sft_uint_t) sft_auth.conf->max_failures)
+        {
+            s->banned_until = now + (sft_msec_t) sft_auth.conf->ban_time * 1000;
+            s->failures = 0;
+            shm->bans++;
+            banned = 1;
+        }
+    }
+
+    sft_auth_unlock(shm);
+
+    if (banned) {
+        sft_log_error(SFT_LOG_WARN, log, 0,
+                      "address %s banned for %lds after %lu failures",
+                      a->text, (long) sft_auth.conf->ban_time,
+                      (unsigned long) failures);
+    }
+}
+
+
+sft_int_t
+sft_auth_connection_open(struct sockaddr *sa)
+{
+    sft_int_t              rc;
+    uint32_t               n;
+    sft_auth_addr_t        a;
+    sft_auth_addr_slot_t  *s;
+
+    if (sft_auth.shm == NULL) {
+        return SFT_OK;
+    }
+
+    sft_auth_addr(sa, &a);
+    rc = SFT_OK;
+    n = 0;
+
+    sft_auth_lock(sft_auth.shm);
+
+    /* no free slot: let it in rather than refuse everybody */
+
+    s = sft_auth_addr_slot(&a, 1, sft_auth_now());
+
+    if (s) {
+        if (s->conns >= (uint32_t) sft_auth.conf->max_conns_per_addr) {
+            n = s->conns;
+            rc = SFT_DECLINED;
+
+        } else {
+            s->conns++;
+        }
+    }
+
+    sft_auth_unlock(sft_auth.shm);
+
+    if (rc == SFT_DECLINED) {
+        sft_log_error(SFT_LOG_NOTICE, sft_auth.log, 0,
+                      "address %s: too many connections (%u), refused",
+                      a.text, n);
+    }
+
+    return rc;
+}
+
+
+void
+sft_auth_connection_close(struct sockaddr *sa)
+{
+    sft_auth_addr_t        a;
+    sft_auth_addr_slot_t  *s;
+
+    if (sft_auth.shm == NULL) {
+        return;
+    }
+
+    sft_auth_addr(sa, &a);
+
+    sft_auth_lock(sft_auth.shm);
+
+    s = sft_auth_addr_slot(&a, 0, sft_auth_now());
+
+    if (s && s->conns > 0) {
+        s->conns--;
+    }
+
+    sft_auth_unlock(sft_auth.shm);
+}
+
+
+sft_msec_t
+sft_auth_failure_delay(sft_uint_t failures)
+{
+    if (failures == 0) {
+        return 0;
+    }
+
+    if (failures > 4) {
+        return 8000;
+    }
+
+    return (sft_msec_t) 1000 << (failures - 1);
+}
+
+
+/* the verification */
+
+sft_int_t
+sft_auth_password(sft_auth_request_t *ar)
+{
+    uint32_t          m, t, p;
+    sft_user_t       *u;
+    sft_str_t        *hash;
+    sft_auth_job_t   *job;
+    sft_auth_addr_t   a;
+
+    ar->result = SFT_AUTH_BAD;
+    ar->account = NULL;
+    ar->cached = 0;
+    ar->job = NULL;
+
+    if (sft_auth.shm == NULL) {
+        sft_log_error(SFT_LOG_ALERT, ar->log, 0,
+                      "password check without the auth zone");
+        return SFT_ERROR;
+    }
+
+    sft_auth_addr(ar->sockaddr, &a);
+
+    if (sft_auth_addr_banned(&a)) {
+        sft_log_error(SFT_LOG_INFO, ar->log, 0,
+                      "user \"%.*s\" from %s: address is banned, refused",
+                      SFT_STR_FMT(&ar->user), a.text);
+        ar->result = SFT_AUTH_BANNED;
+        return SFT_OK;
+    }
+
+    if (ar->password.len > SFT_AUTH_MAX_PASSWORD) {
+        sft_log_error(SFT_LOG_NOTICE, ar->log, 0,
+                      "user \"%.*s\" from %s: password longer than %d bytes",
+                      SFT_STR_FMT(&ar->user), a.text, SFT_AUTH_MAX_PASSWORD);
+        sft_auth_addr_result(&a, 1, ar->log);
+        return SFT_OK;
+    }
+
+    if (sft_auth.queued >= SFT_AUTH_MAX_QUEUE) {
+        sft_log_error(SFT_LOG_WARN, ar->log, 0,
+                      "user \"%.*s\" from %s: %lu password checks queued, "
+                      "busy", SFT_STR_FMT(&ar->user), a.text,
+                      (unsigned long) sft_auth.queued);
+        ar->result = SFT_AUTH_BUSY;
+        return SFT_OK;
+    }
+
+    sft_users_check(ar->log);
+
+    u = sft_users_lookup(&ar->user);
+
+    job = sft_calloc(sizeof(sft_auth_job_t), ar->log);
+    if (job == NULL) {
+        return SFT_ERROR;
+    }
+
+    job->reason = SFT_AUTH_REAL;
+    hash = NULL;
+
+    if (u == NULL) {
+        job->reason = SFT_AUTH_UNKNOWN;
+
+    } else if (u->password.len == 0 || u->password.len > SFT_AUTH_HASH_LEN
+               || sft_phc_params(&u->password, &m, &t, &p) != SFT_OK)
+    {
+        job->reason = SFT_AUTH_NO_PASSWORD;
+
+    } else if (m < SFT_AUTH_MIN_M_COST || t < SFT_AUTH_MIN_T_COST) {
+        job->reason = SFT_AUTH_WEAK;
+
+    } else {
+        hash = &u->password;
+    }
+
+    if (hash) {
+        sft_auth_digest(&u->name, hash, ar->password.data, ar->password.len,
+                        job->digest);
+
+        if (sft_auth_cache_lookup(job->digest)) {
+            sft_free(job);
+            ar->cached = 1;
+            sft_auth_finish(ar, u, 1, SFT_AUTH_REAL, &a);
+            return SFT_OK;
+        }
+
+        sft_memcpy(job->hash, hash->data, hash->len);
+
+    } else {
+        sft_memcpy(job->hash, sft_auth.dummy, strlen(sft_auth.dummy));
+    }
+
+    job->user = sft_user_acquire(u);
+    job->ar = ar;
+    job->len = ar->password.len;
+    sft_memcpy(job->password, ar->password.data, ar->password.len);
+
+    job->task.ctx = job;
+    job->task.handler = sft_auth_thread;
+    job->task.event.handler = sft_auth_done;
+    job->task.event.data = job;
+    job->task.event.log = ar->log;
+
+    ar->job = job;
+
+    job->queued = 1;
+    *sft_auth.last = job;
+    sft_auth.last = &job->next;
+    sft_auth.queued++;
+
+    sft_auth_run_queue();
+
+    return SFT_AGAIN;
+}
+
+
+void
+sft_auth_cancel(sft_auth_request_t *ar)
+{
+    sft_auth_job_t  *job, **pp;
+
+    job = ar->job;
+
+    if (job == NULL) {
+        return;
+    }
+
+    ar->job = NULL;
+    job->ar = NULL;
+
+    if (!job->queued) {
+        return;                /* on a thread: freed when it completes */
+    }
+
+    for (pp = &sft_auth.first; *pp; pp = &(*pp)->next) {
+        if (*pp == job) {
+            *pp = job->next;
+
+            if (sft_auth.last == &job->next) {
+                sft_auth.last = pp;
+            }
+
+            sft_auth.queued--;
+            break;
+        }
+    }
+
+    sft_auth_free_job(job);
+}
+
+
+static void
+sft_auth_free_job(sft_auth_job_t *job)
+{
+    sft_user_release(job->user);
+    sft_explicit_memzero(job, sizeof(sft_auth_job_t));
+    sft_free(job);
+}
+
+
+static sft_uint_t
+sft_auth_slot_acquire(void)
+{
+    uint32_t         cur, max;
+    sft_auth_shm_t  *shm = sft_auth.shm;
+
+    max = (uint32_t) sft_auth.conf->max_checks;
+    cur = __atomic_load_n(&shm->running, __ATOMIC_RELAXED);
+
+    while (cur < max) {
+        if (__atomic_compare_exchange_n(&shm->running, &cur, cur + 1, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static void
+sft_auth_run_queue(void)
+{
+    sft_auth_job_t  *job;
+
+    while (sft_auth.first) {
+
+        if (!sft_auth_slot_acquire()) {
+            break;
+        }
+
+        job = sft_auth.first;
+
+        if (sft_thread_task_post(sft_auth.tp, &job->task) != SFT_OK) {
+            __atomic_fetch_sub(&sft_auth.shm->running, 1, __ATOMIC_RELEASE);
+            break;
+        }
+
+        sft_auth.first = job->next;
+
+        if (sft_auth.first == NULL) {
+            sft_auth.last = &sft_auth.first;
+        }
+
+        sft_auth.queued--;
+        job->queued = 0;
+        job->next = NULL;
+    }
+
+    if (sft_auth.first && !sft_auth.timer.timer_set) {
+        sft_add_timer(&sft_auth.timer, SFT_AUTH_RETRY_MSEC);
+    }
+}
+
+
+static void
+sft_auth_timer_handler(sft_event_t *ev)
+{
+    (void) ev;
+
+    sft_auth_run_queue();
+}
+
+
+/* on a pool thread */
+
+static void
+sft_auth_thread(void *data, sft_log_t *log)
+{
+    uint32_t          n, max;
+    sft_auth_job_t   *job = data;
+    sft_auth_shm_t   *shm = sft_auth.shm;
+
+    (void) log;
+
+    n = __atomic_add_fetch(&shm->in_argon2, 1, __ATOMIC_ACQ_REL);
+    max = __atomic_load_n(&shm->max_in_argon2, __ATOMIC_RELAXED);
+
+    while (n > max
+           && !__atomic_compare_exchange_n(&shm->max_in_argon2, &max, n, 0,
+                                           __ATOMIC_RELAXED,
+                                           __ATOMIC_RELAXED))
+    {
+        /* max reloaded */
+    }
+
+    job->rc = argon2id_verify(job->hash, job->password, job->len);
+
+    __atomic_fetch_sub(&shm->in_argon2, 1, __ATOMIC_ACQ_REL);
+    __atomic_fetch_add(&shm->argon2_runs, 1, __ATOMIC_RELAXED);
+
+    sft_explicit_memzero(job->password, job->len);
+}
+
+
+/* back on the event loop */
+
+static void
+sft_auth_done(sft_event_t *ev)
+{
+    sft_uint_t           ok;
+    sft_auth_job_t      *job = ev->data;
+    sft_auth_addr_t      a;
+    sft_auth_request_t  *ar;
+
+    __atomic_fetch_sub(&sft_auth.shm->running, 1, __ATOMIC_RELEASE);
+
+    ar = job->ar;
+
+    if (ar) {
+        ar->job = NULL;
+
+        ok = (job->rc == ARGON2_OK && job->reason == SFT_AUTH_REAL);
+
+        if (ok) {
+            sft_auth_cache_insert(job->digest);
+        }
+
+        sft_auth_addr(ar->sockaddr, &a);
+        sft_auth_finish(ar, job->user, ok, job->reason, &a);
+    }
+
+    sft_auth_free_job(job);
+
+    if (ar) {
+        ar->handler(ar);
+    }
+
+    sft_auth_run_queue();
+}
+
+
+/* the result, its log line and the failure counters */
+
+static void
+sft_auth_finish(sft_auth_request_t *ar, sft_user_t *u, sft_uint_t ok,
+    sft_uint_t reason, sft_auth_addr_t *a)
+{
+    uint32_t     m, t, p;
+    const char  *why;
+
+    why = NULL;
+
+    switch (reason) {
+
+    case SFT_AUTH_UNKNOWN:
+        why = "unknown user";
+        break;
+
+    case SFT_AUTH_NO_PASSWORD:
+        why = "no usable password hash in the users file";
+        break;
+
+    case SFT_AUTH_WEAK:
+        m = t = p = 0;
+        (void) sft_phc_params(&u->password, &m, &t, &p);
+        sft_log_error(SFT_LOG_WARN, ar->log, 0,
+                      "user \"%.*s\" from %s: password hash cost m=%u,t=%u "
+                      "is below the minimum m=%d,t=%d, login refused; "
+                      "set a new password", SFT_STR_FMT(&ar->user), a->text,
+                      m, t, SFT_AUTH_MIN_M_COST, SFT_AUTH_MIN_T_COST);
+        ar->result = SFT_AUTH_BAD;
+        sft_auth_addr_result(a, 1, ar->log);
+        return;
+
+    default:
+        if (!ok) {
+            why = "wrong password";
+
+        } else if (u->disabled) {
+            ar->result = SFT_AUTH_DISABLED;
+            why = "account disabled";
+
+        } else if (!sft_user_allowed_from(u, ar->sockaddr)) {
+            ar->result = SFT_AUTH_NOT_ALLOWED_FROM;
+            why = "not allowed from this address";
+        }
+    }
+
+    if (why) {
+        if (ok == 0) {
+            ar->result = SFT_AUTH_BAD;
+        }
+
+        sft_log_error(SFT_LOG_NOTICE, ar->log, 0,
+                      "user \"%.*s\" from %s: %s", SFT_STR_FMT(&ar->user),
+                      a->text, why);
+        sft_auth_addr_result(a, 1, ar->log);
+        return;
+    }
+
+    ar->result = SFT_AUTH_OK;
+    ar->account = sft_user_acquire(u);
+
+    sft_log_error(SFT_LOG_INFO, ar->log, 0,
+                  "user \"%.*s\" from %s: password accepted%s",
+                  SFT_STR_FMT(&ar->user), a->text,
+                  ar->cached ? " (cached)" : "");
+
+    sft_auth_addr_result(a, 0, ar->log);
+}

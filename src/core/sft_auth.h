@@ -1,0 +1,90 @@
+/*
+ * sft_auth.h -- password verification for the protocols: argon2id on the
+ * worker's thread pool, a keyed verification cache, per-address failure
+ * counters, bans and connection counts in one shared memory zone.
+ */
+
+#ifndef _SFT_AUTH_H_INCLUDED_
+#define _SFT_AUTH_H_INCLUDED_
+
+
+#include <sft_users.h>
+
+
+#define SFT_AUTH_OK                0
+#define SFT_AUTH_BAD               1   /* wrong user or password */
+#define SFT_AUTH_DISABLED          2   /* tell the client BAD */
+#define SFT_AUTH_NOT_ALLOWED_FROM  3   /* tell the client BAD */
+#define SFT_AUTH_BANNED            4
+#define SFT_AUTH_BUSY              5   /* too many checks queued */
+
+#define SFT_AUTH_MIN_M_COST        19456    /* KiB, OWASP minimum */
+#define SFT_AUTH_MIN_T_COST        2
+#define SFT_AUTH_M_COST            65536    /* the default cost */
+#define SFT_AUTH_T_COST            3
+#define SFT_AUTH_HASH_LEN          128      /* room for a PHC string */
+
+#define SFT_AUTH_MAX_QUEUE         4096     /* per worker */
+
+
+typedef struct sft_auth_request_s  sft_auth_request_t;
+
+typedef void (*sft_auth_handler_pt)(sft_auth_request_t *ar);
+
+struct sft_auth_request_s {
+    sft_str_t             user;       /* the caller's, kept until done */
+    sft_str_t             password;   /* copied by sft_auth_password() */
+    struct sockaddr      *sockaddr;
+    sft_log_t            *log;
+
+    sft_auth_handler_pt   handler;    /* called on SFT_AGAIN completion */
+    void                 *data;
+
+    sft_uint_t            result;     /* SFT_AUTH_* */
+    sft_user_t           *account;    /* on OK: release with
+                                         sft_user_release() */
+    unsigned              cached:1;   /* answered by the cache */
+
+    void                 *job;        /* private */
+};
+
+
+typedef struct {
+    uint64_t              argon2_runs;
+    uint64_t              cache_hits;
+    uint64_t              bans;
+    uint32_t              running;
+    uint32_t              max_running;
+    uint64_t              generation;
+} sft_auth_stats_t;
+
+
+/* protocols */
+sft_int_t sft_auth_password(sft_auth_request_t *ar);
+void sft_auth_cancel(sft_auth_request_t *ar);
+sft_msec_t sft_auth_failure_delay(sft_uint_t failures_on_this_connection);
+sft_int_t sft_auth_connection_open(struct sockaddr *sa);
+void sft_auth_connection_close(struct sockaddr *sa);
+sft_uint_t sft_auth_banned(struct sockaddr *sa);
+
+/* hashing, for the CLI and the API */
+sft_int_t sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib,
+    uint32_t t, char *out, size_t outlen);
+sft_int_t sft_auth_verify_now(sft_str_t *phc, u_char *pw, size_t len);
+
+/* setting up: the module, or a test */
+size_t sft_auth_shm_size(void);
+void sft_auth_shm_init(void *addr);
+sft_int_t sft_auth_zone_add(sft_cycle_t *cycle, sft_users_conf_t *ucf);
+sft_int_t sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
+    sft_thread_pool_t *tp, sft_log_t *log);
+void sft_auth_exit_process(void);
+sft_int_t sft_auth_set_dummy_cost(uint32_t m_kib, uint32_t t);
+void sft_auth_users_changed(sft_users_ident_t *ident, sft_log_t *log);
+void sft_auth_clear_cache(void);
+void sft_auth_get_stats(sft_auth_stats_t *st);
+
+extern sft_msec_t  sft_auth_clock_offset;     /* tests move the clock */
+
+
+#endif /* _SFT_AUTH_H_INCLUDED_ */

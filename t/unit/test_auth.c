@@ -1,0 +1,381 @@
+/*
+ * test_auth.c -- password verification without an event loop: argon2id on
+ * a thread pool, the cost of unknown users, the verification cache (hits,
+ * password change, generation, TTL), bans, connection limits, weak hashes,
+ * and the cap on concurrent checks across forked processes.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_thread_pool.h>
+#include <sft_users.h>
+#include <sft_auth.h>
+#include <poll.h>
+
+
+#define M_COST  SFT_AUTH_MIN_M_COST        /* cheap but accepted */
+#define T_COST  SFT_AUTH_MIN_T_COST
+
+
+static sft_uint_t          tests;
+static sft_thread_pool_t   tp;
+static sft_log_t          *log_;
+static sft_uint_t          done;
+
+
+static void
+ok(int cond, const char *name)
+{
+    tests++;
+    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
+           name);
+    fflush(stdout);
+}
+
+
+static void
+auth_done(sft_auth_request_t *ar)
+{
+    (void) ar;
+    done++;
+}
+
+
+static void
+loop(sft_uint_t until)
+{
+    sft_uint_t     i;
+    struct pollfd  pfd;
+
+    for (i = 0; i < 2000 && done < until; i++) {
+        pfd.fd = tp.notify_fd;
+        pfd.events = POLLIN;
+
+        if (poll(&pfd, 1, 10) > 0) {
+            sft_thread_pool_complete(&tp);
+        }
+
+        sft_time_update();
+        sft_event_expire_timers();
+    }
+}
+
+
+static struct sockaddr *
+addr(const char *text, struct sockaddr_in *sin)
+{
+    sft_memzero(sin, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    (void) inet_pton(AF_INET, text, &sin->sin_addr);
+
+    return (struct sockaddr *) sin;
+}
+
+
+static sft_uint_t
+check(const char *user, const char *pw, const char *ip, sft_uint_t *cached)
+{
+    sft_int_t            rc;
+    sft_uint_t           result;
+    sft_auth_request_t   ar;
+    struct sockaddr_in   sin;
+
+    sft_memzero(&ar, sizeof(ar));
+    ar.user.data = (u_char *) user;
+    ar.user.len = strlen(user);
+    ar.password.data = (u_char *) pw;
+    ar.password.len = strlen(pw);
+    ar.sockaddr = addr(ip, &sin);
+    ar.log = log_;
+    ar.handler = auth_done;
+
+    done = 0;
+    rc = sft_auth_password(&ar);
+
+    if (rc == SFT_AGAIN) {
+        loop(1);
+    }
+
+    result = (rc == SFT_ERROR) ? 99 : ar.result;
+
+    if (cached) {
+        *cached = ar.cached;
+    }
+
+    sft_user_release(ar.account);
+
+    return result;
+}
+
+
+static uint64_t
+runs(void)
+{
+    sft_auth_stats_t  st;
+
+    sft_auth_get_stats(&st);
+
+    return st.argon2_runs;
+}
+
+
+static sft_users_t *
+table(const char *alice_hash, const char *weak_hash)
+{
+    char         text[2048];
+    sft_str_t    file = sft_string("/nonexistent/users");
+    sft_users_t *users;
+
+    snprintf(text, sizeof(text),
+             "[alice]\npassword = %s\n"
+             "[weak]\npassword = %s\n"
+             "[off]\npassword = %s\ndisabled = yes\n"
+             "[net]\npassword = %s\nallow_from = 192.0.2.0/24\n",
+             alice_hash, weak_hash, alice_hash, alice_hash);
+
+    users = sft_users_parse(&file, (u_char *) text, strlen(text), log_);
+
+    return users;
+}
+
+
+int
+main(void)
+{
+    int                  status;
+    char                 h1[SFT_AUTH_HASH_LEN + 1], h2[SFT_AUTH_HASH_LEN + 1];
+    char                 weak[SFT_AUTH_HASH_LEN + 1];
+    void                *shm;
+    pid_t                pids[3];
+    uint64_t             r;
+    sft_int_t            i, j, k;
+    sft_str_t            s;
+    sft_uint_t           cached, all;
+    sft_users_t         *users;
+    sft_auth_stats_t     st;
+    sft_users_conf_t     conf;
+    struct sockaddr_in   sin;
+    sft_users_ident_t    ident;
+    sft_auth_request_t   reqs[3];
+
+    printf("1..27\n");
+
+    log_ = sft_log_init();
+    log_->log_level = SFT_LOG_CRIT;
+    sft_time_update();
+
+    shm = mmap(NULL, sft_auth_shm_size(), PROT_READ | PROT_WRITE,
+               MAP_ANONYMOUS | MAP_SHARED, -1, 0);
+    if (shm == MAP_FAILED) {
+        return 1;
+    }
+
+    sft_auth_shm_init(shm);
+
+    sft_memzero(&conf, sizeof(conf));
+    conf.cache_ttl = 300;
+    conf.max_checks = 2;
+    conf.max_failures = 100;         /* 3 in the ban tests */
+    conf.failure_window = 600;
+    conf.ban_time = 900;
+    conf.max_conns_per_addr = 2;
+
+    sft_memzero(&tp, sizeof(tp));
+    sft_str_set(&tp.name, "default");
+    tp.threads = 2;
+    tp.max_queue = 64;
+
+    if (sft_thread_pool_start(&tp, log_) != SFT_OK
+        || sft_auth_init_process(&conf, shm, &tp, log_) != SFT_OK)
+    {
+        return 1;
+    }
+
+    sft_auth_set_dummy_cost(M_COST, T_COST);
+
+    ok(sft_auth_hash_password((u_char *) "pw1", 3, M_COST, T_COST, h1,
+                              sizeof(h1)) == SFT_OK
+       && sft_auth_hash_password((u_char *) "pw1", 3, M_COST, T_COST, h2,
+                                 sizeof(h2)) == SFT_OK
+       && sft_auth_hash_password((u_char *) "pw1", 3, 8192, 1, weak,
+                                 sizeof(weak)) == SFT_OK
+       && strncmp(h1, "$argon2id$v=19$m=19456,t=2,p=1$", 31) == 0,
+       "hashes made");
+
+    s.data = (u_char *) h1;
+    s.len = strlen(h1);
+    ok(sft_auth_verify_now(&s, (u_char *) "pw1", 3) == SFT_OK
+       && sft_auth_verify_now(&s, (u_char *) "pw2", 3) == SFT_DECLINED,
+       "hash verifies right, refuses wrong");
+
+    users = table(h1, weak);
+    ok(users != NULL, "user table");
+
+    if (users == NULL) {
+        return 1;
+    }
+
+    sft_users_set_current(users, log_);
+
+    r = runs();
+    ok(check("alice", "pw1", "127.0.0.1", &cached) == SFT_AUTH_OK
+       && !cached && runs() == r + 1, "right password, one argon2 run");
+
+    r = runs();
+    ok(check("alice", "pw1", "127.0.0.1", &cached) == SFT_AUTH_OK
+       && cached && runs() == r, "repeat answered by the cache");
+
+    r = runs();
+    ok(check("alice", "pw2", "127.0.0.1", NULL) == SFT_AUTH_BAD
+       && runs() == r + 1, "wrong password");
+
+    r = runs();
+    ok(check("nobody", "pw1", "127.0.0.1", NULL) == SFT_AUTH_BAD
+       && runs() == r + 1, "unknown user costs an argon2 run");
+
+    r = runs();
+    ok(check("weak", "pw1", "127.0.0.1", NULL) == SFT_AUTH_BAD
+       && runs() == r + 1, "weak hash refused (dummy run)");
+
+    ok(check("off", "pw1", "127.0.0.1", NULL) == SFT_AUTH_DISABLED,
+       "disabled user");
+    ok(check("net", "pw1", "127.0.0.1", NULL) == SFT_AUTH_NOT_ALLOWED_FROM,
+       "not allowed from this address");
+    ok(check("net", "pw1", "192.0.2.9", NULL) == SFT_AUTH_OK,
+       "allowed from its network");
+
+    /* a new hash of the same password misses the cache */
+
+    users = table(h2, weak);
+    sft_users_set_current(users, log_);
+
+    r = runs();
+    ok(check("alice", "pw1", "127.0.0.1", &cached) == SFT_AUTH_OK
+       && !cached && runs() == r + 1, "password change misses the cache");
+    ok(check("alice", "pw1", "127.0.0.1", &cached) == SFT_AUTH_OK && cached,
+       "and is cached again");
+
+    /* generation */
+
+    sft_memzero(&ident, sizeof(ident));
+    ident.ino = 42;
+    sft_auth_get_stats(&st);
+    r = st.generation;
+    sft_auth_users_changed(&ident, log_);
+    sft_auth_get_stats(&st);
+    ok(st.generation == r + 1, "a users file change bumps the generation");
+
+    r = runs();
+    ok(check("alice", "pw1", "127.0.0.1", &cached) == SFT_AUTH_OK
+       && !cached && runs() == r + 1, "cache cleared by the generation");
+
+    /* TTL */
+
+    sft_auth_clock_offset += 301 * 1000;
+    r = runs();
+    ok(check("alice", "pw1", "127.0.0.1", &cached) == SFT_AUTH_OK
+       && !cached && runs() == r + 1, "cache entry expired after the TTL");
+
+    conf.cache_ttl = 0;
+    r = runs();
+    check("alice", "pw1", "127.0.0.1", &cached);
+    ok(!cached && runs() == r + 1, "TTL 0 turns the cache off");
+    conf.cache_ttl = 300;
+
+    /* bans */
+
+    conf.max_failures = 3;
+
+    check("alice", "x", "10.0.0.9", NULL);
+    check("alice", "x", "10.0.0.9", NULL);
+    ok(!sft_auth_banned(addr("10.0.0.9", &sin)), "not banned after 2");
+    check("nobody", "x", "10.0.0.9", NULL);
+    ok(sft_auth_banned(addr("10.0.0.9", &sin)), "banned after 3 failures");
+
+    r = runs();
+    ok(check("alice", "pw1", "10.0.0.9", NULL) == SFT_AUTH_BANNED
+       && runs() == r, "banned address answered without hashing");
+    ok(check("alice", "pw1", "10.0.0.10", NULL) == SFT_AUTH_OK,
+       "another address is not banned");
+
+    sft_auth_clock_offset += 901 * 1000;
+    ok(check("alice", "pw1", "10.0.0.9", NULL) == SFT_AUTH_OK,
+       "ban expires");
+
+    ok(sft_auth_failure_delay(0) == 0 && sft_auth_failure_delay(1) == 1000
+       && sft_auth_failure_delay(3) == 4000
+       && sft_auth_failure_delay(9) == 8000, "failure delays");
+
+    /* connections per address */
+
+    addr("10.1.1.1", &sin);
+    ok(sft_auth_connection_open((struct sockaddr *) &sin) == SFT_OK
+       && sft_auth_connection_open((struct sockaddr *) &sin) == SFT_OK
+       && sft_auth_connection_open((struct sockaddr *) &sin) == SFT_DECLINED,
+       "third connection from one address refused");
+    sft_auth_connection_close((struct sockaddr *) &sin);
+    ok(sft_auth_connection_open((struct sockaddr *) &sin) == SFT_OK,
+       "a closed connection frees its place");
+
+    /* the cap, across three processes with three checks each */
+
+    sft_auth_clear_cache();
+    r = runs();
+
+    for (k = 0; k < 3; k++) {
+        pids[k] = fork();
+
+        if (pids[k] == 0) {
+            sft_memzero(&tp, sizeof(tp));
+            sft_str_set(&tp.name, "default");
+            tp.threads = 3;
+            tp.max_queue = 64;
+
+            if (sft_thread_pool_start(&tp, log_) != SFT_OK
+                || sft_auth_init_process(&conf, shm, &tp, log_) != SFT_OK)
+            {
+                _exit(2);
+            }
+
+            sft_auth_set_dummy_cost(M_COST, T_COST);
+            done = 0;
+
+            for (j = 0; j < 3; j++) {
+                sft_memzero(&reqs[j], sizeof(sft_auth_request_t));
+                sft_str_set(&reqs[j].user, "alice");
+                sft_str_set(&reqs[j].password, "wrong");
+                reqs[j].sockaddr = addr("10.2.2.2", &sin);
+                reqs[j].log = log_;
+                reqs[j].handler = auth_done;
+
+                if (sft_auth_password(&reqs[j]) != SFT_AGAIN) {
+                    _exit(3);
+                }
+            }
+
+            loop(3);
+
+            _exit(done == 3 ? 0 : 4);
+        }
+    }
+
+    all = 1;
+
+    for (k = 0; k < 3; k++) {
+        i = waitpid(pids[k], &status, 0);
+        all = all && i == pids[k] && WIFEXITED(status)
+              && WEXITSTATUS(status) == 0;
+    }
+
+    sft_auth_get_stats(&st);
+
+    ok(all && st.argon2_runs == r + 9, "9 checks in 3 processes done");
+    printf("# max concurrent argon2id runs seen: %u (cap 2)\n",
+           st.max_running);
+    ok(st.max_running <= 2 && st.running == 0,
+       "the cap was never exceeded");
+
+    sft_thread_pool_stop(&tp);
+
+    return 0;
+}
