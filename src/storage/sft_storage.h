@@ -1,0 +1,244 @@
+/*
+ * sft_storage.h -- the storage layer: "storage NAME { driver ...; }" blocks,
+ * the error vocabulary protocols translate into replies, and the
+ * asynchronous driver interface (a vtable) the posix and s3 drivers fill.
+ */
+
+#ifndef _SFT_STORAGE_H_INCLUDED_
+#define _SFT_STORAGE_H_INCLUDED_
+
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_thread_pool.h>
+
+
+#define SFT_STORAGE_NAME_MAX    255
+#define SFT_STORAGE_PATH_MAX    4096
+#define SFT_STORAGE_DIR_BATCH   64
+
+
+/* the errors every driver maps to and every protocol translates */
+
+typedef enum {
+    SFT_STORAGE_OK = 0,
+    SFT_STORAGE_NOT_FOUND,
+    SFT_STORAGE_EXISTS,
+    SFT_STORAGE_NOT_DIR,
+    SFT_STORAGE_IS_DIR,
+    SFT_STORAGE_NOT_EMPTY,
+    SFT_STORAGE_PERMISSION,
+    SFT_STORAGE_QUOTA,
+    SFT_STORAGE_NO_SPACE,
+    SFT_STORAGE_NAME_INVALID,
+    SFT_STORAGE_INVALID,          /* bad argument: offset past the end ... */
+    SFT_STORAGE_LOOP,             /* too many symbolic links */
+    SFT_STORAGE_UNSUPPORTED,
+    SFT_STORAGE_IO,
+    SFT_STORAGE_BUSY
+} sft_storage_err_t;
+
+
+typedef enum {
+    SFT_STORAGE_STAT = 0,
+    SFT_STORAGE_LSTAT,
+    SFT_STORAGE_OPEN_READ,
+    SFT_STORAGE_OPEN_WRITE,
+    SFT_STORAGE_READ,
+    SFT_STORAGE_WRITE,
+    SFT_STORAGE_CLOSE,
+    SFT_STORAGE_OPENDIR,
+    SFT_STORAGE_READDIR,
+    SFT_STORAGE_CLOSEDIR,
+    SFT_STORAGE_MKDIR,
+    SFT_STORAGE_RMDIR,
+    SFT_STORAGE_UNLINK,
+    SFT_STORAGE_RENAME,
+    SFT_STORAGE_SETMTIME,
+    SFT_STORAGE_CHMOD,
+    SFT_STORAGE_STATVFS,
+    SFT_STORAGE_READLINK,
+    SFT_STORAGE_SYMLINK,
+    SFT_STORAGE_NOPS
+} sft_storage_op_t;
+
+
+/* open for write: how */
+#define SFT_STORAGE_WRITE_REPLACE  0x01  /* temp file, renamed on commit */
+#define SFT_STORAGE_WRITE_INPLACE  0x02  /* existing file at an offset */
+#define SFT_STORAGE_WRITE_APPEND   0x04  /* O_APPEND, created if missing */
+#define SFT_STORAGE_WRITE_EXCL     0x08  /* refuse an existing name */
+#define SFT_STORAGE_WRITE_NOREPLACE 0x10 /* commit refuses to replace */
+
+
+typedef struct sft_storage_s         sft_storage_t;
+typedef struct sft_storage_req_s     sft_storage_req_t;
+typedef struct sft_storage_driver_s  sft_storage_driver_t;
+
+typedef void (*sft_storage_handler_pt)(sft_storage_req_t *req);
+
+
+typedef struct {
+    mode_t                 mode;          /* type and permission bits */
+    off_t                  size;
+    time_t                 mtime;
+    time_t                 atime;
+    sft_uint_t             nlink;
+    uid_t                  uid;
+    gid_t                  gid;
+} sft_storage_stat_t;
+
+
+typedef struct {
+    uint64_t               total_bytes;
+    uint64_t               free_bytes;    /* available to the server */
+    uint64_t               total_files;
+    uint64_t               free_files;
+    sft_uint_t             block_size;
+    sft_uint_t             name_max;
+} sft_storage_statvfs_t;
+
+
+/* an open file: for posix, fd is real, so sendfile/splice can use it */
+
+typedef struct {
+    sft_storage_t         *storage;
+    sft_fd_t               fd;
+    off_t                  size;          /* at open; grows with writes */
+    time_t                 mtime;
+    off_t                  offset;        /* resume offset of a write */
+    sft_uint_t             flags;         /* SFT_STORAGE_WRITE_* */
+
+    sft_fd_t               dirfd;         /* posix: the parent, for commit */
+    u_char                 name[SFT_STORAGE_NAME_MAX + 1];
+    u_char                 temp[SFT_STORAGE_NAME_MAX + 1];
+
+    off_t                  replaced_size; /* the file a commit replaces */
+    off_t                  charged;       /* bytes charged to the quota */
+
+    unsigned               write:1;
+    unsigned               temp_file:1;
+    unsigned               existed:1;     /* the name existed at open */
+    unsigned               closed:1;
+
+    void                  *data;          /* driver */
+} sft_storage_file_t;
+
+
+typedef struct {
+    u_char                 name[SFT_STORAGE_NAME_MAX + 1];
+    size_t                 len;
+    sft_storage_stat_t     st;            /* lstat, the entry itself */
+} sft_storage_dirent_t;
+
+
+typedef struct {
+    sft_storage_t         *storage;
+    sft_storage_dirent_t  *entries;       /* SFT_STORAGE_DIR_BATCH */
+    sft_uint_t             nentries;      /* in the last batch */
+    unsigned               eof:1;
+    void                  *data;          /* driver: DIR * for posix */
+} sft_storage_dir_t;
+
+
+/*
+ * One operation.  The caller fills op, the paths (relative to the storage
+ * root, normalised: "." or "a/b"), the arguments and handler; an operation
+ * either completes at once (SFT_OK, or SFT_ERROR with err set) or returns
+ * SFT_AGAIN and calls handler later on the event loop.
+ */
+
+struct sft_storage_req_s {
+    sft_storage_op_t       op;
+    sft_storage_t         *storage;
+    sft_pool_t            *pool;
+    sft_log_t             *log;
+    sft_thread_pool_t     *thread_pool;   /* NULL: run synchronously */
+
+    u_char                *path;          /* NUL-terminated */
+    u_char                *path2;         /* rename target, symlink target */
+
+    sft_storage_file_t    *file;
+    sft_storage_dir_t     *dir;
+
+    u_char                *buf;           /* read, write, readlink */
+    size_t                 len;
+    off_t                  offset;
+    sft_uint_t             flags;
+    mode_t                 mode;
+    time_t                 mtime;
+    sft_uint_t             commit;        /* close: rename into place */
+
+    /* results */
+    sft_storage_err_t      err;
+    int                    sys_err;       /* errno, for the log */
+    ssize_t                nbytes;
+    sft_storage_stat_t     st;
+    sft_storage_statvfs_t  vfs;
+
+    sft_storage_handler_pt handler;       /* completion, on the loop */
+    void                  *data;
+
+    sft_storage_handler_pt post;          /* the vfs' accounting */
+    void                  *post_data;
+    sft_thread_task_t     *task;
+};
+
+
+/* the driver vtable: every entry takes the request and returns as above */
+
+typedef sft_int_t (*sft_storage_op_pt)(sft_storage_req_t *req);
+
+struct sft_storage_driver_s {
+    sft_str_t              name;
+    sft_uint_t             blocking;      /* ops block: use the thread pool */
+    sft_storage_op_pt      ops[SFT_STORAGE_NOPS];
+    sft_fd_t             (*file_fd)(sft_storage_file_t *file);
+};
+
+
+struct sft_storage_s {
+    sft_str_t              name;
+    sft_storage_driver_t  *driver;
+    void                  *driver_data;   /* the driver's instance */
+    void                 **conf;          /* per storage module */
+    sft_str_t              file;
+    sft_uint_t             line;
+};
+
+
+/* the context of SFT_STORAGE_MODULE modules */
+
+typedef struct {
+    sft_storage_driver_t  *driver;        /* NULL for non-driver modules */
+    void                *(*create_conf)(sft_conf_t *cf);
+    char                *(*init_conf)(sft_conf_t *cf, sft_storage_t *st,
+                                        void *conf);
+} sft_storage_module_t;
+
+
+typedef struct {
+    void                 **conf;          /* the block's per-module confs */
+} sft_storage_conf_ctx_t;
+
+
+sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
+sft_int_t sft_storage_run(sft_storage_req_t *req);
+void sft_storage_complete(sft_storage_req_t *req);
+sft_storage_err_t sft_storage_map_errno(int err);
+const char *sft_storage_strerror(sft_storage_err_t err);
+void sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb);
+
+
+/* a driver instance made without a configuration file (tests, the CLI) */
+sft_storage_t *sft_storage_posix_create(sft_pool_t *pool, sft_log_t *log,
+    sft_str_t *name, u_char *root);
+void sft_storage_posix_destroy(sft_storage_t *st);
+
+extern sft_uint_t    sft_storage_posix_no_openat2;   /* tests: fallback */
+extern sft_module_t  sft_storage_module;
+extern sft_module_t  sft_storage_core_module;
+extern sft_module_t  sft_storage_posix_module;
+
+
+#endif /* _SFT_STORAGE_H_INCLUDED_ */

@@ -1,0 +1,1311 @@
+/*
+ * sft_storage_posix.c -- the posix storage driver: a directory on a local
+ * filesystem, every path resolved beneath its root (openat2 with
+ * RESOLVE_BENEATH, or a component-by-component walk where the kernel has
+ * no openat2), uploads through hidden temporary names renamed on commit.
+ * Its operations block, so sft_storage_run() puts them on a thread pool.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_storage.h>
+#include <dirent.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+
+#if (SFT_HAVE_OPENAT2)
+#include <linux/openat2.h>
+#endif
+
+
+#define SFT_POSIX_MAX_DEPTH   256
+#define SFT_POSIX_MAX_LINKS   40
+#define SFT_POSIX_TEMP_NAME   240     /* of the name kept in a temp name */
+
+
+typedef struct {
+    sft_str_t       root;
+    sft_fd_t        root_fd;
+    sft_log_t      *log;
+} sft_posix_t;
+
+
+typedef struct {
+    sft_str_t       root;
+    sft_str_t       file;
+    sft_uint_t      line;
+} sft_posix_conf_t;
+
+
+static void *sft_posix_create_conf(sft_conf_t *cf);
+static char *sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st,
+    void *conf);
+static char *sft_posix_root(sft_conf_t *cf, sft_command_t *cmd, void *conf);
+static void sft_posix_cleanup(void *data);
+
+static sft_int_t sft_posix_stat(sft_storage_req_t *req);
+static sft_int_t sft_posix_lstat(sft_storage_req_t *req);
+static sft_int_t sft_posix_open_read(sft_storage_req_t *req);
+static sft_int_t sft_posix_open_write(sft_storage_req_t *req);
+static sft_int_t sft_posix_read(sft_storage_req_t *req);
+static sft_int_t sft_posix_write(sft_storage_req_t *req);
+static sft_int_t sft_posix_close(sft_storage_req_t *req);
+static sft_int_t sft_posix_opendir(sft_storage_req_t *req);
+static sft_int_t sft_posix_readdir(sft_storage_req_t *req);
+static sft_int_t sft_posix_closedir(sft_storage_req_t *req);
+static sft_int_t sft_posix_mkdir(sft_storage_req_t *req);
+static sft_int_t sft_posix_rmdir(sft_storage_req_t *req);
+static sft_int_t sft_posix_unlink(sft_storage_req_t *req);
+static sft_int_t sft_posix_rename(sft_storage_req_t *req);
+static sft_int_t sft_posix_setmtime(sft_storage_req_t *req);
+static sft_int_t sft_posix_chmod(sft_storage_req_t *req);
+static sft_int_t sft_posix_statvfs(sft_storage_req_t *req);
+static sft_int_t sft_posix_readlink(sft_storage_req_t *req);
+static sft_int_t sft_posix_symlink(sft_storage_req_t *req);
+static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
+
+
+sft_uint_t  sft_storage_posix_no_openat2;
+
+static atomic_uint  sft_posix_temp_counter;
+
+
+static sft_storage_driver_t  sft_posix_driver = {
+    sft_string("posix"),
+    1,
+    {
+        sft_posix_stat,
+        sft_posix_lstat,
+        sft_posix_open_read,
+        sft_posix_open_write,
+        sft_posix_read,
+        sft_posix_write,
+        sft_posix_close,
+        sft_posix_opendir,
+        sft_posix_readdir,
+        sft_posix_closedir,
+        sft_posix_mkdir,
+        sft_posix_rmdir,
+        sft_posix_unlink,
+        sft_posix_rename,
+        sft_posix_setmtime,
+        sft_posix_chmod,
+        sft_posix_statvfs,
+        sft_posix_readlink,
+        sft_posix_symlink
+    },
+    sft_posix_file_fd
+};
+
+
+static sft_command_t  sft_posix_commands[] = {
+
+    { sft_string("root"),
+      SFT_STORAGE_CONF|SFT_CONF_TAKE1,
+      sft_posix_root,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      0,
+      NULL },
+
+    sft_null_command
+};
+
+
+static sft_storage_module_t  sft_posix_module_ctx = {
+    &sft_posix_driver,
+    sft_posix_create_conf,
+    sft_posix_init_conf
+};
+
+
+sft_module_t  sft_storage_posix_module = {
+    SFT_MODULE_V1,
+    &sft_posix_module_ctx,                 /* module context */
+    sft_posix_commands,                    /* module directives */
+    SFT_STORAGE_MODULE,                    /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+static void *
+sft_posix_create_conf(sft_conf_t *cf)
+{
+    return sft_pcalloc(cf->pool, sizeof(sft_posix_conf_t));
+}
+
+
+static char *
+sft_posix_root(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    struct stat        sb;
+    sft_str_t         *value;
+    sft_posix_conf_t  *pcf = conf;
+
+    (void) cmd;
+
+    if (pcf->root.data) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    pcf->root = value[1];
+
+    if (sft_conf_full_name(cf->cycle, &pcf->root) != SFT_OK) {
+        return SFT_CONF_ERROR;
+    }
+
+    if (stat((char *) pcf->root.data, &sb) == -1) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
+                           "storage root \"%s\" is not accessible",
+                           pcf->root.data);
+        return SFT_CONF_ERROR;
+    }
+
+    if (!S_ISDIR(sb.st_mode)) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "storage root \"%s\" is not a directory",
+                           pcf->root.data);
+        return SFT_CONF_ERROR;
+    }
+
+    pcf->file = cf->conf_file->name;
+    pcf->line = cf->conf_file->line;
+
+    return SFT_CONF_OK;
+}
+
+
+static char *
+sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st, void *conf)
+{
+    sft_posix_t         *p;
+    sft_posix_conf_t    *pcf = conf;
+    sft_pool_cleanup_t  *cln;
+
+    if (st->driver != &sft_posix_driver) {
+        if (pcf->root.data) {
+            sft_log_error(SFT_LOG_EMERG, cf->log, 0,
+                          "\"root\" is not a parameter of driver \"%.*s\" "
+                          "in %.*s:%lu", SFT_STR_FMT(&st->driver->name),
+                          SFT_STR_FMT(&pcf->file), (unsigned long) pcf->line);
+            return SFT_CONF_ERROR;
+        }
+
+        return SFT_CONF_OK;
+    }
+
+    if (pcf->root.data == NULL) {
+        sft_log_error(SFT_LOG_EMERG, cf->log, 0,
+                      "no \"root\" in storage \"%.*s\" in %.*s:%lu",
+                      SFT_STR_FMT(&st->name), SFT_STR_FMT(&st->file),
+                      (unsigned long) st->line);
+        return SFT_CONF_ERROR;
+    }
+
+    p = sft_pcalloc(cf->pool, sizeof(sft_posix_t));
+    cln = sft_pool_cleanup_add(cf->cycle->pool, 0);
+    if (p == NULL || cln == NULL) {
+        return SFT_CONF_ERROR;
+    }
+
+    p->root = pcf->root;
+    p->log = cf->cycle->log;
+    p->root_fd = open((char *) p->root.data,
+                      O_PATH|O_DIRECTORY|O_CLOEXEC);
+
+    if (p->root_fd == -1) {
+        sft_log_error(SFT_LOG_EMERG, cf->log, sft_errno,
+                      "open(\"%s\") failed in %.*s:%lu", p->root.data,
+                      SFT_STR_FMT(&pcf->file), (unsigned long) pcf->line);
+        return SFT_CONF_ERROR;
+    }
+
+    cln->handler = sft_posix_cleanup;
+    cln->data = p;
+
+    st->driver_data = p;
+
+    return SFT_CONF_OK;
+}
+
+
+static void
+sft_posix_cleanup(void *data)
+{
+    sft_posix_t  *p = data;
+
+    if (p->root_fd != SFT_INVALID_FILE) {
+        close(p->root_fd);
+        p->root_fd = SFT_INVALID_FILE;
+    }
+}
+
+
+sft_storage_t *
+sft_storage_posix_create(sft_pool_t *pool, sft_log_t *log, sft_str_t *name,
+    u_char *root)
+{
+    sft_posix_t    *p;
+    sft_storage_t  *st;
+
+    st = sft_pcalloc(pool, sizeof(sft_storage_t));
+    p = sft_pcalloc(pool, sizeof(sft_posix_t));
+    if (st == NULL || p == NULL) {
+        return NULL;
+    }
+
+    p->root.data = root;
+    p->root.len = sft_strlen(root);
+    p->log = log;
+    p->root_fd = open((char *) root, O_PATH|O_DIRECTORY|O_CLOEXEC);
+
+    if (p->root_fd == -1) {
+        sft_log_error(SFT_LOG_ERR, log, sft_errno,
+                      "open(\"%s\") failed", root);
+        return NULL;
+    }
+
+    st->name = *name;
+    st->driver = &sft_posix_driver;
+    st->driver_data = p;
+
+    return st;
+}
+
+
+void
+sft_storage_posix_destroy(sft_storage_t *st)
+{
+    sft_posix_cleanup(st->driver_data);
+}
+
+
+/* path resolution beneath the root */
+
+#if (SFT_HAVE_OPENAT2)
+
+static int
+sft_posix_openat2(int dirfd, const char *path, int flags, mode_t mode)
+{
+    struct open_how  how;
+
+    sft_memzero(&how, sizeof(struct open_how));
+
+    how.flags = flags | O_CLOEXEC;
+    how.mode = (flags & O_CREAT) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS;
+
+    return (int) syscall(SYS_openat2, dirfd, path, &how,
+                         sizeof(struct open_how));
+}
+
+#endif
+
+
+/*
+ * The fallback: walks rel from the root one component at a time, opening
+ * each directory with O_NOFOLLOW and expanding symbolic links by hand;
+ * an absolute link or a ".." above the root fails with EXDEV, as openat2
+ * does.  Returns the directory holding the last component (to close) and
+ * the component's name in name; with follow_last, name is no link.
+ */
+
+static int
+sft_posix_walk(sft_posix_t *p, const char *rel, int follow_last, char *name)
+{
+    int          fds[SFT_POSIX_MAX_DEPTH], depth, links, cur, fd, err, last;
+    char         path[2 * SFT_STORAGE_PATH_MAX + 2];
+    char         tmp[2 * SFT_STORAGE_PATH_MAX + 2];
+    char         link[SFT_STORAGE_PATH_MAX + 1];
+    char         comp[SFT_STORAGE_NAME_MAX + 1];
+    char        *s;
+    size_t       len, rest;
+    ssize_t      n;
+    struct stat  sb;
+
+    len = strlen(rel);
+    if (len > SFT_STORAGE_PATH_MAX) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+
+    memcpy(path, rel, len + 1);
+
+    s = path;
+    depth = 0;
+    links = 0;
+    cur = p->root_fd;
+    fd = -1;
+
+    for ( ;; ) {
+
+        while (*s == '/') {
+            s++;
+        }
+
+        if (*s == '\0') {
+            /* the path ends in a directory: "." in it */
+            fd = fcntl(cur, F_DUPFD_CLOEXEC, 0);
+            strcpy(name, ".");
+            break;
+        }
+
+        len = strcspn(s, "/");
+
+        if (len > SFT_STORAGE_NAME_MAX) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+
+        memcpy(comp, s, len);
+        comp[len] = '\0';
+
+        s += len;
+        while (*s == '/') {
+            s++;
+        }
+
+        last = (*s == '\0');
+
+        if (strcmp(comp, ".") == 0) {
+            continue;
+        }
+
+        if (strcmp(comp, "..") == 0) {
+            if (depth == 0) {
+                errno = EXDEV;
+                break;
+            }
+
+            close(fds[--depth]);
+            cur = depth ? fds[depth - 1] : p->root_fd;
+            continue;
+        }
+
+        if (last && !follow_last) {
+            fd = fcntl(cur, F_DUPFD_CLOEXEC, 0);
+            strcpy(name, comp);
+            break;
+        }
+
+        if (fstatat(cur, comp, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
+            if (errno == ENOENT && last) {
+                fd = fcntl(cur, F_DUPFD_CLOEXEC, 0);
+                strcpy(name, comp);
+            }
+
+            break;
+        }
+
+        if (S_ISLNK(sb.st_mode)) {
+
+            if (++links > SFT_POSIX_MAX_LINKS) {
+                errno = ELOOP;
+                break;
+            }
+
+            n = readlinkat(cur, comp, link, sizeof(link) - 1);
+            if (n == -1) {
+                break;
+            }
+
+            link[n] = '\0';
+
+            if (link[0] == '/') {
+                errno = EXDEV;
+                break;
+            }
+
+            rest = strlen(s);
+
+            if ((size_t) n + 1 + rest >= sizeof(tmp)) {
+                errno = ENAMETOOLONG;
+                break;
+            }
+
+            memcpy(tmp, link, n);
+            tmp[n] = '/';
+            memcpy(tmp + n + 1, s, rest + 1);
+            memcpy(path, tmp, n + 1 + rest + 1);
+            s = path;
+            continue;
+        }
+
+        if (last) {
+            fd = fcntl(cur, F_DUPFD_CLOEXEC, 0);
+            strcpy(name, comp);
+            break;
+        }
+
+        if (!S_ISDIR(sb.st_mode)) {
+            errno = ENOTDIR;
+            break;
+        }
+
+        if (depth == SFT_POSIX_MAX_DEPTH) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+
+        cur = openat(cur, comp, O_PATH|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+        if (cur == -1) {
+            break;
+        }
+
+        fds[depth++] = cur;
+    }
+
+    err = errno;
+
+    while (depth) {
+        close(fds[--depth]);
+    }
+
+    errno = err;
+
+    return fd;
+}
+
+
+/* opens rel beneath the root; follow: whether a final link is followed */
+
+static int
+sft_posix_open(sft_posix_t *p, const char *rel, int flags, mode_t mode,
+    int follow)
+{
+    int   dfd, fd, err;
+    char  name[SFT_STORAGE_NAME_MAX + 1];
+
+#if (SFT_HAVE_OPENAT2)
+
+    if (!sft_storage_posix_no_openat2) {
+        fd = sft_posix_openat2(p->root_fd, rel,
+                               flags | (follow ? 0 : O_NOFOLLOW), mode);
+
+        if (fd != -1 || errno != ENOSYS) {
+            return fd;
+        }
+
+        sft_storage_posix_no_openat2 = 1;
+    }
+
+#endif
+
+    dfd = sft_posix_walk(p, rel, follow, name);
+    if (dfd == -1) {
+        return -1;
+    }
+
+    fd = openat(dfd, name, flags|O_NOFOLLOW|O_CLOEXEC, mode);
+
+    err = errno;
+    close(dfd);
+    errno = err;
+
+    return fd;
+}
+
+
+/* the directory holding rel's last component, which is not followed */
+
+static int
+sft_posix_parent(sft_posix_t *p, const char *rel, char *name)
+{
+    int          fd;
+    char        *slash;
+    size_t       len;
+#if (SFT_HAVE_OPENAT2)
+    char         dir[SFT_STORAGE_PATH_MAX + 1];
+#endif
+
+    len = strlen(rel);
+    slash = strrchr(rel, '/');
+
+    if (len > SFT_STORAGE_PATH_MAX
+        || strlen(slash ? slash + 1 : rel) > SFT_STORAGE_NAME_MAX)
+    {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+
+#if (SFT_HAVE_OPENAT2)
+
+    if (!sft_storage_posix_no_openat2) {
+
+        if (slash) {
+            memcpy(dir, rel, slash - rel);
+            dir[slash - rel] = '\0';
+
+        } else {
+            strcpy(dir, ".");
+        }
+
+        fd = sft_posix_openat2(p->root_fd, dir, O_PATH|O_DIRECTORY, 0);
+
+        if (fd != -1) {
+            strcpy(name, slash ? slash + 1 : rel);
+            return fd;
+        }
+
+        if (errno != ENOSYS) {
+            return -1;
+        }
+
+        sft_storage_posix_no_openat2 = 1;
+    }
+
+#endif
+
+    fd = sft_posix_walk(p, rel, 0, name);
+
+    return fd;
+}
+
+
+/* records a failed call: the error for the caller, I/O errors logged */
+
+static sft_int_t
+sft_posix_fail(sft_storage_req_t *req, const char *call)
+{
+    req->sys_err = errno;
+    req->err = sft_storage_map_errno(errno);
+
+    if (req->err == SFT_STORAGE_IO || req->err == SFT_STORAGE_NO_SPACE) {
+        sft_log_error(SFT_LOG_ERR, req->log, req->sys_err,
+                      "%s \"%s\" failed in storage \"%.*s\"", call,
+                      req->path ? (char *) req->path : "",
+                      SFT_STR_FMT(&req->storage->name));
+    }
+
+    return SFT_ERROR;
+}
+
+
+static sft_int_t
+sft_posix_stat(sft_storage_req_t *req)
+{
+    int           fd, rc;
+    struct stat   sb;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    fd = sft_posix_open(p, (char *) req->path, O_PATH, 0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "stat()");
+    }
+
+    rc = fstat(fd, &sb);
+    close(fd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "fstat()");
+    }
+
+    sft_storage_stat_from_sys(&req->st, &sb);
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_lstat(sft_storage_req_t *req)
+{
+    int           dfd, rc;
+    char          name[SFT_STORAGE_NAME_MAX + 1];
+    struct stat   sb;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    dfd = sft_posix_parent(p, (char *) req->path, name);
+    if (dfd == -1) {
+        return sft_posix_fail(req, "lstat()");
+    }
+
+    rc = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW);
+    close(dfd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "lstat()");
+    }
+
+    sft_storage_stat_from_sys(&req->st, &sb);
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_open_read(sft_storage_req_t *req)
+{
+    int                  fd;
+    struct stat          sb;
+    sft_posix_t         *p = req->storage->driver_data;
+    sft_storage_file_t  *file = req->file;
+
+    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
+                        0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "open()");
+    }
+
+    if (fstat(fd, &sb) == -1) {
+        close(fd);
+        return sft_posix_fail(req, "fstat()");
+    }
+
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        req->err = S_ISDIR(sb.st_mode) ? SFT_STORAGE_IS_DIR
+                                       : SFT_STORAGE_PERMISSION;
+        return SFT_ERROR;
+    }
+
+    sft_storage_stat_from_sys(&req->st, &sb);
+
+    file->storage = req->storage;
+    file->fd = fd;
+    file->dirfd = SFT_INVALID_FILE;
+    file->size = sb.st_size;
+    file->mtime = sb.st_mtime;
+    file->write = 0;
+
+    return SFT_OK;
+}
+
+
+static void
+sft_posix_temp_name(u_char *temp, const char *name)
+{
+    size_t           len, i;
+    uint64_t         v;
+    struct timespec  ts;
+    static const char  chars[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+
+    v = (uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 20)
+        ^ ((uint64_t) getpid() << 40)
+        ^ ((uint64_t) atomic_fetch_add(&sft_posix_temp_counter, 1) * 7919);
+
+    len = sft_min(strlen(name), SFT_POSIX_TEMP_NAME);
+
+    *temp++ = '.';
+    temp = sft_cpymem(temp, name, len);
+    temp = sft_cpymem(temp, ".sft-", 5);
+
+    for (i = 0; i < 6; i++) {
+        *temp++ = chars[v % 62];
+        v /= 62;
+    }
+
+    *temp = '\0';
+}
+
+
+static sft_int_t
+sft_posix_open_write(sft_storage_req_t *req)
+{
+    int                  fd, dfd, flags, i;
+    char                 name[SFT_STORAGE_NAME_MAX + 1];
+    mode_t               mode;
+    struct stat          sb;
+    sft_posix_t         *p = req->storage->driver_data;
+    sft_storage_file_t  *file = req->file;
+
+    mode = req->mode ? req->mode : 0644;
+
+    file->storage = req->storage;
+    file->flags = req->flags;
+    file->offset = req->offset;
+    file->write = 1;
+    file->fd = SFT_INVALID_FILE;
+    file->dirfd = SFT_INVALID_FILE;
+
+    if (req->flags & SFT_STORAGE_WRITE_REPLACE) {
+
+        dfd = sft_posix_parent(p, (char *) req->path, name);
+        if (dfd == -1) {
+            return sft_posix_fail(req, "open()");
+        }
+
+        if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+
+            if (S_ISDIR(sb.st_mode)) {
+                close(dfd);
+                req->err = SFT_STORAGE_IS_DIR;
+                return SFT_ERROR;
+            }
+
+            if (req->flags & SFT_STORAGE_WRITE_EXCL) {
+                close(dfd);
+                req->err = SFT_STORAGE_EXISTS;
+                return SFT_ERROR;
+            }
+
+            file->existed = 1;
+            file->replaced_size = S_ISREG(sb.st_mode) ? sb.st_size : 0;
+
+        } else if (errno != ENOENT) {
+            close(dfd);
+            return sft_posix_fail(req, "fstatat()");
+        }
+
+        for (i = 0; i < 16; i++) {
+            sft_posix_temp_name(file->temp, name);
+
+            fd = openat(dfd, (char *) file->temp,
+                        O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode);
+
+            if (fd != -1 || errno != EEXIST) {
+                break;
+            }
+        }
+
+        if (fd == -1) {
+            close(dfd);
+            return sft_posix_fail(req, "open() temporary");
+        }
+
+        strcpy((char *) file->name, name);
+        file->fd = fd;
+        file->dirfd = dfd;
+        file->temp_file = 1;
+        file->size = 0;
+        file->mtime = time(NULL);
+
+        return SFT_OK;
+    }
+
+    /* in place: REST+STOR, APPE, an SFTP open without TRUNC */
+
+    flags = O_WRONLY|O_NONBLOCK|O_NOCTTY;
+
+    if (req->flags & SFT_STORAGE_WRITE_APPEND) {
+        flags |= O_APPEND;
+    }
+
+    fd = -1;
+
+    if (!(req->flags & SFT_STORAGE_WRITE_EXCL)) {
+        fd = sft_posix_open(p, (char *) req->path, flags, 0, 1);
+
+        if (fd == -1 && errno != ENOENT) {
+            return sft_posix_fail(req, "open()");
+        }
+
+        file->existed = (fd != -1);
+    }
+
+    if (fd == -1) {
+        fd = sft_posix_open(p, (char *) req->path, flags|O_CREAT|O_EXCL,
+                            mode, 0);
+        if (fd == -1) {
+            return sft_posix_fail(req, "open()");
+        }
+    }
+
+    if (fstat(fd, &sb) == -1) {
+        close(fd);
+        return sft_posix_fail(req, "fstat()");
+    }
+
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        req->err = SFT_STORAGE_PERMISSION;
+        return SFT_ERROR;
+    }
+
+    if (req->offset > sb.st_size) {
+        close(fd);
+        req->err = SFT_STORAGE_INVALID;
+        return SFT_ERROR;
+    }
+
+    file->fd = fd;
+    file->size = sb.st_size;
+    file->replaced_size = sb.st_size;
+    file->mtime = sb.st_mtime;
+
+    if (req->flags & SFT_STORAGE_WRITE_APPEND) {
+        file->offset = sb.st_size;
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_read(sft_storage_req_t *req)
+{
+    ssize_t  n;
+
+    do {
+        n = pread(req->file->fd, req->buf, req->len, req->offset);
+    } while (n == -1 && errno == EINTR);
+
+    if (n == -1) {
+        return sft_posix_fail(req, "pread()");
+    }
+
+    req->nbytes = n;
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_write(sft_storage_req_t *req)
+{
+    size_t               done;
+    ssize_t              n;
+    sft_storage_file_t  *file = req->file;
+
+    for (done = 0; done < req->len; done += n) {
+
+        if (file->flags & SFT_STORAGE_WRITE_APPEND) {
+            n = write(file->fd, req->buf + done, req->len - done);
+
+        } else {
+            n = pwrite(file->fd, req->buf + done, req->len - done,
+                       req->offset + done);
+        }
+
+        if (n == -1) {
+            if (errno == EINTR) {
+                n = 0;
+                continue;
+            }
+
+            req->nbytes = done;
+            return sft_posix_fail(req, "write()");
+        }
+    }
+
+    req->nbytes = done;
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_close(sft_storage_req_t *req)
+{
+    int                  rc;
+    unsigned int         flags;
+    sft_storage_file_t  *file = req->file;
+
+    if (file->closed) {
+        return SFT_OK;
+    }
+
+    file->closed = 1;
+
+    if (!file->temp_file) {
+        if (close(file->fd) == -1 && file->write) {
+            file->fd = SFT_INVALID_FILE;
+            return sft_posix_fail(req, "close()");
+        }
+
+        file->fd = SFT_INVALID_FILE;
+        return SFT_OK;
+    }
+
+    rc = close(file->fd);
+    file->fd = SFT_INVALID_FILE;
+
+    if (rc == -1) {
+        (void) sft_posix_fail(req, "close()");
+
+    } else if (req->commit) {
+        flags = (file->flags & SFT_STORAGE_WRITE_NOREPLACE)
+                ? RENAME_NOREPLACE : 0;
+
+        if (renameat2(file->dirfd, (char *) file->temp, file->dirfd,
+                      (char *) file->name, flags) == -1)
+        {
+            (void) sft_posix_fail(req, "rename()");
+        }
+    }
+
+    if (!req->commit || req->err != SFT_STORAGE_OK) {
+        if (unlinkat(file->dirfd, (char *) file->temp, 0) == -1) {
+            sft_log_error(SFT_LOG_ERR, req->log, sft_errno,
+                          "unlink() of temporary \"%s\" failed in "
+                          "storage \"%.*s\"", file->temp,
+                          SFT_STR_FMT(&req->storage->name));
+        }
+    }
+
+    close(file->dirfd);
+    file->dirfd = SFT_INVALID_FILE;
+
+    return req->err == SFT_STORAGE_OK ? SFT_OK : SFT_ERROR;
+}
+
+
+static sft_int_t
+sft_posix_opendir(sft_storage_req_t *req)
+{
+    int           fd;
+    DIR          *d;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "opendir()");
+    }
+
+    d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return sft_posix_fail(req, "fdopendir()");
+    }
+
+    req->dir->storage = req->storage;
+    req->dir->data = d;
+    req->dir->eof = 0;
+    req->dir->nentries = 0;
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_readdir(sft_storage_req_t *req)
+{
+    DIR                   *d;
+    size_t                 len;
+    struct stat            sb;
+    struct dirent         *de;
+    sft_storage_dir_t     *dir = req->dir;
+    sft_storage_dirent_t  *e;
+
+    d = dir->data;
+    dir->nentries = 0;
+
+    while (dir->nentries < SFT_STORAGE_DIR_BATCH) {
+
+        errno = 0;
+        de = readdir(d);
+
+        if (de == NULL) {
+            if (errno) {
+                return sft_posix_fail(req, "readdir()");
+            }
+
+            dir->eof = 1;
+            break;
+        }
+
+        if (de->d_name[0] == '.'
+            && (de->d_name[1] == '\0'
+                || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+        {
+            continue;
+        }
+
+        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
+            continue;          /* removed since */
+        }
+
+        len = strlen(de->d_name);
+        e = &dir->entries[dir->nentries++];
+        memcpy(e->name, de->d_name, len + 1);
+        e->len = len;
+        sft_storage_stat_from_sys(&e->st, &sb);
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_closedir(sft_storage_req_t *req)
+{
+    if (req->dir->data) {
+        closedir(req->dir->data);
+        req->dir->data = NULL;
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_mkdir(sft_storage_req_t *req)
+{
+    int           dfd, rc;
+    char          name[SFT_STORAGE_NAME_MAX + 1];
+    sft_posix_t  *p = req->storage->driver_data;
+
+    dfd = sft_posix_parent(p, (char *) req->path, name);
+    if (dfd == -1) {
+        return sft_posix_fail(req, "mkdir()");
+    }
+
+    rc = mkdirat(dfd, name, req->mode ? req->mode : 0755);
+    close(dfd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "mkdir()");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_rmdir(sft_storage_req_t *req)
+{
+    int           dfd, rc;
+    char          name[SFT_STORAGE_NAME_MAX + 1];
+    sft_posix_t  *p = req->storage->driver_data;
+
+    dfd = sft_posix_parent(p, (char *) req->path, name);
+    if (dfd == -1) {
+        return sft_posix_fail(req, "rmdir()");
+    }
+
+    rc = unlinkat(dfd, name, AT_REMOVEDIR);
+
+    if (rc == -1 && errno == EEXIST) {
+        errno = ENOTEMPTY;
+    }
+
+    close(dfd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "rmdir()");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_unlink(sft_storage_req_t *req)
+{
+    int           dfd, rc;
+    char          name[SFT_STORAGE_NAME_MAX + 1];
+    struct stat   sb;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    dfd = sft_posix_parent(p, (char *) req->path, name);
+    if (dfd == -1) {
+        return sft_posix_fail(req, "unlink()");
+    }
+
+    rc = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW);
+
+    if (rc == 0 && S_ISDIR(sb.st_mode)) {
+        close(dfd);
+        req->err = SFT_STORAGE_IS_DIR;
+        return SFT_ERROR;
+    }
+
+    if (rc == 0) {
+        sft_storage_stat_from_sys(&req->st, &sb);
+        rc = unlinkat(dfd, name, 0);
+    }
+
+    close(dfd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "unlink()");
+    }
+
+    return SFT_OK;
+}
+
+
+/* req->st: the target replaced, mode 0 if there was none */
+
+static sft_int_t
+sft_posix_rename(sft_storage_req_t *req)
+{
+    int           sfd, tfd, rc;
+    char          sname[SFT_STORAGE_NAME_MAX + 1];
+    char          tname[SFT_STORAGE_NAME_MAX + 1];
+    struct stat   sb;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    sft_memzero(&req->st, sizeof(sft_storage_stat_t));
+
+    sfd = sft_posix_parent(p, (char *) req->path, sname);
+    if (sfd == -1) {
+        return sft_posix_fail(req, "rename()");
+    }
+
+    tfd = sft_posix_parent(p, (char *) req->path2, tname);
+    if (tfd == -1) {
+        close(sfd);
+        return sft_posix_fail(req, "rename()");
+    }
+
+    if (fstatat(tfd, tname, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+        sft_storage_stat_from_sys(&req->st, &sb);
+    }
+
+    rc = renameat2(sfd, sname, tfd, tname,
+                   (req->flags & SFT_STORAGE_WRITE_NOREPLACE)
+                   ? RENAME_NOREPLACE : 0);
+
+    if (rc == -1 && errno == EEXIST && req->st.mode
+        && S_ISDIR(req->st.mode))
+    {
+        errno = ENOTEMPTY;
+    }
+
+    close(sfd);
+    close(tfd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "rename()");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_setmtime(sft_storage_req_t *req)
+{
+    int              fd, rc;
+    struct timespec  ts[2];
+    sft_posix_t     *p = req->storage->driver_data;
+
+    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
+                        0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "utimes()");
+    }
+
+    ts[0].tv_sec = 0;
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_sec = req->mtime;
+    ts[1].tv_nsec = 0;
+
+    rc = futimens(fd, ts);
+    close(fd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "utimes()");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_chmod(sft_storage_req_t *req)
+{
+    int           fd, rc;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
+                        0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "chmod()");
+    }
+
+    rc = fchmod(fd, req->mode & 0777);
+    close(fd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "chmod()");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_statvfs(sft_storage_req_t *req)
+{
+    int             fd, rc;
+    struct statvfs  sv;
+    sft_posix_t    *p = req->storage->driver_data;
+
+    fd = sft_posix_open(p, (char *) req->path, O_PATH, 0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "statvfs()");
+    }
+
+    rc = fstatvfs(fd, &sv);
+    close(fd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "statvfs()");
+    }
+
+    req->vfs.total_bytes = (uint64_t) sv.f_blocks * sv.f_frsize;
+    req->vfs.free_bytes = (uint64_t) sv.f_bavail * sv.f_frsize;
+    req->vfs.total_files = sv.f_files;
+    req->vfs.free_files = sv.f_favail;
+    req->vfs.block_size = sv.f_bsize;
+    req->vfs.name_max = sv.f_namemax;
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_readlink(sft_storage_req_t *req)
+{
+    int           dfd;
+    char          name[SFT_STORAGE_NAME_MAX + 1];
+    ssize_t       n;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    dfd = sft_posix_parent(p, (char *) req->path, name);
+    if (dfd == -1) {
+        return sft_posix_fail(req, "readlink()");
+    }
+
+    n = readlinkat(dfd, name, (char *) req->buf, req->len);
+    close(dfd);
+
+    if (n == -1) {
+        return sft_posix_fail(req, "readlink()");
+    }
+
+    req->nbytes = n;
+
+    return SFT_OK;
+}
+
+
+/* path2 is the link's target, already checked by the vfs */
+
+static sft_int_t
+sft_posix_symlink(sft_storage_req_t *req)
+{
+    int           dfd, rc;
+    char          name[SFT_STORAGE_NAME_MAX + 1];
+    sft_posix_t  *p = req->storage->driver_data;
+
+    dfd = sft_posix_parent(p, (char *) req->path, name);
+    if (dfd == -1) {
+        return sft_posix_fail(req, "symlink()");
+    }
+
+    rc = symlinkat((char *) req->path2, dfd, name);
+    close(dfd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "symlink()");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_fd_t
+sft_posix_file_fd(sft_storage_file_t *file)
+{
+    return file->fd;
+}

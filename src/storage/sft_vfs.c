@@ -1,0 +1,1091 @@
+/*
+ * sft_vfs.c -- the virtual filesystem every protocol calls: client paths
+ * normalised into the session's root, permission and deny/hide checks,
+ * temporary upload names kept out of sight, and quota accounting, then
+ * the storage driver operation (at once or on the thread pool).
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_vfs.h>
+
+
+#define SFT_VFS_NO_OVERWRITE  0x1000    /* req->flags: EXCL added by us */
+
+
+static void sft_vfs_post(sft_storage_req_t *req);
+
+
+void
+sft_vfs_session_init(sft_vfs_session_t *s, sft_storage_t *storage,
+    sft_str_t *home, uint32_t perms, sft_log_t *log)
+{
+    sft_memzero(s, sizeof(sft_vfs_session_t));
+
+    s->storage = storage;
+    s->perms = perms;
+    s->log = log;
+    s->cwd[0] = '/';
+    s->cwd[1] = '\0';
+    s->cwd_len = 1;
+
+    if (home) {
+        s->home = *home;
+    }
+}
+
+
+/*
+ * Lexical normalisation: absolute, or relative to cwd; "." dropped, ".."
+ * removes a component and stops at "/"; empty components dropped.
+ */
+
+sft_storage_err_t
+sft_vfs_normalize(const u_char *cwd, size_t cwd_len, const u_char *path,
+    size_t len, u_char *out, size_t *out_len)
+{
+    size_t         n, clen, pass, plen;
+    const u_char  *p, *end, *c;
+
+    for (n = 0; n < len; n++) {
+        if (path[n] == '\0' || path[n] == '\r' || path[n] == '\n') {
+            return SFT_STORAGE_NAME_INVALID;
+        }
+    }
+
+    if (len > SFT_STORAGE_PATH_MAX) {
+        return SFT_STORAGE_NAME_INVALID;
+    }
+
+    n = 0;
+
+    for (pass = 0; pass < 2; pass++) {
+
+        if (pass == 0) {
+            if (len && path[0] == '/') {
+                continue;
+            }
+
+            p = cwd;
+            plen = cwd_len;
+
+        } else {
+            p = path;
+            plen = len;
+        }
+
+        end = p + plen;
+
+        while (p < end) {
+
+            while (p < end && *p == '/') {
+                p++;
+            }
+
+            c = p;
+
+            while (p < end && *p != '/') {
+                p++;
+            }
+
+            clen = p - c;
+
+            if (clen == 0 || (clen == 1 && c[0] == '.')) {
+                continue;
+            }
+
+            if (clen > SFT_STORAGE_NAME_MAX) {
+                return SFT_STORAGE_NAME_INVALID;
+            }
+
+            if (clen == 2 && c[0] == '.' && c[1] == '.') {
+                while (n && out[n - 1] != '/') {
+                    n--;
+                }
+
+                if (n) {
+                    n--;            /* the slash */
+                }
+
+                continue;
+            }
+
+            if (n + 1 + clen > SFT_STORAGE_PATH_MAX) {
+                return SFT_STORAGE_NAME_INVALID;
+            }
+
+            out[n++] = '/';
+            sft_memcpy(out + n, c, clen);
+            n += clen;
+        }
+    }
+
+    if (n == 0) {
+        out[n++] = '/';
+    }
+
+    out[n] = '\0';
+    *out_len = n;
+
+    return SFT_STORAGE_OK;
+}
+
+
+/* the session mask narrowed by the longest matching directory rule */
+
+uint32_t
+sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath, size_t len)
+{
+    size_t           best, rlen;
+    uint32_t         perms;
+    sft_uint_t       i;
+    sft_vfs_rule_t  *r;
+
+    perms = s->perms;
+    best = 0;
+
+    for (i = 0; i < s->nrules; i++) {
+        r = &s->rules[i];
+        rlen = r->path.len;
+
+        while (rlen > 1 && r->path.data[rlen - 1] == '/') {
+            rlen--;
+        }
+
+        if (rlen > len || sft_memcmp(r->path.data, vpath, rlen) != 0) {
+            continue;
+        }
+
+        /* on a component boundary: "/pub" covers "/pub/x", not "/public" */
+
+        if (rlen != len && !(rlen == 1 && r->path.data[0] == '/')
+            && vpath[rlen] != '/')
+        {
+            continue;
+        }
+
+        if (rlen + 1 > best) {
+            best = rlen + 1;
+            perms = r->perms;
+        }
+    }
+
+    return perms;
+}
+
+
+/* ".NAME.sft-XXXXXX", the temporary name of an upload in progress */
+
+sft_uint_t
+sft_vfs_is_temp_name(const u_char *name, size_t len)
+{
+    size_t  i;
+
+    if (len < 13 || name[0] != '.'
+        || sft_memcmp(name + len - 11, ".sft-", 5) != 0)
+    {
+        return 0;
+    }
+
+    for (i = len - 6; i < len; i++) {
+        if (!isalnum(name[i])) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+sft_uint_t
+sft_vfs_visible(sft_vfs_session_t *s, const u_char *name, size_t len)
+{
+    if (sft_vfs_is_temp_name(name, len)) {
+        return 0;
+    }
+
+    if (s->filter
+        && (s->filter(s->filter_data, name, len, SFT_VFS_FILTER_HIDE)
+            || s->filter(s->filter_data, name, len, SFT_VFS_FILTER_DENY)))
+    {
+        return 0;
+    }
+
+    return 1;
+}
+
+
+sft_int_t
+sft_vfs_quota_charge(sft_vfs_quota_t *q, off_t bytes, sft_uint_t files)
+{
+    if (q == NULL) {
+        return SFT_OK;
+    }
+
+    if ((q->max_bytes && bytes > 0 && q->used_bytes + bytes > q->max_bytes)
+        || (q->max_files && files && q->used_files + files > q->max_files))
+    {
+        return SFT_ERROR;
+    }
+
+    q->used_bytes += bytes;
+    q->used_files += files;
+
+    return SFT_OK;
+}
+
+
+void
+sft_vfs_quota_credit(sft_vfs_quota_t *q, off_t bytes, sft_uint_t files)
+{
+    if (q == NULL) {
+        return;
+    }
+
+    q->used_bytes = (q->used_bytes > bytes) ? q->used_bytes - bytes : 0;
+    q->used_files = (q->used_files > files) ? q->used_files - files : 0;
+}
+
+
+/*
+ * Charges the growth a write at offset of len bytes causes; a kernel path
+ * (splice) calls it before moving the bytes.  SFT_ERROR: over quota.
+ */
+
+sft_int_t
+sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
+    off_t offset, size_t len)
+{
+    off_t  end, grow;
+
+    if (file->flags & SFT_STORAGE_WRITE_APPEND) {
+        offset = file->size;
+    }
+
+    end = offset + (off_t) len;
+    grow = end > file->size ? end - file->size : 0;
+
+    if (sft_vfs_quota_charge(s->quota, grow, 0) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    file->charged += grow;
+
+    if (end > file->size) {
+        file->size = end;
+    }
+
+    return SFT_OK;
+}
+
+
+/*
+ * Normalises a client path, refuses temporary names and denied names in
+ * any component, checks need against the permissions of the path itself
+ * (self) or of its directory, and builds the storage path.
+ */
+
+static sft_int_t
+sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, uint32_t need, sft_uint_t self,
+    u_char **vpathp, u_char **realp)
+{
+    u_char             *p, *c, *real;
+    size_t              n, dlen;
+    uint32_t            perms;
+    sft_storage_err_t   err;
+    u_char              vpath[SFT_STORAGE_PATH_MAX + 1];
+
+    req->storage = s->storage;
+    req->log = s->log;
+    req->thread_pool = s->thread_pool;
+    req->post = sft_vfs_post;
+    req->post_data = s;
+
+    err = sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n);
+
+    if (err != SFT_STORAGE_OK) {
+        req->err = err;
+        return SFT_ERROR;
+    }
+
+    /* every component */
+
+    for (p = vpath + 1; p < vpath + n; p++) {
+        c = p;
+
+        while (p < vpath + n && *p != '/') {
+            p++;
+        }
+
+        if (sft_vfs_is_temp_name(c, p - c)) {
+            req->err = SFT_STORAGE_NAME_INVALID;
+            return SFT_ERROR;
+        }
+
+        if (s->filter
+            && s->filter(s->filter_data, c, p - c, SFT_VFS_FILTER_DENY))
+        {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "access to \"%s\" denied by a filter", vpath);
+            req->err = SFT_STORAGE_PERMISSION;
+            return SFT_ERROR;
+        }
+    }
+
+    if (need) {
+        if (self) {
+            dlen = n;
+
+        } else {
+            for (dlen = n; dlen > 1 && vpath[dlen - 1] != '/'; dlen--) {
+                /* void */
+            }
+
+            if (dlen > 1) {
+                dlen--;
+            }
+        }
+
+        perms = sft_vfs_perms(s, vpath, dlen);
+
+        if ((perms & need) != need) {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "permission denied: \"%s\" needs 0x%x",
+                          vpath, (unsigned) need);
+            req->err = SFT_STORAGE_PERMISSION;
+            return SFT_ERROR;
+        }
+    }
+
+    if (vpathp) {
+        *vpathp = sft_pnalloc(req->pool, n + 1);
+        if (*vpathp == NULL) {
+            req->err = SFT_STORAGE_BUSY;
+            return SFT_ERROR;
+        }
+
+        sft_memcpy(*vpathp, vpath, n + 1);
+    }
+
+    /* home + vpath, relative to the storage root; "." for the root */
+
+    real = sft_pnalloc(req->pool, s->home.len + n + 2);
+    if (real == NULL) {
+        req->err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    p = real;
+
+    if (s->home.len) {
+        p = sft_cpymem(p, s->home.data, s->home.len);
+
+        if (n > 1) {
+            p = sft_cpymem(p, vpath, n);
+        }
+
+    } else if (n > 1) {
+        p = sft_cpymem(p, vpath + 1, n - 1);
+
+    } else {
+        *p++ = '.';
+    }
+
+    *p = '\0';
+
+    *realp = real;
+
+    return SFT_OK;
+}
+
+
+/* the permissions of the directory holding vpath */
+
+static uint32_t
+sft_vfs_dir_perms(sft_vfs_session_t *s, u_char *vpath)
+{
+    u_char  *slash;
+
+    slash = (u_char *) strrchr((char *) vpath, '/');
+
+    return sft_vfs_perms(s, vpath,
+                         slash == vpath ? 1 : (size_t) (slash - vpath));
+}
+
+
+static sft_int_t
+sft_vfs_refuse_root(sft_storage_req_t *req, u_char *vpath)
+{
+    if (vpath[0] == '/' && vpath[1] == '\0') {
+        req->err = SFT_STORAGE_PERMISSION;
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+/* after the driver, on the loop: accounting and listings */
+
+static void
+sft_vfs_post(sft_storage_req_t *req)
+{
+    sft_uint_t             i, n;
+    sft_storage_dir_t     *dir;
+    sft_storage_file_t    *file;
+    sft_vfs_session_t     *s = req->post_data;
+    sft_storage_dirent_t  *e;
+    sft_storage_req_t      cr;
+
+    switch (req->op) {
+
+    case SFT_STORAGE_OPEN_WRITE:
+
+        if (req->err == SFT_STORAGE_EXISTS
+            && (req->flags & SFT_VFS_NO_OVERWRITE))
+        {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "permission denied: overwrite of \"%s\"",
+                          req->path);
+            req->err = SFT_STORAGE_PERMISSION;
+            break;
+        }
+
+        if (req->err != SFT_STORAGE_OK) {
+            break;
+        }
+
+        file = req->file;
+
+        if (!file->existed
+            && sft_vfs_quota_charge(s->quota, 0, 1) != SFT_OK)
+        {
+            /* the file was just made: undo it at once */
+
+            cr = *req;
+            cr.op = SFT_STORAGE_CLOSE;
+            cr.commit = 0;
+            cr.post = NULL;
+            (void) req->storage->driver->ops[SFT_STORAGE_CLOSE](&cr);
+
+            if (!file->temp_file) {
+                cr.op = SFT_STORAGE_UNLINK;
+                cr.err = SFT_STORAGE_OK;
+                (void) req->storage->driver->ops[SFT_STORAGE_UNLINK](&cr);
+            }
+
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "file quota exceeded: \"%s\"", req->path);
+            req->err = SFT_STORAGE_QUOTA;
+        }
+
+        break;
+
+    case SFT_STORAGE_WRITE:
+
+        file = req->file;
+
+        if (req->nbytes < (ssize_t) req->len) {
+            /* credit what was charged but not written */
+            n = req->len - (req->nbytes > 0 ? req->nbytes : 0);
+            n = sft_min((off_t) n, file->charged);
+            sft_vfs_quota_credit(s->quota, n, 0);
+            file->charged -= n;
+        }
+
+        break;
+
+    case SFT_STORAGE_CLOSE:
+
+        file = req->file;
+
+        if (!file->temp_file) {
+            break;
+        }
+
+        if (req->commit && req->err == SFT_STORAGE_OK) {
+            if (file->existed) {
+                sft_vfs_quota_credit(s->quota, file->replaced_size, 0);
+            }
+
+        } else {
+            sft_vfs_quota_credit(s->quota, file->charged,
+                                 file->existed ? 0 : 1);
+            file->charged = 0;
+        }
+
+        break;
+
+    case SFT_STORAGE_UNLINK:
+
+        if (req->err == SFT_STORAGE_OK) {
+            sft_vfs_quota_credit(s->quota,
+                                 S_ISREG(req->st.mode) ? req->st.size : 0, 1);
+        }
+
+        break;
+
+    case SFT_STORAGE_RENAME:
+
+        if (req->err == SFT_STORAGE_OK && req->st.mode
+            && !S_ISDIR(req->st.mode))
+        {
+            sft_vfs_quota_credit(s->quota,
+                                 S_ISREG(req->st.mode) ? req->st.size : 0, 1);
+        }
+
+        break;
+
+    case SFT_STORAGE_READDIR:
+
+        if (req->err != SFT_STORAGE_OK) {
+            break;
+        }
+
+        dir = req->dir;
+        e = dir->entries;
+        n = 0;
+
+        for (i = 0; i < dir->nentries; i++) {
+            if (!sft_vfs_visible(s, e[i].name, e[i].len)) {
+                continue;
+            }
+
+            if (n != i) {
+                e[n] = e[i];
+            }
+
+            n++;
+        }
+
+        dir->nentries = n;
+
+        break;
+
+    case SFT_STORAGE_STAT:
+
+        /* chdir: path2 holds the new virtual cwd */
+
+        if (req->path2 && req->err == SFT_STORAGE_OK) {
+            if (!S_ISDIR(req->st.mode)) {
+                req->err = SFT_STORAGE_NOT_DIR;
+                break;
+            }
+
+            n = sft_strlen(req->path2);
+            sft_memcpy(s->cwd, req->path2, n + 1);
+            s->cwd_len = n;
+        }
+
+        break;
+
+    default:
+        break;
+    }
+}
+
+
+sft_int_t
+sft_vfs_stat(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len)
+{
+    req->op = SFT_STORAGE_STAT;
+
+    if (sft_vfs_prepare(s, req, path, len, 0, 0, NULL, &req->path)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_lstat(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len)
+{
+    req->op = SFT_STORAGE_LSTAT;
+
+    if (sft_vfs_prepare(s, req, path, len, 0, 0, NULL, &req->path)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_chdir(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len)
+{
+    req->op = SFT_STORAGE_STAT;
+
+    if (sft_vfs_prepare(s, req, path, len, 0, 0, &req->path2, &req->path)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_open_read(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, const u_char *path, size_t len)
+{
+    req->op = SFT_STORAGE_OPEN_READ;
+    req->file = file;
+
+    if (sft_vfs_prepare(s, req, path, len, SFT_PERM_DOWNLOAD, 0, NULL,
+                        &req->path)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    return sft_storage_run(req);
+}
+
+
+/*
+ * flags: SFT_STORAGE_WRITE_*; 0 means a plain upload (REPLACE, or in
+ * place if the session says so).  Creating needs "upload"; replacing or
+ * writing into an existing file needs "overwrite" as well.
+ */
+
+sft_int_t
+sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, const u_char *path, size_t len,
+    sft_uint_t flags, off_t offset)
+{
+    u_char    *vpath;
+    uint32_t   perms;
+
+    req->op = SFT_STORAGE_OPEN_WRITE;
+    req->file = file;
+    req->offset = offset;
+
+    if (sft_vfs_prepare(s, req, path, len, SFT_PERM_UPLOAD, 0, &vpath,
+                        &req->path)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_refuse_root(req, vpath) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    if (!(flags & (SFT_STORAGE_WRITE_REPLACE|SFT_STORAGE_WRITE_INPLACE
+                   |SFT_STORAGE_WRITE_APPEND)))
+    {
+        flags |= s->inplace_uploads ? SFT_STORAGE_WRITE_INPLACE
+                                    : SFT_STORAGE_WRITE_REPLACE;
+    }
+
+    if (offset && (flags & SFT_STORAGE_WRITE_REPLACE)) {
+        req->err = SFT_STORAGE_INVALID;
+        return SFT_ERROR;
+    }
+
+    perms = sft_vfs_dir_perms(s, vpath);
+
+    if (!(perms & SFT_PERM_OVERWRITE) && !(flags & SFT_STORAGE_WRITE_EXCL)) {
+        flags |= SFT_STORAGE_WRITE_EXCL|SFT_STORAGE_WRITE_NOREPLACE
+                 |SFT_VFS_NO_OVERWRITE;
+    }
+
+    req->flags = flags;
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_read(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, u_char *buf, size_t len, off_t offset)
+{
+    req->op = SFT_STORAGE_READ;
+    req->storage = file->storage;
+    req->log = s->log;
+    req->thread_pool = s->thread_pool;
+    req->post = NULL;
+    req->file = file;
+    req->buf = buf;
+    req->len = len;
+    req->offset = offset;
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, u_char *buf, size_t len, off_t offset)
+{
+    req->op = SFT_STORAGE_WRITE;
+    req->storage = file->storage;
+    req->log = s->log;
+    req->thread_pool = s->thread_pool;
+    req->post = sft_vfs_post;
+    req->post_data = s;
+    req->file = file;
+    req->buf = buf;
+    req->len = len;
+    req->offset = offset;
+
+    if (sft_vfs_charge_write(s, file, offset, len) != SFT_OK) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "quota exceeded: upload of \"%s\" stopped",
+                      file->name);
+        req->err = SFT_STORAGE_QUOTA;
+        return SFT_ERROR;
+    }
+
+    return sft_storage_run(req);
+}
+
+
+/* commit: rename a temporary upload into place; 0: abort, remove it */
+
+sft_int_t
+sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, sft_uint_t commit)
+{
+    req->op = SFT_STORAGE_CLOSE;
+    req->storage = file->storage;
+    req->log = s->log;
+    req->thread_pool = s->thread_pool;
+    req->post = sft_vfs_post;
+    req->post_data = s;
+    req->file = file;
+    req->commit = commit;
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_opendir(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_dir_t *dir, const u_char *path, size_t len)
+{
+    req->op = SFT_STORAGE_OPENDIR;
+    req->dir = dir;
+
+    if (sft_vfs_prepare(s, req, path, len, SFT_PERM_LIST, 1, NULL,
+                        &req->path)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (dir->entries == NULL) {
+        dir->entries = sft_palloc(req->pool, SFT_STORAGE_DIR_BATCH
+                                             * sizeof(sft_storage_dirent_t));
+        if (dir->entries == NULL) {
+            req->err = SFT_STORAGE_BUSY;
+            return SFT_ERROR;
+        }
+    }
+
+    return sft_storage_run(req);
+}
+
+
+/* a batch in dir->entries, hidden names left out; dir->eof at the end */
+
+sft_int_t
+sft_vfs_readdir(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_dir_t *dir)
+{
+    req->op = SFT_STORAGE_READDIR;
+    req->storage = dir->storage;
+    req->log = s->log;
+    req->thread_pool = s->thread_pool;
+    req->post = sft_vfs_post;
+    req->post_data = s;
+    req->dir = dir;
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_closedir(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_dir_t *dir)
+{
+    req->op = SFT_STORAGE_CLOSEDIR;
+    req->storage = dir->storage;
+    req->log = s->log;
+    req->thread_pool = NULL;             /* closedir() does not block */
+    req->post = NULL;
+    req->dir = dir;
+
+    return sft_storage_run(req);
+}
+
+
+static sft_int_t
+sft_vfs_simple(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_op_t op, const u_char *path, size_t len, uint32_t need,
+    sft_uint_t not_root)
+{
+    u_char  *vpath;
+
+    req->op = op;
+
+    if (sft_vfs_prepare(s, req, path, len, need, 0, &vpath, &req->path)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (not_root && sft_vfs_refuse_root(req, vpath) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    return sft_storage_run(req);
+}
+
+
+sft_int_t
+sft_vfs_mkdir(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len)
+{
+    return sft_vfs_simple(s, req, SFT_STORAGE_MKDIR, path, len,
+                          SFT_PERM_MKDIR, 1);
+}
+
+
+sft_int_t
+sft_vfs_rmdir(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len)
+{
+    return sft_vfs_simple(s, req, SFT_STORAGE_RMDIR, path, len,
+                          SFT_PERM_RMDIR, 1);
+}
+
+
+sft_int_t
+sft_vfs_unlink(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len)
+{
+    return sft_vfs_simple(s, req, SFT_STORAGE_UNLINK, path, len,
+                          SFT_PERM_DELETE, 1);
+}
+
+
+sft_int_t
+sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, time_t mtime)
+{
+    req->mtime = mtime;
+
+    return sft_vfs_simple(s, req, SFT_STORAGE_SETMTIME, path, len,
+                          SFT_PERM_UPLOAD, 0);
+}
+
+
+sft_int_t
+sft_vfs_chmod(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, mode_t mode)
+{
+    req->mode = mode;
+
+    return sft_vfs_simple(s, req, SFT_STORAGE_CHMOD, path, len,
+                          SFT_PERM_CHMOD, 0);
+}
+
+
+sft_int_t
+sft_vfs_statvfs(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len)
+{
+    return sft_vfs_simple(s, req, SFT_STORAGE_STATVFS, path, len, 0, 0);
+}
+
+
+sft_int_t
+sft_vfs_readlink(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, u_char *buf, size_t size)
+{
+    req->buf = buf;
+    req->len = size;
+
+    return sft_vfs_simple(s, req, SFT_STORAGE_READLINK, path, len, 0, 1);
+}
+
+
+/*
+ * The source needs "rename" in its directory; the target "upload" in its
+ * own, and "overwrite" as well to replace an existing name.
+ */
+
+sft_int_t
+sft_vfs_rename(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *from, size_t flen, const u_char *to, size_t tlen)
+{
+    u_char    *vfrom, *vto;
+    uint32_t   perms;
+
+    req->op = SFT_STORAGE_RENAME;
+
+    if (sft_vfs_prepare(s, req, from, flen, SFT_PERM_RENAME, 0, &vfrom,
+                        &req->path)
+        != SFT_OK
+        || sft_vfs_refuse_root(req, vfrom) != SFT_OK
+        || sft_vfs_prepare(s, req, to, tlen, SFT_PERM_UPLOAD, 0, &vto,
+                           &req->path2)
+           != SFT_OK
+        || sft_vfs_refuse_root(req, vto) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    perms = sft_vfs_dir_perms(s, vto);
+
+    req->flags = (perms & SFT_PERM_OVERWRITE) ? 0
+                                              : SFT_STORAGE_WRITE_NOREPLACE;
+
+    return sft_storage_run(req);
+}
+
+
+/*
+ * The target is stored relative: an absolute (virtual) target becomes
+ * "../" per level of the link's directory; one climbing above the
+ * session's root is refused.
+ */
+
+sft_int_t
+sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, const u_char *target, size_t tlen)
+{
+    u_char             *vpath, *p, *t, *dir;
+    size_t              n, dlen, depth, tn, i;
+    sft_storage_err_t   err;
+    u_char              resolved[SFT_STORAGE_PATH_MAX + 1];
+
+    req->op = SFT_STORAGE_SYMLINK;
+
+    if (sft_vfs_prepare(s, req, path, len, SFT_PERM_UPLOAD, 0, &vpath,
+                        &req->path)
+        != SFT_OK
+        || sft_vfs_refuse_root(req, vpath) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (tlen == 0) {
+        req->err = SFT_STORAGE_NAME_INVALID;
+        return SFT_ERROR;
+    }
+
+    /* the link's directory */
+
+    dir = vpath;
+    for (dlen = sft_strlen(vpath); dlen > 1 && vpath[dlen - 1] != '/'; dlen--)
+    {
+        /* void */
+    }
+
+    if (dlen > 1) {
+        dlen--;
+    }
+
+    depth = 0;
+    for (i = 0; i < dlen; i++) {
+        depth += (dir[i] == '/' && dlen > 1);
+    }
+
+    if (target[0] != '/') {
+
+        /* a relative target must not climb above the root */
+
+        n = 0;
+        p = (u_char *) target;
+
+        while (p < target + tlen) {
+            t = p;
+
+            while (p < target + tlen && *p != '/') {
+                p++;
+            }
+
+            if (p - t == 2 && t[0] == '.' && t[1] == '.') {
+                if (n == 0 && depth == 0) {
+                    req->err = SFT_STORAGE_PERMISSION;
+                    return SFT_ERROR;
+                }
+
+                if (n) {
+                    n--;
+
+                } else {
+                    depth--;
+                }
+
+            } else if (p - t && !(p - t == 1 && t[0] == '.')) {
+                n++;
+            }
+
+            if (p < target + tlen) {
+                p++;
+            }
+        }
+    }
+
+    err = sft_vfs_normalize(dir, dlen, target, tlen, resolved, &n);
+
+    if (err != SFT_STORAGE_OK) {
+        req->err = err;
+        return SFT_ERROR;
+    }
+
+    /* stored as given if relative, else made relative */
+
+    if (target[0] != '/') {
+        tn = tlen;
+        req->path2 = sft_pnalloc(req->pool, tn + 1);
+        if (req->path2 == NULL) {
+            req->err = SFT_STORAGE_BUSY;
+            return SFT_ERROR;
+        }
+
+        sft_memcpy(req->path2, target, tn);
+        req->path2[tn] = '\0';
+
+    } else {
+        for (depth = 0, i = 0; i < dlen; i++) {
+            depth += (dir[i] == '/' && dlen > 1);
+        }
+
+        req->path2 = sft_pnalloc(req->pool, depth * 3 + n + 2);
+        if (req->path2 == NULL) {
+            req->err = SFT_STORAGE_BUSY;
+            return SFT_ERROR;
+        }
+
+        p = req->path2;
+
+        for (i = 0; i < depth; i++) {
+            p = sft_cpymem(p, "../", 3);
+        }
+
+        if (n > 1) {
+            p = sft_cpymem(p, resolved + 1, n - 1);
+
+        } else if (p == req->path2) {
+            *p++ = '.';
+        }
+
+        *p = '\0';
+    }
+
+    return sft_storage_run(req);
+}

@@ -1,0 +1,557 @@
+/*
+ * test_storage_posix.c -- the posix driver through the vfs on a temporary
+ * directory: symlinks cannot lead out (openat2 and the fallback walk),
+ * uploads go through a hidden temporary name, abort leaves nothing,
+ * append and write at offset, batched listings, error mapping, quota,
+ * and operations completing through the thread pool.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_thread_pool.h>
+#include <sft_vfs.h>
+#include <dirent.h>
+#include <poll.h>
+
+
+static sft_uint_t   tests;
+static sft_uint_t   failed;
+static char         top[256], root[300];
+static sft_pool_t  *pool;
+
+
+static void
+ok(int cond, const char *name)
+{
+    tests++;
+
+    if (!cond) {
+        failed++;
+    }
+
+    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
+           name);
+}
+
+
+static sft_storage_req_t *
+R(void)
+{
+    static sft_storage_req_t  req;
+
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+
+    return &req;
+}
+
+
+#define P(s)  (u_char *) (s), strlen(s)
+
+
+static void
+put(const char *rel, const char *data)
+{
+    int   fd;
+    char  path[600];
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    fd = open(path, O_WRONLY|O_CREAT|O_TRUNC, 0644);
+    if (fd == -1 || write(fd, data, strlen(data)) < 0) {
+        printf("# put %s failed\n", path);
+    }
+    close(fd);
+}
+
+
+static int
+content_is(const char *rel, const char *data)
+{
+    int      fd;
+    char     path[600], buf[256];
+    ssize_t  n;
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    fd = open(path, O_RDONLY);
+    if (fd == -1) {
+        return 0;
+    }
+
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+
+    if (n < 0) {
+        return 0;
+    }
+
+    buf[n] = '\0';
+
+    if (strcmp(buf, data) != 0) {
+        printf("# %s: \"%s\", expected \"%s\"\n", rel, buf, data);
+        return 0;
+    }
+
+    return 1;
+}
+
+
+static int
+exists(const char *rel)
+{
+    char         path[600];
+    struct stat  sb;
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+
+    return lstat(path, &sb) == 0;
+}
+
+
+/* real entries in a directory whose names start with '.' */
+
+static int
+temp_files(const char *rel)
+{
+    int             n;
+    DIR            *d;
+    char            path[600];
+    struct dirent  *de;
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    d = opendir(path);
+    n = 0;
+
+    while (d && (de = readdir(d))) {
+        n += (strstr(de->d_name, ".sft-") != NULL);
+    }
+
+    if (d) {
+        closedir(d);
+    }
+
+    return n;
+}
+
+
+static void
+symlink_tests(sft_vfs_session_t *s, const char *how)
+{
+    char                name[128], buf[64];
+    sft_storage_req_t  *r;
+    sft_storage_file_t  f;
+
+    r = R();
+    snprintf(name, sizeof(name), "%s: absolute link out refused", how);
+    ok(sft_vfs_stat(s, r, P("abs")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION, name);
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    snprintf(name, sizeof(name), "%s: ../ link out refused", how);
+    ok(sft_vfs_open_read(s, r, &f, P("rel")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION, name);
+
+    r = R();
+    snprintf(name, sizeof(name), "%s: link in a subdirectory out refused",
+             how);
+    ok(sft_vfs_stat(s, r, P("dir/up/secret")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION, name);
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    snprintf(name, sizeof(name), "%s: upload through a link out refused",
+             how);
+    ok(sft_vfs_open_write(s, r, &f, P("dir/up/new"), 0, 0) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION && temp_files("../outside") == 0,
+       name);
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    snprintf(name, sizeof(name), "%s: link inside followed", how);
+
+    if (sft_vfs_open_read(s, r, &f, P("in")) == SFT_OK) {
+        r = R();
+        ok(sft_vfs_read(s, r, &f, (u_char *) buf, sizeof(buf), 0) == SFT_OK
+           && r->nbytes == 5 && memcmp(buf, "inner", 5) == 0
+           && f.size == 5, name);
+        r = R();
+        (void) sft_vfs_close(s, r, &f, 1);
+
+    } else {
+        ok(0, name);
+    }
+
+    r = R();
+    snprintf(name, sizeof(name), "%s: directory link inside followed", how);
+    ok(sft_vfs_stat(s, r, P("dirlink/file.txt")) == SFT_OK
+       && r->st.size == 5, name);
+
+    r = R();
+    snprintf(name, sizeof(name), "%s: lstat sees the link itself", how);
+    ok(sft_vfs_lstat(s, r, P("abs")) == SFT_OK && S_ISLNK(r->st.mode),
+       name);
+}
+
+
+static sft_uint_t  async_done;
+static sft_int_t   async_err;
+
+static void
+async_handler(sft_storage_req_t *req)
+{
+    async_done++;
+    async_err = req->err;
+}
+
+
+static void
+wait_async(sft_thread_pool_t *tp, sft_uint_t n)
+{
+    int            i;
+    struct pollfd  pfd;
+
+    for (i = 0; i < 500 && async_done < n; i++) {
+        pfd.fd = tp->notify_fd;
+        pfd.events = POLLIN;
+
+        if (poll(&pfd, 1, 10) > 0) {
+            sft_thread_pool_complete(tp);
+        }
+    }
+}
+
+
+int
+main(void)
+{
+    int                  i, total, hidden, bad;
+    char                 path[600], cmd[700];
+    u_char               data[16];
+    sft_str_t            name = sft_string("test");
+    sft_log_t           *log;
+    sft_uint_t           j;
+    sft_storage_t       *st;
+    sft_vfs_quota_t      q;
+    sft_thread_pool_t    tp;
+    sft_vfs_session_t    s;
+    sft_storage_req_t   *r, ar;
+    sft_storage_dir_t    dir;
+    sft_storage_file_t   f;
+
+    printf("1..55\n");
+
+    log = sft_log_init();
+    log->log_level = SFT_LOG_CRIT;
+    pool = sft_create_pool(4096, log);
+
+    snprintf(top, sizeof(top), "/tmp/sft-storage-XXXXXX");
+    if (mkdtemp(top) == NULL) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+
+    snprintf(root, sizeof(root), "%s/root", top);
+    snprintf(path, sizeof(path), "%s/outside", top);
+    mkdir(root, 0755);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/outside/secret", top);
+    close(open(path, O_WRONLY|O_CREAT, 0644));
+
+    mkdir(strcat(strcpy(cmd, root), "/dir"), 0755);
+    put("dir/file.txt", "inner");
+
+    snprintf(path, sizeof(path), "%s/outside/secret", top);
+    snprintf(cmd, sizeof(cmd), "%s/abs", root);
+    (void) symlink(path, cmd);
+    snprintf(cmd, sizeof(cmd), "%s/rel", root);
+    (void) symlink("../outside/secret", cmd);
+    snprintf(cmd, sizeof(cmd), "%s/dir/up", root);
+    (void) symlink("../../outside", cmd);
+    snprintf(cmd, sizeof(cmd), "%s/in", root);
+    (void) symlink("dir/file.txt", cmd);
+    snprintf(cmd, sizeof(cmd), "%s/dirlink", root);
+    (void) symlink("dir", cmd);
+
+    st = sft_storage_posix_create(pool, log, &name, (u_char *) root);
+    ok(st != NULL, "posix storage on a temporary directory");
+
+    if (st == NULL) {
+        return 1;
+    }
+
+    sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
+
+    /* symlinks: openat2, then the fallback walk */
+
+    symlink_tests(&s, "openat2");
+#if (SFT_HAVE_OPENAT2)
+    ok(sft_storage_posix_no_openat2 == 0, "openat2 was used");
+#else
+    ok(1, "# SKIP no openat2 in this build");
+#endif
+
+    sft_storage_posix_no_openat2 = 1;
+    symlink_tests(&s, "fallback");
+    sft_storage_posix_no_openat2 = 0;
+
+    /* upload: temporary name, existing file untouched until commit */
+
+    put("dir/up.txt", "OLD");
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    ok(sft_vfs_open_write(&s, r, &f, P("dir/up.txt"), 0, 0) == SFT_OK
+       && f.temp_file && f.existed, "upload opened on a temporary name");
+
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, (u_char *) "NEWDATA", 7, 0) == SFT_OK
+       && r->nbytes == 7, "upload written");
+
+    ok(content_is("dir/up.txt", "OLD") && temp_files("dir") == 1,
+       "existing file untouched before commit");
+
+    r = R();
+    ok(sft_vfs_close(&s, r, &f, 1) == SFT_OK
+       && content_is("dir/up.txt", "NEWDATA") && temp_files("dir") == 0,
+       "commit renames into place");
+
+    /* abort */
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    (void) sft_vfs_open_write(&s, r, &f, P("/dir/ab.txt"), 0, 0);
+    r = R();
+    (void) sft_vfs_write(&s, r, &f, (u_char *) "partial", 7, 0);
+    r = R();
+    ok(sft_vfs_close(&s, r, &f, 0) == SFT_OK && !exists("dir/ab.txt")
+       && temp_files("dir") == 0, "abort leaves nothing");
+
+    /* append, write at offset */
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    ok(sft_vfs_open_write(&s, r, &f, P("dir/up.txt"),
+                          SFT_STORAGE_WRITE_APPEND, 0) == SFT_OK
+       && f.offset == 7, "append opened at the end");
+    r = R();
+    (void) sft_vfs_write(&s, r, &f, (u_char *) "+more", 5, f.offset);
+    r = R();
+    (void) sft_vfs_close(&s, r, &f, 1);
+    ok(content_is("dir/up.txt", "NEWDATA+more"), "append");
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    ok(sft_vfs_open_write(&s, r, &f, P("dir/up.txt"),
+                          SFT_STORAGE_WRITE_INPLACE, 3) == SFT_OK,
+       "write at offset opened");
+    r = R();
+    (void) sft_vfs_write(&s, r, &f, (u_char *) "xyz", 3, 3);
+    r = R();
+    (void) sft_vfs_close(&s, r, &f, 1);
+    ok(content_is("dir/up.txt", "NEWxyzA+more"), "write at offset in place");
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    ok(sft_vfs_open_write(&s, r, &f, P("dir/up.txt"),
+                          SFT_STORAGE_WRITE_INPLACE, 100) == SFT_ERROR
+       && r->err == SFT_STORAGE_INVALID, "offset past the end refused");
+
+    /* listings: batches with stats, hidden names left out */
+
+    snprintf(cmd, sizeof(cmd), "%s/many", root);
+    mkdir(cmd, 0755);
+
+    for (i = 0; i < 70; i++) {
+        snprintf(path, sizeof(path), "many/f%02d", i);
+        put(path, "12345");
+    }
+
+    put("many/.x.sft-abcdef", "t");
+    put("many/hidden.x", "h");
+
+    s.filter = NULL;
+    r = R();
+    sft_memzero(&dir, sizeof(dir));
+    ok(sft_vfs_opendir(&s, r, &dir, P("many")) == SFT_OK, "opendir");
+
+    total = 0;
+    hidden = 0;
+    bad = 0;
+
+    for (i = 0; i < 10 && !dir.eof; i++) {
+        r = R();
+        if (sft_vfs_readdir(&s, r, &dir) != SFT_OK) {
+            break;
+        }
+
+        for (j = 0; j < dir.nentries; j++) {
+            total++;
+            hidden += (strstr((char *) dir.entries[j].name, ".sft-") != NULL);
+
+            if (dir.entries[j].name[0] == 'f'
+                && (dir.entries[j].st.size != 5
+                    || !S_ISREG(dir.entries[j].st.mode)))
+            {
+                bad++;
+            }
+        }
+    }
+
+    r = R();
+    (void) sft_vfs_closedir(&s, r, &dir);
+
+    ok(i >= 2 && dir.eof, "listing came in batches");
+    ok(total == 71 && hidden == 0 && bad == 0,
+       "listing: stats, temp name left out");
+
+    /* errors mapped */
+
+    r = R();
+    ok(sft_vfs_mkdir(&s, r, P("dir")) == SFT_ERROR
+       && r->err == SFT_STORAGE_EXISTS, "mkdir existing: EXISTS");
+    r = R();
+    ok(sft_vfs_rmdir(&s, r, P("dir")) == SFT_ERROR
+       && r->err == SFT_STORAGE_NOT_EMPTY, "rmdir non-empty: NOT_EMPTY");
+    r = R();
+    ok(sft_vfs_rmdir(&s, r, P("nodir")) == SFT_ERROR
+       && r->err == SFT_STORAGE_NOT_FOUND, "rmdir missing: NOT_FOUND");
+    r = R();
+    ok(sft_vfs_unlink(&s, r, P("many")) == SFT_ERROR
+       && r->err == SFT_STORAGE_IS_DIR, "unlink directory: IS_DIR");
+    r = R();
+    ok(sft_vfs_mkdir(&s, r, P("dir/file.txt/x")) == SFT_ERROR
+       && r->err == SFT_STORAGE_NOT_DIR, "mkdir under a file: NOT_DIR");
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("nothing"), P("x")) == SFT_ERROR
+       && r->err == SFT_STORAGE_NOT_FOUND, "rename missing: NOT_FOUND");
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    ok(sft_vfs_open_read(&s, r, &f, P("dir")) == SFT_ERROR
+       && r->err == SFT_STORAGE_IS_DIR, "download a directory: IS_DIR");
+    r = R();
+    ok(sft_vfs_rmdir(&s, r, P("/")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION, "rmdir / refused");
+
+    r = R();
+    ok(sft_vfs_mkdir(&s, r, P("newdir")) == SFT_OK && exists("newdir"),
+       "mkdir");
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("newdir"), P("dir/moved")) == SFT_OK
+       && exists("dir/moved"), "rename");
+    r = R();
+    ok(sft_vfs_rmdir(&s, r, P("dir/moved")) == SFT_OK && !exists("dir/moved"),
+       "rmdir");
+
+    /* rename onto an existing name without "overwrite" */
+
+    s.perms = SFT_PERM_ALL & ~SFT_PERM_OVERWRITE;
+    put("a1", "a");
+    put("a2", "b");
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("a1"), P("a2")) == SFT_ERROR
+       && r->err == SFT_STORAGE_EXISTS && content_is("a2", "b"),
+       "rename over a file needs overwrite");
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    ok(sft_vfs_open_write(&s, r, &f, P("a2"), 0, 0) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION && temp_files(".") == 0,
+       "upload over a file needs overwrite");
+    s.perms = SFT_PERM_ALL;
+
+    /* chmod, mtime */
+
+    r = R();
+    ok(sft_vfs_chmod(&s, r, P("a1"), 0600) == SFT_OK, "chmod");
+    r = R();
+    (void) sft_vfs_setmtime(&s, r, P("a1"), 1000000000);
+    r = R();
+    ok(sft_vfs_stat(&s, r, P("a1")) == SFT_OK && r->st.mtime == 1000000000
+       && (r->st.mode & 0777) == 0600, "mtime and mode set");
+
+    /* symlink creation stays inside */
+
+    r = R();
+    ok(sft_vfs_symlink(&s, r, P("dir/l1"), P("../../outside")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION, "symlink climbing out refused");
+    r = R();
+    ok(sft_vfs_symlink(&s, r, P("dir/l2"), P("/a1")) == SFT_OK
+       && content_is("dir/l2", "a"), "absolute symlink target made relative");
+
+    /* quota */
+
+    sft_memzero(&q, sizeof(q));
+    q.max_bytes = 10;
+    s.quota = &q;
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    (void) sft_vfs_open_write(&s, r, &f, P("q.bin"), 0, 0);
+    memset(data, 'q', sizeof(data));
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, data, 8, 0) == SFT_OK && q.used_bytes == 8
+       && q.used_files == 1, "upload within quota charged");
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, data, 8, 8) == SFT_ERROR
+       && r->err == SFT_STORAGE_QUOTA, "upload over quota stopped");
+    r = R();
+    (void) sft_vfs_close(&s, r, &f, 0);
+    ok(q.used_bytes == 0 && q.used_files == 0 && !exists("q.bin")
+       && temp_files(".") == 0, "aborted upload credited and removed");
+
+    q.used_bytes = 5;
+    q.used_files = 1;
+    r = R();
+    ok(sft_vfs_unlink(&s, r, P("a1")) == SFT_OK && q.used_bytes == 4
+       && q.used_files == 0, "delete credits back");
+    s.quota = NULL;
+
+    /* asynchronous: through the thread pool */
+
+    sft_memzero(&tp, sizeof(tp));
+    sft_str_set(&tp.name, "default");
+    tp.threads = 2;
+    tp.max_queue = 16;
+
+    if (sft_thread_pool_start(&tp, log) != SFT_OK) {
+        printf("Bail out! thread pool\n");
+        return 1;
+    }
+
+    s.thread_pool = &tp;
+
+    sft_memzero(&ar, sizeof(ar));
+    ar.pool = pool;
+    ar.handler = async_handler;
+    ok(sft_vfs_mkdir(&s, &ar, P("async")) == SFT_AGAIN, "mkdir queued");
+    wait_async(&tp, 1);
+    ok(async_done == 1 && async_err == SFT_STORAGE_OK && exists("async"),
+       "mkdir completed on the loop");
+
+    sft_memzero(&ar, sizeof(ar));
+    ar.pool = pool;
+    ar.handler = async_handler;
+    ok(sft_vfs_stat(&s, &ar, P("async/none")) == SFT_AGAIN, "stat queued");
+    wait_async(&tp, 2);
+    ok(async_done == 2 && async_err == SFT_STORAGE_NOT_FOUND,
+       "stat error came back mapped");
+
+    sft_memzero(&ar, sizeof(ar));
+    ar.pool = pool;
+    ar.handler = async_handler;
+    (void) sft_vfs_chdir(&s, &ar, P("async"));
+    wait_async(&tp, 3);
+    ok(async_done == 3 && s.cwd_len == 6
+       && memcmp(s.cwd, "/async", 6) == 0, "chdir through the pool");
+
+    sft_thread_pool_stop(&tp);
+
+    sft_storage_posix_destroy(st);
+    sft_destroy_pool(pool);
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+    if (system(cmd) != 0) {
+        printf("# cleanup failed\n");
+    }
+
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,207 @@
+/*
+ * test_vfs.c -- the virtual filesystem's pure parts: path normalisation,
+ * refused names, per-directory permission rules (longest prefix wins),
+ * temporary upload names, the hide/deny filter and quota arithmetic.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_vfs.h>
+
+
+static sft_uint_t  tests;
+static sft_uint_t  failed;
+
+
+static void
+ok(int cond, const char *name)
+{
+    tests++;
+
+    if (!cond) {
+        failed++;
+    }
+
+    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
+           name);
+}
+
+
+static int
+norm_is(const char *cwd, const char *path, const char *expect)
+{
+    size_t             n;
+    u_char             out[SFT_STORAGE_PATH_MAX + 1];
+    sft_storage_err_t  err;
+
+    err = sft_vfs_normalize((u_char *) cwd, strlen(cwd), (u_char *) path,
+                            strlen(path), out, &n);
+
+    if (err != SFT_STORAGE_OK) {
+        printf("# %s + %s: error %d\n", cwd, path, err);
+        return 0;
+    }
+
+    if (n != strlen(expect) || strcmp((char *) out, expect) != 0) {
+        printf("# %s + %s: \"%s\", expected \"%s\"\n", cwd, path, out,
+               expect);
+        return 0;
+    }
+
+    return 1;
+}
+
+
+static int
+norm_err(const char *path, size_t len)
+{
+    size_t  n;
+    u_char  out[SFT_STORAGE_PATH_MAX + 1];
+
+    return sft_vfs_normalize((u_char *) "/", 1, (u_char *) path, len, out,
+                             &n)
+           == SFT_STORAGE_NAME_INVALID;
+}
+
+
+static int
+filter(void *data, const u_char *name, size_t len, int kind)
+{
+    (void) data;
+
+    if (kind == SFT_VFS_FILTER_HIDE) {
+        return len == 8 && sft_memcmp(name, "hidden.x", 8) == 0;
+    }
+
+    return len == 6 && sft_memcmp(name, "secret", 6) == 0;
+}
+
+
+int
+main(void)
+{
+    size_t              i;
+    char                buf[8192];
+    sft_log_t          *log;
+    sft_pool_t         *pool;
+    sft_vfs_quota_t     q;
+    sft_vfs_session_t   s;
+    sft_storage_req_t   req;
+    sft_vfs_rule_t      rules[3];
+
+    printf("1..31\n");
+
+    log = sft_log_init();
+    log->log_level = SFT_LOG_ERR;
+    pool = sft_create_pool(4096, log);
+
+    /* normalisation */
+
+    ok(norm_is("/", "a/../../b", "/b"), "a/../../b -> /b");
+    ok(norm_is("/", "/../x", "/x"), "/../x -> /x");
+    ok(norm_is("/", "a//b/./c", "/a/b/c"), "a//b/./c -> /a/b/c");
+    ok(norm_is("/", "", "/"), "empty is cwd");
+    ok(norm_is("/d/e", "", "/d/e"), "empty is cwd (not root)");
+    ok(norm_is("/d/e", "f", "/d/e/f"), "relative to cwd");
+    ok(norm_is("/d/e", "../f/", "/d/f"), "relative with .. and slash");
+    ok(norm_is("/d/e", "/f", "/f"), "absolute ignores cwd");
+    ok(norm_is("/d", "../../../..", "/"), ".. stops at /");
+    ok(norm_is("/", "..a/.b./...", "/..a/.b./..."), "dot names are names");
+
+    ok(norm_err("a\0b", 3), "NUL refused");
+    ok(norm_err("a\rb", 3), "CR refused");
+    ok(norm_err("a\nb", 3), "LF refused");
+
+    memset(buf, 'x', 256);
+    ok(norm_err(buf, 256), "256-byte component refused");
+    ok(!norm_err(buf, 255), "255-byte component allowed");
+
+    for (i = 0; i < 4200; i += 2) {
+        buf[i] = 'a';
+        buf[i + 1] = '/';
+    }
+    ok(norm_err(buf, 4200), "path over 4096 bytes refused");
+
+    /* permissions: longest prefix on a component boundary */
+
+    sft_vfs_session_init(&s, NULL, NULL, SFT_PERM_READ, log);
+
+    rules[0].path = (sft_str_t) sft_string("/pub");
+    rules[0].perms = SFT_PERM_ALL;
+    rules[1].path = (sft_str_t) sft_string("/pub/ro/");
+    rules[1].perms = SFT_PERM_LIST;
+    rules[2].path = (sft_str_t) sft_string("/");
+    rules[2].perms = SFT_PERM_READ;
+    s.rules = rules;
+    s.nrules = 3;
+
+    ok(sft_vfs_perms(&s, (u_char *) "/", 1) == SFT_PERM_READ, "root rule");
+    ok(sft_vfs_perms(&s, (u_char *) "/pub", 4) == SFT_PERM_ALL, "/pub");
+    ok(sft_vfs_perms(&s, (u_char *) "/pub/x/y", 8) == SFT_PERM_ALL,
+       "/pub/x/y inherits /pub");
+    ok(sft_vfs_perms(&s, (u_char *) "/pub/ro/z", 9) == SFT_PERM_LIST,
+       "longest prefix /pub/ro wins");
+    ok(sft_vfs_perms(&s, (u_char *) "/public", 7) == SFT_PERM_READ,
+       "/pub does not cover /public");
+
+    /* operations refused before any driver is called */
+
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+    ok(sft_vfs_unlink(&s, &req, (u_char *) "/x", 2) == SFT_ERROR
+       && req.err == SFT_STORAGE_PERMISSION, "delete without permission");
+
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+    ok(sft_vfs_mkdir(&s, &req, (u_char *) "/pub/ro/new", 11) == SFT_ERROR
+       && req.err == SFT_STORAGE_PERMISSION, "mkdir under a list-only rule");
+
+    /* temporary names */
+
+    ok(sft_vfs_is_temp_name((u_char *) ".a.txt.sft-Ab12Cd", 17),
+       "temp name recognised");
+    ok(!sft_vfs_is_temp_name((u_char *) ".a.txt.sft-Ab12C!", 17)
+       && !sft_vfs_is_temp_name((u_char *) "a.txt.sft-Ab12Cd", 16),
+       "other names are not temp names");
+
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+    s.perms = SFT_PERM_ALL;
+    s.nrules = 0;
+    ok(sft_vfs_stat(&s, &req, (u_char *) "/d/.f.sft-abcdef/x", 18)
+       == SFT_ERROR && req.err == SFT_STORAGE_NAME_INVALID,
+       "temp names refused as client paths");
+
+    /* filters */
+
+    s.filter = filter;
+    ok(!sft_vfs_visible(&s, (u_char *) "hidden.x", 8)
+       && sft_vfs_visible(&s, (u_char *) "plain", 5)
+       && !sft_vfs_visible(&s, (u_char *) ".z.sft-abcdef", 13),
+       "hidden and temp names not visible");
+
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+    ok(sft_vfs_stat(&s, &req, (u_char *) "a/secret/b", 10) == SFT_ERROR
+       && req.err == SFT_STORAGE_PERMISSION, "denied component refused");
+
+    /* quota arithmetic */
+
+    sft_memzero(&q, sizeof(q));
+    q.max_bytes = 100;
+    q.max_files = 2;
+
+    ok(sft_vfs_quota_charge(&q, 60, 1) == SFT_OK
+       && sft_vfs_quota_charge(&q, 41, 0) == SFT_ERROR
+       && q.used_bytes == 60, "bytes over the quota refused, not charged");
+    ok(sft_vfs_quota_charge(&q, 0, 1) == SFT_OK
+       && sft_vfs_quota_charge(&q, 0, 1) == SFT_ERROR, "file count quota");
+
+    sft_vfs_quota_credit(&q, 60, 2);
+    ok(q.used_bytes == 0 && q.used_files == 0
+       && sft_vfs_quota_charge(&q, 100, 0) == SFT_OK, "credit restores");
+
+    sft_destroy_pool(pool);
+
+    return failed ? 1 : 0;
+}
