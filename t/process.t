@@ -121,17 +121,20 @@ my $loop_pid = open(my $loop, '-|');
 die unless defined $loop_pid;
 
 if ($loop_pid == 0) {
-    my ($ok, $fail) = (0, 0);
+    my ($ok, $fail, $why) = (0, 0, '');
     my $end = time() + 20;
     for (1 .. 20000) {
         last if time() > $end || -e "$d/loop.stop";
-        if (status(http_get($port, '/api/v1/stats')) eq '200') {
+        my $r = http_get($port, '/api/v1/stats');
+        if (status($r) eq '200') {
             $ok++;
         } else {
             $fail++;
+            $why = defined $r ? "reply '" . substr($r, 0, 40) . "'"
+                              : "no connection: $!";
         }
     }
-    print "$ok $fail\n";
+    print "$ok $fail $why\n";
     close STDOUT;
     POSIX::_exit(0);
 }
@@ -147,8 +150,9 @@ $t->write_file('loop.stop', '');
 
 my $result = <$loop>;
 close $loop;
-my ($ok, $fail) = split ' ', $result // '0 1';
-is($fail, 0, "request loop across 3 reloads: $ok ok, none failed");
+my ($ok, $fail, $why) = split ' ', $result // '0 1', 3;
+is($fail, 0, "request loop across 3 reloads: $ok ok, none failed")
+    or diag("last failure: $why");
 is(stats()->{reloads}, 4, 'the reloads happened while it ran');
 ok($ok >= 50, 'request loop ran');
 

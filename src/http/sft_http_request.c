@@ -260,8 +260,11 @@ sft_http_run(sft_http_connection_t *hc)
 
     wait:
 
-        if (r->lines == 0 && hc->last == hc->pos) {
-            /* between requests: idle, closable on a graceful stop */
+        if (r->lines == 0 && hc->last == hc->pos && hc->requests > 1) {
+            /*
+             * between keep-alive requests: idle, closable on a graceful
+             * stop; a new connection is not, its first request is coming
+             */
             c->idle = 1;
 
             if (sft_exiting) {
@@ -269,9 +272,7 @@ sft_http_run(sft_http_connection_t *hc)
                 return;
             }
 
-            sft_add_timer(c->read, hc->requests > 1
-                                   ? hc->cscf->keepalive_timeout
-                                   : hc->cscf->client_header_timeout);
+            sft_add_timer(c->read, hc->cscf->keepalive_timeout);
 
         } else if (!c->read->timer_set) {
             sft_add_timer(c->read, r->header_done
