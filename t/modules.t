@@ -77,8 +77,8 @@ static sft_module_t  $name = {
     SFT_MODULE_V1_PADDING
 };
 
-sft_module_t  *sft_modules[] = { &$name, NULL };
-char  *sft_module_names[] = { "$name", NULL };
+sft_module_t  *sft_dynamic_modules[] = { &$name, NULL };
+char  *sft_dynamic_module_names[] = { "$name", NULL };
 EOF
 
     my $cc = $ENV{CC} || 'cc';

@@ -191,17 +191,18 @@ sft_load_module(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     cln->handler = sft_unload_module;
     cln->data = handle;
 
-    modules = dlsym(handle, "sft_modules");
-    names = dlsym(handle, "sft_module_names");
+    modules = dlsym(handle, "sft_dynamic_modules");
+    names = dlsym(handle, "sft_dynamic_module_names");
 
     if (modules == NULL || names == NULL) {
         sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
-                           "\"%s\" is not a siftpd module (no sft_modules "
-                           "or sft_module_names)", file.data);
+                           "\"%s\" is not a siftpd module (no "
+                           "sft_dynamic_modules or sft_dynamic_module_names)",
+                           file.data);
         return SFT_CONF_ERROR;
     }
 
-    order = dlsym(handle, "sft_module_order");
+    order = dlsym(handle, "sft_dynamic_module_order");
 
     for (i = 0; modules[i]; i++) {
         module = modules[i];

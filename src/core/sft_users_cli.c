@@ -22,6 +22,17 @@ static sft_int_t sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log);
 static int sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv);
 
 
+/* the configuration a "user" command read, freed when it is done */
+static sft_cycle_t  *sft_cli_cycle;
+
+
+static void
+sft_cli_users_free(void *data)
+{
+    sft_users_free(data);
+}
+
+
 static void
 sft_cli_usage(sft_log_t *log)
 {
@@ -35,6 +46,7 @@ sft_cli_usage(sft_log_t *log)
 int
 sft_users_cli(sft_cycle_t *init_cycle, int argc, char *const *argv)
 {
+    int      rc;
     char     hash[SFT_AUTH_HASH_LEN + 1];
 
     if (strcmp(argv[0], "hash-password") == 0 && argc == 1) {
@@ -47,7 +59,14 @@ sft_users_cli(sft_cycle_t *init_cycle, int argc, char *const *argv)
     }
 
     if (strcmp(argv[0], "user") == 0 && argc >= 2) {
-        return sft_cli_user(init_cycle, argc - 1, argv + 1);
+        rc = sft_cli_user(init_cycle, argc - 1, argv + 1);
+
+        if (sft_cli_cycle) {
+            sft_destroy_pool(sft_cli_cycle->pool);
+            sft_cli_cycle = NULL;
+        }
+
+        return rc;
     }
 
     sft_cli_usage(init_cycle->log);
@@ -163,6 +182,7 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
     sft_cycle_t       *cycle;
     sft_users_t       *users;
     sft_users_conf_t  *ucf;
+    sft_pool_cleanup_t  *cln;
 
     log = init_cycle->log;
     cmd = argv[0];
@@ -202,6 +222,8 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
         return 1;
     }
 
+    sft_cli_cycle = cycle;
+
     ucf = (sft_users_conf_t *) sft_get_conf(cycle->conf_ctx,
                                             sft_users_module);
 
@@ -236,6 +258,15 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
     if (users == NULL) {
         return 1;
     }
+
+    cln = sft_pool_cleanup_add(cycle->pool, 0);
+    if (cln == NULL) {
+        sft_users_free(users);
+        return 1;
+    }
+
+    cln->handler = sft_cli_users_free;
+    cln->data = users;
 
     if (strcmp(cmd, "list") == 0) {
         u = users->users.elts;

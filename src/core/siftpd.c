@@ -29,6 +29,7 @@ static char *const *sft_subcmd_argv;
 int
 main(int argc, char *const *argv)
 {
+    int                rc;
     sft_log_t         *log;
     sft_cycle_t       *cycle, init_cycle;
     sft_core_conf_t   *ccf;
@@ -63,14 +64,18 @@ main(int argc, char *const *argv)
     }
 
     if (sft_process_options(&init_cycle) != SFT_OK) {
+        sft_destroy_pool(init_cycle.pool);
         return 1;
     }
 
     if (sft_subcmd_argc) {
-        return sft_users_cli(&init_cycle, sft_subcmd_argc, sft_subcmd_argv);
+        rc = sft_users_cli(&init_cycle, sft_subcmd_argc, sft_subcmd_argv);
+        sft_destroy_pool(init_cycle.pool);
+        return rc;
     }
 
     if (sft_preinit_modules() != SFT_OK) {
+        sft_destroy_pool(init_cycle.pool);
         return 1;
     }
 
@@ -82,8 +87,14 @@ main(int argc, char *const *argv)
                            init_cycle.conf_file.data);
         }
 
+        sft_destroy_pool(init_cycle.pool);
         return 1;
     }
+
+    /*
+     * a successful sft_init_cycle() has freed init_cycle.pool, except when
+     * it only tested the configuration or signals a running master
+     */
 
     if (sft_test_config) {
         if (!sft_quiet_mode) {
@@ -97,11 +108,16 @@ main(int argc, char *const *argv)
             sft_dump_configuration(cycle);
         }
 
+        sft_destroy_pool(cycle->pool);
+        sft_destroy_pool(init_cycle.pool);
         return 0;
     }
 
     if (sft_signal) {
-        return sft_signal_process(cycle, sft_signal);
+        rc = sft_signal_process(cycle, sft_signal);
+        sft_destroy_pool(cycle->pool);
+        sft_destroy_pool(init_cycle.pool);
+        return rc;
     }
 
     sft_cycle = cycle;

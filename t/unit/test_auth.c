@@ -11,26 +11,18 @@
 #include <sft_users.h>
 #include <sft_auth.h>
 #include <poll.h>
+#include "sft_tap.h"
 
 
 #define M_COST  SFT_AUTH_MIN_M_COST        /* cheap but accepted */
 #define T_COST  SFT_AUTH_MIN_T_COST
 
 
-static sft_uint_t          tests;
 static sft_thread_pool_t   tp;
 static sft_log_t          *log_;
 static sft_uint_t          done;
 
 
-static void
-ok(int cond, const char *name)
-{
-    tests++;
-    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
-           name);
-    fflush(stdout);
-}
 
 
 static void

@@ -12,26 +12,13 @@
 #include <sft_vfs.h>
 #include <dirent.h>
 #include <poll.h>
+#include "sft_tap.h"
 
 
-static sft_uint_t   tests;
-static sft_uint_t   failed;
 static char         top[256], root[300];
 static sft_pool_t  *pool;
 
 
-static void
-ok(int cond, const char *name)
-{
-    tests++;
-
-    if (!cond) {
-        failed++;
-    }
-
-    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
-           name);
-}
 
 
 static sft_storage_req_t *

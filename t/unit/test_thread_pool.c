@@ -8,6 +8,7 @@
 #include <sft_core.h>
 #include <sft_thread_pool.h>
 #include <poll.h>
+#include "sft_tap.h"
 
 
 #define TASKS  2000
@@ -22,22 +23,8 @@ typedef struct {
 
 static sft_uint_t  completed[TASKS];
 static sft_uint_t  completions;
-static sft_uint_t  tests;
-static sft_uint_t  failed;
 
 
-static void
-ok(int cond, const char *name)
-{
-    tests++;
-
-    if (!cond) {
-        failed++;
-    }
-
-    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
-           name);
-}
 
 
 static void

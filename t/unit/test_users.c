@@ -9,18 +9,11 @@
 #include <sft_thread_pool.h>
 #include <sft_users.h>
 #include <dirent.h>
+#include "sft_tap.h"
 
 
-static sft_uint_t  tests;
 
 
-static void
-ok(int cond, const char *name)
-{
-    tests++;
-    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
-           name);
-}
 
 
 static sft_users_t *

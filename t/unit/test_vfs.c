@@ -7,24 +7,11 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_vfs.h>
+#include "sft_tap.h"
 
 
-static sft_uint_t  tests;
-static sft_uint_t  failed;
 
 
-static void
-ok(int cond, const char *name)
-{
-    tests++;
-
-    if (!cond) {
-        failed++;
-    }
-
-    printf("%sok %lu - %s\n", cond ? "" : "not ", (unsigned long) tests,
-           name);
-}
 
 
 static int
