@@ -48,8 +48,9 @@ typedef struct {
 
 /* the zone: offsets and numbers only, no pointers */
 typedef struct {
-    uint32_t               lock;
+    uint32_t               lock;           /* the holder's pid, or 0 */
     uint32_t               running;        /* slots taken by workers */
+    uint32_t               held[SFT_MAX_PROCESSES];  /* running, per worker */
     uint32_t               in_argon2;      /* threads inside argon2 */
     uint32_t               max_in_argon2;
     uint64_t               gen;
@@ -128,7 +129,9 @@ sft_auth_lock(sft_auth_shm_t *shm)
     sft_uint_t  i;
 
     for ( ;; ) {
-        if (__atomic_exchange_n(&shm->lock, 1, __ATOMIC_ACQUIRE) == 0) {
+        if (__atomic_exchange_n(&shm->lock, (uint32_t) sft_pid,
+                                __ATOMIC_ACQUIRE) == 0)
+        {
             return;
         }
 
@@ -182,11 +185,14 @@ sft_auth_zone_init(sft_shm_zone_t *zone, void *old_data)
 {
     if (old_data) {
         zone->data = old_data;
-        return SFT_OK;
+
+    } else {
+        sft_auth_shm_init(zone->shm.addr);
+        zone->data = zone->shm.addr;
     }
 
-    sft_auth_shm_init(zone->shm.addr);
-    zone->data = zone->shm.addr;
+    /* the master too: it cleans up after workers that die */
+    sft_auth.shm = zone->data;
 
     return SFT_OK;
 }
@@ -919,6 +925,45 @@ sft_auth_free_job(sft_auth_job_t *job)
 }
 
 
+/* what this worker holds of the cap, so the master can undo it if it dies */
+
+static void
+sft_auth_held(int n)
+{
+    if (sft_process_slot >= 0 && sft_process_slot < SFT_MAX_PROCESSES) {
+        __atomic_fetch_add(&sft_auth.shm->held[sft_process_slot],
+                           (uint32_t) n, __ATOMIC_RELAXED);
+    }
+}
+
+
+/*
+ * In the master, after a worker died: its share of the password-check cap
+ * is given back, and the zone's lock if it died holding it.
+ */
+
+void
+sft_auth_process_exited(sft_uint_t slot, pid_t pid)
+{
+    uint32_t         n, holder;
+    sft_auth_shm_t  *shm = sft_auth.shm;
+
+    if (shm == NULL || slot >= SFT_MAX_PROCESSES) {
+        return;
+    }
+
+    n = __atomic_exchange_n(&shm->held[slot], 0, __ATOMIC_RELAXED);
+
+    if (n) {
+        __atomic_fetch_sub(&shm->running, n, __ATOMIC_RELEASE);
+    }
+
+    holder = (uint32_t) pid;
+    (void) __atomic_compare_exchange_n(&shm->lock, &holder, 0, 0,
+                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+
 static sft_uint_t
 sft_auth_slot_acquire(void)
 {
@@ -932,6 +977,7 @@ sft_auth_slot_acquire(void)
         if (__atomic_compare_exchange_n(&shm->running, &cur, cur + 1, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         {
+            sft_auth_held(1);
             return 1;
         }
     }
@@ -954,6 +1000,7 @@ sft_auth_run_queue(void)
         job = sft_auth.first;
 
         if (sft_thread_task_post(sft_auth.tp, &job->task) != SFT_OK) {
+            sft_auth_held(-1);
             __atomic_fetch_sub(&sft_auth.shm->running, 1, __ATOMIC_RELEASE);
             break;
         }
@@ -1025,6 +1072,7 @@ sft_auth_done(sft_event_t *ev)
     sft_auth_addr_t      a;
     sft_auth_request_t  *ar;
 
+    sft_auth_held(-1);
     __atomic_fetch_sub(&sft_auth.shm->running, 1, __ATOMIC_RELEASE);
 
     ar = job->ar;

@@ -76,6 +76,7 @@ sft_int_t sft_auth_verify_now(sft_str_t *phc, u_char *pw, size_t len);
 size_t sft_auth_shm_size(void);
 void sft_auth_shm_init(void *addr);
 sft_int_t sft_auth_zone_add(sft_cycle_t *cycle, sft_users_conf_t *ucf);
+void sft_auth_process_exited(sft_uint_t slot, pid_t pid);
 sft_int_t sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
     sft_thread_pool_t *tp, sft_log_t *log);
 void sft_auth_exit_process(void);

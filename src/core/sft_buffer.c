@@ -250,6 +250,27 @@ sft_buffer_put(void *chunk)
 }
 
 
+/* in the master, after the worker in "slot" has exited */
+
+void
+sft_buffer_reclaim(sft_uint_t slot, sft_log_t *log)
+{
+    uint32_t  n;
+
+    if (sft_buffer_pool == NULL) {
+        return;
+    }
+
+    n = sft_bufpool_reclaim(sft_buffer_pool, (unsigned) slot);
+
+    if (n) {
+        sft_log_error(SFT_LOG_NOTICE, log, 0,
+                      "took back %u buffer pool chunks of the worker in "
+                      "slot %lu", (unsigned) n, (unsigned long) slot);
+    }
+}
+
+
 size_t
 sft_buffer_chunk_size(void)
 {

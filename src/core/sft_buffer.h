@@ -24,6 +24,7 @@ sft_int_t sft_buffer_zone_add(sft_cycle_t *cycle, size_t pool_bytes,
 void *sft_buffer_get(sft_buffer_waiter_t *w);
 void sft_buffer_put(void *chunk);
 void sft_buffer_cancel(sft_buffer_waiter_t *w);
+void sft_buffer_reclaim(sft_uint_t slot, sft_log_t *log);
 size_t sft_buffer_chunk_size(void);
 void sft_buffer_stats(sft_bufpool_stats_t *st, size_t *chunk_bytes);
 

@@ -142,6 +142,7 @@ struct sft_bufpool_s {
     uint32_t             cache_max;
     uint32_t             batch;
     uint64_t             next_off;
+    uint64_t             owner_off;
     uint64_t             data_off;
     uint64_t             region_size;
     int                  wake_fd[SFT_BUFPOOL_MAX_PROCS];
@@ -163,9 +164,9 @@ struct sft_bufpool_s {
 
 
 static size_t sft_bufpool_layout(size_t n, size_t chunk, size_t *next_off,
-    size_t *data_off);
+    size_t *owner_off, size_t *data_off);
 static uint32_t sft_bufpool_pop(sft_bufpool_t *pool, uint32_t *out,
-    uint32_t want);
+    uint32_t want, unsigned slot);
 static void sft_bufpool_push(sft_bufpool_t *pool, const uint32_t *idx,
     uint32_t n);
 static void sft_bufpool_wake(sft_bufpool_t *pool);
@@ -176,6 +177,19 @@ static inline _Atomic uint32_t *
 sft_bufpool_next(sft_bufpool_t *pool)
 {
     return (_Atomic uint32_t *) ((char *) pool + pool->next_off);
+}
+
+
+/*
+ * owner[i] is 1 + the slot holding chunk i (in its cache or in use), or 0
+ * while it is on the shared list; it lets the master take back what a
+ * worker held when it died (sft_bufpool_reclaim).
+ */
+
+static inline _Atomic uint16_t *
+sft_bufpool_owner(sft_bufpool_t *pool)
+{
+    return (_Atomic uint16_t *) ((char *) pool + pool->owner_off);
 }
 
 
@@ -200,17 +214,20 @@ sft_bufpool_set_cached(sft_bufpool_cache_t *c)
 
 static size_t
 sft_bufpool_layout(size_t n, size_t chunk, size_t *next_off,
-    size_t *data_off)
+    size_t *owner_off, size_t *data_off)
 {
-    size_t  noff, doff;
+    size_t  noff, ooff, doff;
 
     noff = sft_bufpool_align(sizeof(sft_bufpool_t), SFT_BUFPOOL_LINE);
 
-    if (n > (SIZE_MAX - noff - SFT_BUFPOOL_ALIGN) / sizeof(uint32_t)) {
+    if (n > (SIZE_MAX - noff - 2 * SFT_BUFPOOL_ALIGN)
+            / (sizeof(uint32_t) + sizeof(uint16_t)))
+    {
         return 0;
     }
 
-    doff = sft_bufpool_align(noff + n * sizeof(uint32_t), SFT_BUFPOOL_ALIGN);
+    ooff = sft_bufpool_align(noff + n * sizeof(uint32_t), SFT_BUFPOOL_LINE);
+    doff = sft_bufpool_align(ooff + n * sizeof(uint16_t), SFT_BUFPOOL_ALIGN);
 
     if (n > (SIZE_MAX - doff) / chunk) {
         return 0;
@@ -218,6 +235,7 @@ sft_bufpool_layout(size_t n, size_t chunk, size_t *next_off,
 
     if (next_off) {
         *next_off = noff;
+        *owner_off = ooff;
         *data_off = doff;
     }
 
@@ -242,7 +260,7 @@ sft_bufpool_region_size(size_t pool_bytes, size_t chunk_bytes)
         return 0;
     }
 
-    size = sft_bufpool_layout(n, chunk_bytes, NULL, NULL);
+    size = sft_bufpool_layout(n, chunk_bytes, NULL, NULL, NULL);
     if (size == 0) {
         errno = EINVAL;
     }
@@ -255,7 +273,7 @@ sft_bufpool_t *
 sft_bufpool_init(void *region, size_t region_size, size_t chunk_bytes,
     unsigned max_procs)
 {
-    size_t             n, size, min, noff, doff;
+    size_t             n, size, min, noff, ooff, doff;
     uint32_t           i, cache;
     sft_bufpool_t     *pool;
     _Atomic uint32_t  *next;
@@ -271,7 +289,7 @@ sft_bufpool_init(void *region, size_t region_size, size_t chunk_bytes,
         return NULL;
     }
 
-    min = sft_bufpool_layout(0, chunk_bytes, NULL, NULL);
+    min = sft_bufpool_layout(0, chunk_bytes, NULL, NULL, NULL);
     if (region_size < min) {
         errno = EINVAL;
         return NULL;
@@ -294,7 +312,7 @@ sft_bufpool_init(void *region, size_t region_size, size_t chunk_bytes,
             return NULL;
         }
 
-        size = sft_bufpool_layout(n, chunk_bytes, &noff, &doff);
+        size = sft_bufpool_layout(n, chunk_bytes, &noff, &ooff, &doff);
         if (size != 0 && size <= region_size) {
             break;
         }
@@ -325,6 +343,7 @@ sft_bufpool_init(void *region, size_t region_size, size_t chunk_bytes,
     pool->cache_max = cache;
     pool->batch = (cache / 2 > 1) ? cache / 2 : 1;
     pool->next_off = noff;
+    pool->owner_off = ooff;
     pool->data_off = doff;
     pool->region_size = region_size;
 
@@ -341,6 +360,7 @@ sft_bufpool_init(void *region, size_t region_size, size_t chunk_bytes,
 
     for (i = 0; i < n; i++) {
         atomic_init(&next[i], (i + 1 < n) ? i + 1 : SFT_BUFPOOL_NONE);
+        atomic_init(&sft_bufpool_owner(pool)[i], 0);
     }
 
     atomic_init(&pool->waiters, 0);
@@ -468,7 +488,7 @@ sft_bufpool_get(sft_bufpool_cache_t *c)
             want = 1;
         }
 
-        c->n = sft_bufpool_pop(pool, c->idx, want);
+        c->n = sft_bufpool_pop(pool, c->idx, want, c->slot_no);
 
         if (c->n == 0) {
             return NULL;
@@ -499,6 +519,10 @@ sft_bufpool_put(sft_bufpool_cache_t *c, void *chunk)
     }
 
     sft_bufpool_inc(&c->slot->puts);
+
+    /* a chunk got from another process now belongs to this one */
+    atomic_store_explicit(&sft_bufpool_owner(pool)[idx],
+                          (uint16_t) (c->slot_no + 1), memory_order_relaxed);
 
     c->idx[c->n++] = idx;
 
@@ -697,6 +721,69 @@ sft_bufpool_stats(sft_bufpool_t *pool, sft_bufpool_stats_t *st)
 }
 
 
+/*
+ * In the master, after the process in "slot" has died: every chunk it held,
+ * cached or in use, goes back to the shared list.  The dead process cannot
+ * race; a chunk it gave to another process was re-owned by that put.
+ */
+
+uint32_t
+sft_bufpool_reclaim(sft_bufpool_t *pool, unsigned slot)
+{
+    uint32_t           i, n, total, cached, batch[64];
+    _Atomic uint16_t  *owner;
+
+    if (slot >= pool->max_procs) {
+        return 0;
+    }
+
+    owner = sft_bufpool_owner(pool);
+    total = 0;
+    n = 0;
+
+    for (i = 0; i < pool->nchunks; i++) {
+        if (atomic_load_explicit(&owner[i], memory_order_relaxed)
+            != slot + 1)
+        {
+            continue;
+        }
+
+        batch[n++] = i;
+
+        if (n == sizeof(batch) / sizeof(batch[0])) {
+            sft_bufpool_push(pool, batch, n);
+            total += n;
+            n = 0;
+        }
+    }
+
+    if (n) {
+        sft_bufpool_push(pool, batch, n);
+        total += n;
+    }
+
+    /* the counters: what was in use counts as put back */
+
+    cached = atomic_load_explicit(&pool->slot[slot].cached,
+                                  memory_order_relaxed);
+
+    atomic_store_explicit(&pool->slot[slot].puts,
+                          atomic_load_explicit(&pool->slot[slot].puts,
+                                               memory_order_relaxed)
+                          + (total > cached ? total - cached : 0),
+                          memory_order_relaxed);
+    atomic_store_explicit(&pool->slot[slot].cached, 0, memory_order_relaxed);
+
+    /* a wait the dead process registered is dropped, keeping the count */
+
+    if (atomic_exchange(&pool->waiting[slot], 0) == 1) {
+        atomic_fetch_sub(&pool->waiters, 1);
+    }
+
+    return total;
+}
+
+
 size_t
 sft_bufpool_free_list(sft_bufpool_t *pool, uint32_t *out, size_t max)
 {
@@ -727,7 +814,8 @@ sft_bufpool_free_list(sft_bufpool_t *pool, uint32_t *out, size_t max)
 
 
 static uint32_t
-sft_bufpool_pop(sft_bufpool_t *pool, uint32_t *out, uint32_t want)
+sft_bufpool_pop(sft_bufpool_t *pool, uint32_t *out, uint32_t want,
+    unsigned slot)
 {
     uint32_t           n, i;
     uint64_t           old, new;
@@ -773,6 +861,11 @@ sft_bufpool_pop(sft_bufpool_t *pool, uint32_t *out, uint32_t want)
 
     atomic_fetch_sub_explicit(&pool->shared, n, memory_order_relaxed);
 
+    for (i = 0; i < n; i++) {
+        atomic_store_explicit(&sft_bufpool_owner(pool)[out[i]],
+                              (uint16_t) (slot + 1), memory_order_relaxed);
+    }
+
     return n;
 }
 
@@ -787,6 +880,11 @@ sft_bufpool_push(sft_bufpool_t *pool, const uint32_t *idx, uint32_t n)
     next = sft_bufpool_next(pool);
 
     /* link the batch privately: these chunks are not on the list yet */
+
+    for (i = 0; i < n; i++) {
+        atomic_store_explicit(&sft_bufpool_owner(pool)[idx[i]], 0,
+                              memory_order_relaxed);
+    }
 
     for (i = 0; i + 1 < n; i++) {
         atomic_store_explicit(&next[idx[i]], idx[i + 1], memory_order_relaxed);

@@ -52,8 +52,9 @@
  * woken once more for nothing.
  *
  * A cache is used by one thread only; the pool itself is safe for any
- * number of processes.  A process that dies without sft_bufpool_detach()
- * loses the chunks it held or cached (the pool cannot know about them).
+ * number of processes.  The chunks of a process that dies without
+ * sft_bufpool_detach() are taken back by sft_bufpool_reclaim() in the
+ * master, which tracks which slot holds each chunk.
  */
 
 #ifndef _SFT_BUFPOOL_H_INCLUDED_
@@ -196,6 +197,13 @@ int sft_bufpool_wake_fd(sft_bufpool_cache_t *c);
 
 /* drains the wake fd and drops the waiting registration, if any */
 void sft_bufpool_woken(sft_bufpool_cache_t *c);
+
+/*
+ * In the master, after the process that used "slot" died without detaching:
+ * returns every chunk it held (cached or in use) to the shared list and
+ * says how many.  Must not run while a live process uses the slot.
+ */
+uint32_t sft_bufpool_reclaim(sft_bufpool_t *pool, unsigned slot);
 
 /* index of the chunk that contains p, or SFT_BUFPOOL_NONE */
 uint32_t sft_bufpool_index(sft_bufpool_t *pool, const void *p);

@@ -5,6 +5,8 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
+#include <sft_thread_pool.h>
+#include <sft_auth.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
@@ -274,7 +276,11 @@ sft_reap_children(sft_cycle_t *cycle)
 
         close(sft_processes[i].channel[0]);
         sft_processes[i].channel[0] = -1;
+
+        /* what the process held in shared memory is not lost with it */
         sft_stats_retire(i);
+        sft_buffer_reclaim(i, cycle->log);
+        sft_auth_process_exited(i, sft_processes[i].pid);
 
         if (sft_processes[i].respawn && !sft_processes[i].exiting
             && !sft_terminate && !sft_quit)

@@ -24,7 +24,7 @@
 #include "sft_bufpool.h"
 
 
-#define T_PLAN         52
+#define T_PLAN         56
 
 #define T_CHUNK        4096
 #define T_UNIT_CHUNKS  64            /* single-process tests */
@@ -175,6 +175,67 @@ t_init_fails(void *region, size_t size, size_t chunk, unsigned procs)
 
     return sft_bufpool_init(region, size, chunk, procs) == NULL
            && errno == EINVAL;
+}
+
+
+/*
+ * A worker killed while it holds chunks (some in use, some cached) and
+ * while registered as waiting: the master's reclaim returns every one.
+ */
+
+static void
+t_reclaim(void)
+{
+    int                  status;
+    pid_t                pid;
+    size_t               size;
+    uint32_t             got;
+    void                *region, *chunk;
+    sft_bufpool_t       *pool;
+    sft_bufpool_stats_t  st;
+    sft_bufpool_cache_t  c;
+
+    size = sft_bufpool_region_size(64 * 4096, 4096);
+    region = t_map(size);
+    pool = sft_bufpool_init(region, size, 4096, 2);
+
+    pid = fork();
+
+    if (pid == 0) {
+        if (sft_bufpool_attach(pool, &c, 1) != 0) {
+            _exit(2);
+        }
+
+        /* take everything, put a few back into the cache, then wait */
+
+        while ((chunk = sft_bufpool_get(&c)) != NULL) {
+            memset(chunk, 0x5a, 64);
+        }
+
+        (void) sft_bufpool_wait(&c);
+
+        kill(getpid(), SIGKILL);
+        _exit(3);
+    }
+
+    waitpid(pid, &status, 0);
+
+    t_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+         "reclaim: the holder was killed");
+
+    sft_bufpool_stats(pool, &st);
+    t_ok(st.shared == 0, "reclaim: its chunks are gone from the list");
+
+    got = sft_bufpool_reclaim(pool, 1);
+    sft_bufpool_stats(pool, &st);
+
+    t_ok(got == 64 && st.free == 64 && st.waiters == 0,
+         "reclaim: all 64 chunks back, no waiter left (got %u)",
+         (unsigned) got);
+    t_ok(t_free_list_ok(pool, 64) && sft_bufpool_reclaim(pool, 1) == 0,
+         "reclaim: each chunk once on the list, nothing twice");
+
+    munmap(region, size);
 }
 
 
@@ -985,6 +1046,7 @@ main(int argc, char **argv)
     t_stress("cached", iters, T_NPROCS, T_HOLD_EVERY);
     t_stress("uncached", iters, 16, 0);
     t_race(T_RACE_ROUNDS);
+    t_reclaim();
 
     if (t_n != T_PLAN) {
         printf("# planned %d tests, ran %u\n", T_PLAN, t_n);
