@@ -38,6 +38,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <sodium.h>
 
 
 #define SFT_USERS_DEFAULT_PERMS  SFT_PERM_READ
@@ -62,6 +63,8 @@ static char *sft_users_set_max_checks(sft_conf_t *cf, sft_command_t *cmd,
 static sft_int_t sft_users_init_process(sft_cycle_t *cycle);
 static void sft_users_exit_process(sft_cycle_t *cycle);
 static void sft_users_cycle_cleanup(void *data);
+static sft_int_t sft_users_create_first(sft_users_conf_t *ucf,
+    sft_log_t *log);
 static void sft_users_regex_cleanup(void *data);
 static int sft_users_cmp(const void *a, const void *b);
 static sft_int_t sft_users_norm_path(sft_str_t *path);
@@ -76,6 +79,13 @@ static sft_command_t  sft_users_commands[] = {
       sft_conf_set_path_slot,
       0,
       offsetof(sft_users_conf_t, file),
+      NULL },
+
+    { sft_string("first_user"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_str_slot,
+      0,
+      offsetof(sft_users_conf_t, first_user),
       NULL },
 
     { sft_string("login_cache_ttl_secs"),
@@ -203,6 +213,13 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
         ucf->max_checks = (n > 0) ? n : 1;
     }
 
+    if (!sft_test_config && !sft_signaller
+        && cycle->old_cycle->modules == NULL
+        && sft_users_create_first(ucf, cycle->log) != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
     if (ucf->file.len) {
         ucf->users = sft_users_read(&ucf->file, 1, cycle->log);
         if (ucf->users == NULL) {
@@ -230,6 +247,110 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
     }
 
     return SFT_CONF_OK;
+}
+
+
+/*
+ * "first_user NAME": on the very first start, when the users file does not
+ * exist yet, it is created with that user, every permission and a random
+ * password, which is printed once on the terminal and never logged.
+ */
+
+static sft_int_t
+sft_users_create_first(sft_users_conf_t *ucf, sft_log_t *log)
+{
+    u_char        pw[21], err[256];
+    char          hash[SFT_AUTH_HASH_LEN + 1];
+    size_t        i;
+    sft_str_t     key = sft_string("perms"), value;
+    sft_int_t     rc;
+    sft_user_t   *u;
+    sft_users_t  *users;
+    struct stat   sb;
+
+    static const char  alphabet[] =
+        "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+    if (ucf->first_user.len == 0 || ucf->file.len == 0) {
+        return SFT_OK;
+    }
+
+    if (stat((char *) ucf->file.data, &sb) == 0 || errno != ENOENT) {
+        return SFT_OK;
+    }
+
+    if (sft_users_valid_name(&ucf->first_user) != SFT_OK) {
+        sft_log_error(SFT_LOG_EMERG, log, 0, "invalid \"first_user\" \"%.*s\"",
+                      SFT_STR_FMT(&ucf->first_user));
+        return SFT_ERROR;
+    }
+
+    users = sft_users_read(&ucf->file, 1, log);
+    if (users == NULL) {
+        return SFT_ERROR;
+    }
+
+    rc = SFT_ERROR;
+
+    u = sft_users_add(users, &ucf->first_user);
+    if (u == NULL) {
+        goto done;
+    }
+
+    sft_str_set(&value,
+                "list,download,upload,overwrite,delete,rename,mkdir,rmdir");
+
+    if (sft_users_set(users, u, &key, NULL, &value, err, sizeof(err))
+        != SFT_OK)
+    {
+        sft_log_error(SFT_LOG_EMERG, log, 0, "%s", err);
+        goto done;
+    }
+
+    for (i = 0; i < sizeof(pw) - 1; i++) {
+        pw[i] = alphabet[randombytes_uniform(sizeof(alphabet) - 1)];
+    }
+
+    pw[i] = '\0';
+
+    if (sft_auth_hash_password(pw, sizeof(pw) - 1, SFT_AUTH_M_COST,
+                               SFT_AUTH_T_COST, hash, sizeof(hash))
+        != SFT_OK)
+    {
+        goto done;
+    }
+
+    u->password.len = strlen(hash);
+    u->password.data = sft_pnalloc(users->pool, u->password.len);
+    if (u->password.data == NULL) {
+        goto done;
+    }
+
+    sft_memcpy(u->password.data, hash, u->password.len);
+
+    if (sft_users_write(users, log) != SFT_OK) {
+        goto done;
+    }
+
+    fprintf(stderr, "siftpd: created the first user \"%.*s\" with the "
+            "password %s\n"
+            "siftpd: it is shown only this once; change it with "
+            "\"siftpd user passwd %.*s\"\n",
+            SFT_STR_FMT(&ucf->first_user), pw,
+            SFT_STR_FMT(&ucf->first_user));
+
+    sft_log_error(SFT_LOG_NOTICE, log, 0,
+                  "created the first user \"%.*s\" in \"%s\"",
+                  SFT_STR_FMT(&ucf->first_user), ucf->file.data);
+
+    rc = SFT_OK;
+
+done:
+
+    sft_explicit_memzero(pw, sizeof(pw));
+    sft_users_free(users);
+
+    return rc;
 }
 
 

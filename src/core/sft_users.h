@@ -83,6 +83,7 @@ struct sft_users_s {
 /* the main-context configuration of sft_users_module */
 typedef struct {
     sft_str_t          file;
+    sft_str_t          first_user;      /* created if the file is missing */
     time_t             cache_ttl;
     sft_int_t          max_checks;      /* 0 = auto */
     sft_int_t          max_failures;
