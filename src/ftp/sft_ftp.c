@@ -1,0 +1,340 @@
+/*
+ * sft_ftp.c -- the "ftp" block and the core FTP module's directives:
+ * servers, listen, storage, passive ports and address, timeouts and limits.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_ftp.h>
+
+
+static char *sft_ftp_block(sft_conf_t *cf, sft_command_t *cmd, void *conf);
+static char *sft_ftp_passive_ports(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
+static char *sft_ftp_pasv_address(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
+static void *sft_ftp_core_create_main_conf(sft_conf_t *cf);
+static void *sft_ftp_core_create_srv_conf(sft_conf_t *cf);
+static char *sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent,
+    void *child);
+
+
+static sft_proto_t  sft_ftp_proto = {
+    "ftp",
+    SFT_FTP_MODULE,
+    &sft_ftp_core_module,
+    sft_ftp_init_connection,
+    0
+};
+
+
+static sft_command_t  sft_ftp_commands[] = {
+
+    { sft_string("ftp"),
+      SFT_MAIN_CONF|SFT_CONF_BLOCK|SFT_CONF_NOARGS,
+      sft_ftp_block,
+      0,
+      0,
+      NULL },
+
+    sft_null_command
+};
+
+
+static sft_core_module_t  sft_ftp_module_ctx = {
+    sft_string("ftp"),
+    NULL,
+    NULL
+};
+
+
+sft_module_t  sft_ftp_module = {
+    SFT_MODULE_V1,
+    &sft_ftp_module_ctx,                   /* module context */
+    sft_ftp_commands,                      /* module directives */
+    SFT_CORE_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+static sft_command_t  sft_ftp_core_commands[] = {
+
+    { sft_string("server"),
+      SFT_PROTO_MAIN_CONF|SFT_CONF_BLOCK|SFT_CONF_NOARGS,
+      sft_proto_server,
+      SFT_PROTO_MAIN_CONF_OFFSET,
+      0,
+      &sft_ftp_proto },
+
+    { sft_string("listen"),
+      SFT_PROTO_SRV_CONF|SFT_CONF_1MORE,
+      sft_proto_listen,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      0,
+      NULL },
+
+    { sft_string("storage"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_str_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, storage_name),
+      NULL },
+
+    { sft_string("passive_ports"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_ftp_passive_ports,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      0,
+      NULL },
+
+    { sft_string("pasv_address"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_ftp_pasv_address,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      0,
+      NULL },
+
+    { sft_string("idle_timeout"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_msec_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, idle_timeout),
+      NULL },
+
+    { sft_string("data_timeout"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_msec_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, data_timeout),
+      NULL },
+
+    { sft_string("login_timeout"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_msec_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, login_timeout),
+      NULL },
+
+    { sft_string("max_login_failures"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_num_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, max_login_failures),
+      NULL },
+
+    { sft_string("max_errors"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_num_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, max_errors),
+      NULL },
+
+    sft_null_command
+};
+
+
+static sft_proto_module_t  sft_ftp_core_module_ctx = {
+    sft_ftp_core_create_main_conf,
+    NULL,
+    sft_ftp_core_create_srv_conf,
+    sft_ftp_core_merge_srv_conf
+};
+
+
+sft_module_t  sft_ftp_core_module = {
+    SFT_MODULE_V1,
+    &sft_ftp_core_module_ctx,              /* module context */
+    sft_ftp_core_commands,                 /* module directives */
+    SFT_FTP_MODULE,                        /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+static char *
+sft_ftp_block(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    (void) cmd;
+
+    return sft_proto_block(cf, conf, &sft_ftp_proto);
+}
+
+
+/* "passive_ports 40000-40999;" */
+
+static char *
+sft_ftp_passive_ports(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    u_char              *dash;
+    sft_int_t            lo, hi;
+    sft_str_t           *value;
+    sft_ftp_srv_conf_t  *fscf = conf;
+
+    (void) cmd;
+
+    if (fscf->passive_min != SFT_CONF_UNSET_UINT) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    dash = memchr(value[1].data, '-', value[1].len);
+    if (dash == NULL) {
+        goto invalid;
+    }
+
+    lo = sft_atoi(value[1].data, dash - value[1].data);
+    hi = sft_atoi(dash + 1, value[1].data + value[1].len - dash - 1);
+
+    if (lo == SFT_ERROR || hi == SFT_ERROR || lo < 1024 || hi > 65535
+        || lo > hi)
+    {
+        goto invalid;
+    }
+
+    fscf->passive_min = lo;
+    fscf->passive_max = hi;
+
+    return SFT_CONF_OK;
+
+invalid:
+
+    sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                       "invalid \"passive_ports\" \"%.*s\", "
+                       "must be LOW-HIGH within 1024-65535",
+                       SFT_STR_FMT(&value[1]));
+    return SFT_CONF_ERROR;
+}
+
+
+/* "pasv_address 1.2.3.4;" -- what PASV replies name, behind a NAT */
+
+static char *
+sft_ftp_pasv_address(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    char                 text[INET_ADDRSTRLEN];
+    sft_str_t           *value;
+    sft_ftp_srv_conf_t  *fscf = conf;
+
+    (void) cmd;
+
+    if (fscf->pasv_address.data) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (value[1].len >= sizeof(text)) {
+        goto invalid;
+    }
+
+    sft_memcpy(text, value[1].data, value[1].len);
+    text[value[1].len] = '\0';
+
+    if (inet_pton(AF_INET, text, &fscf->pasv_addr) != 1) {
+        goto invalid;
+    }
+
+    fscf->pasv_address = value[1];
+
+    return SFT_CONF_OK;
+
+invalid:
+
+    sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                       "invalid IPv4 address \"%.*s\" in \"pasv_address\"",
+                       SFT_STR_FMT(&value[1]));
+    return SFT_CONF_ERROR;
+}
+
+
+static void *
+sft_ftp_core_create_main_conf(sft_conf_t *cf)
+{
+    sft_ftp_core_main_conf_t  *fmcf;
+
+    fmcf = sft_pcalloc(cf->pool, sizeof(sft_ftp_core_main_conf_t));
+    if (fmcf == NULL) {
+        return NULL;
+    }
+
+    if (sft_proto_init_main_conf(&fmcf->proto, cf->pool) != SFT_OK) {
+        return NULL;
+    }
+
+    return fmcf;
+}
+
+
+static void *
+sft_ftp_core_create_srv_conf(sft_conf_t *cf)
+{
+    sft_ftp_srv_conf_t  *fscf;
+
+    fscf = sft_pcalloc(cf->pool, sizeof(sft_ftp_srv_conf_t));
+    if (fscf == NULL) {
+        return NULL;
+    }
+
+    if (sft_proto_init_srv_conf(&fscf->proto, cf->pool) != SFT_OK) {
+        return NULL;
+    }
+
+    fscf->passive_min = SFT_CONF_UNSET_UINT;
+    fscf->passive_max = SFT_CONF_UNSET_UINT;
+    fscf->idle_timeout = SFT_CONF_UNSET_MSEC;
+    fscf->data_timeout = SFT_CONF_UNSET_MSEC;
+    fscf->login_timeout = SFT_CONF_UNSET_MSEC;
+    fscf->max_login_failures = SFT_CONF_UNSET_UINT;
+    fscf->max_errors = SFT_CONF_UNSET_UINT;
+
+    return fscf;
+}
+
+
+static char *
+sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
+{
+    sft_ftp_srv_conf_t  *prev = parent;
+    sft_ftp_srv_conf_t  *conf = child;
+
+    sft_conf_merge_str_value(conf->storage_name, prev->storage_name, "");
+    sft_conf_merge_uint_value(conf->passive_min, prev->passive_min, 0);
+    sft_conf_merge_uint_value(conf->passive_max, prev->passive_max, 0);
+    sft_conf_merge_msec_value(conf->idle_timeout, prev->idle_timeout,
+                              300000);
+    sft_conf_merge_msec_value(conf->data_timeout, prev->data_timeout,
+                              300000);
+    sft_conf_merge_msec_value(conf->login_timeout, prev->login_timeout,
+                              60000);
+    sft_conf_merge_uint_value(conf->max_login_failures,
+                              prev->max_login_failures, 3);
+    sft_conf_merge_uint_value(conf->max_errors, prev->max_errors, 10);
+
+    if (conf->pasv_address.data == NULL) {
+        conf->pasv_address = prev->pasv_address;
+        conf->pasv_addr = prev->pasv_addr;
+    }
+
+    if (conf->storage_name.len) {
+        conf->storage = sft_storage_find(cf->cycle, &conf->storage_name);
+
+        if (conf->storage == NULL) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "unknown storage \"%.*s\" in ftp server",
+                               SFT_STR_FMT(&conf->storage_name));
+            return SFT_CONF_ERROR;
+        }
+    }
+
+    return SFT_CONF_OK;
+}

@@ -1,0 +1,244 @@
+/*
+ * sft_ftp.h -- the FTP module: configuration, the control session, the
+ * command table, passive data connections, transfers and listings.
+ */
+
+#ifndef _SFT_FTP_H_INCLUDED_
+#define _SFT_FTP_H_INCLUDED_
+
+
+#include <sft_proto.h>
+#include <sft_vfs.h>
+#include <sft_auth.h>
+
+
+#define SFT_FTP_PRELOGIN_BUFFER   1024     /* control line limits */
+#define SFT_FTP_COMMAND_BUFFER    4096
+#define SFT_FTP_REPLY_BUFFER      8192
+#define SFT_FTP_LIST_BUFFER       32768
+#define SFT_FTP_MAX_PASV_TRIES    64
+
+/* command flags */
+#define SFT_FTP_PRELOGIN          0x01     /* allowed before login */
+#define SFT_FTP_ARG_NONE          0x02     /* no argument allowed */
+#define SFT_FTP_ARG_NEED          0x04     /* an argument is required */
+#define SFT_FTP_IN_TRANSFER       0x08     /* runs while a transfer does */
+#define SFT_FTP_NOT_IMPL          0x10     /* known, "502" */
+
+/* what a parsed line is */
+#define SFT_FTP_PARSE_INVALID     10
+#define SFT_FTP_PARSE_NUL         11
+
+/* how a transfer ended */
+#define SFT_FTP_END_OK            0
+#define SFT_FTP_END_ABOR          1
+#define SFT_FTP_END_NOCONN        2
+#define SFT_FTP_END_NETWORK       3
+#define SFT_FTP_END_STORAGE       4
+#define SFT_FTP_END_CLOSED        5
+
+/* transfer kinds */
+#define SFT_FTP_RETR              1
+#define SFT_FTP_STOR              2
+#define SFT_FTP_APPE              3
+#define SFT_FTP_LIST              4
+#define SFT_FTP_NLST              5
+#define SFT_FTP_MLSD              6
+
+
+typedef struct sft_ftp_session_s   sft_ftp_session_t;
+typedef struct sft_ftp_transfer_s  sft_ftp_transfer_t;
+
+typedef sft_int_t (*sft_ftp_handler_pt)(sft_ftp_session_t *s);
+typedef void (*sft_ftp_next_pt)(sft_ftp_session_t *s, sft_storage_req_t *r);
+
+
+typedef struct {
+    sft_proto_main_conf_t     proto;       /* must be first */
+} sft_ftp_core_main_conf_t;
+
+
+typedef struct {
+    sft_proto_srv_conf_t      proto;       /* must be first */
+
+    sft_str_t                 storage_name;
+    sft_storage_t            *storage;
+
+    sft_uint_t                passive_min;
+    sft_uint_t                passive_max;
+    sft_str_t                 pasv_address;
+    struct in_addr            pasv_addr;
+
+    sft_msec_t                idle_timeout;
+    sft_msec_t                data_timeout;
+    sft_msec_t                login_timeout;
+    sft_uint_t                max_login_failures;
+    sft_uint_t                max_errors;
+} sft_ftp_srv_conf_t;
+
+
+typedef struct {
+    sft_str_t                 name;
+    sft_uint_t                flags;
+    sft_ftp_handler_pt        handler;
+} sft_ftp_command_t;
+
+
+/* a passive data channel: a listener, then one accepted connection */
+typedef struct {
+    sft_connection_t         *listener;
+    sft_connection_t         *conn;
+    sft_uint_t                port;
+    sft_uint_t                refused;
+} sft_ftp_data_t;
+
+
+struct sft_ftp_transfer_s {
+    sft_uint_t                kind;
+    sft_pool_t               *pool;
+    sft_storage_req_t         req;
+    sft_storage_file_t        file;
+    sft_storage_dir_t         dir;
+    u_char                   *path;        /* virtual, for the log */
+    size_t                    path_len;
+
+    off_t                     offset;      /* in the file */
+    off_t                     end;         /* RETR: the size at open */
+    off_t                     bytes;       /* moved over the data conn */
+
+    u_char                   *chunk;       /* from the buffer pool */
+    size_t                    chunk_size;
+    u_char                   *out;         /* listing text */
+    size_t                    out_len;
+    size_t                    out_pos;
+    sft_uint_t                entry;       /* next dirent of the batch */
+    uint32_t                  perms;       /* of the listed directory */
+    sft_uint_t                reason;      /* SFT_FTP_END_* */
+    sft_storage_err_t         err;
+    sft_buffer_waiter_t       waiter;
+    sft_event_t               wake;        /* a chunk may be free */
+
+    unsigned                  opened:1;    /* file or dir is open */
+    unsigned                  started:1;   /* 150 sent, data may flow */
+    unsigned                  io:1;        /* a storage op is running */
+    unsigned                  eof:1;       /* data conn or dir done */
+    unsigned                  failed:1;
+    unsigned                  aborted:1;   /* ABOR, or the session went */
+    unsigned                  finishing:1;
+    unsigned                  single:1;    /* LIST of one file */
+};
+
+
+struct sft_ftp_session_s {
+    sft_connection_t         *connection;
+    sft_pool_t               *pool;
+    sft_log_t                *log;
+    sft_ftp_srv_conf_t       *conf;
+
+    /* the control line buffer; end moves from 1k to 4k at login */
+    u_char                   *start;
+    u_char                   *pos;
+    u_char                   *last;
+    u_char                   *end;
+
+    /* the command being run */
+    sft_str_t                 verb;
+    sft_str_t                 arg;
+    u_char                   *next;        /* the line after it */
+    sft_ftp_command_t        *command;
+
+    /* replies waiting to be sent */
+    u_char                   *out;
+    size_t                    out_len;
+    size_t                    out_pos;
+
+    sft_str_t                 user;
+    sft_user_t               *account;
+    sft_auth_request_t        auth;
+    sft_event_t               delay;       /* failed login delay */
+    u_char                    password[256];
+
+    sft_vfs_session_t         vfs;
+    sft_thread_pool_t        *thread_pool;
+
+    /* one storage operation of a command at a time */
+    sft_pool_t               *op_pool;
+    sft_storage_req_t         req;
+    sft_ftp_next_pt           op_next;
+    sft_storage_dir_t         op_dir;
+
+    u_char                   *rnfr;        /* a virtual path, or NULL */
+    off_t                     rest;
+
+    sft_ftp_data_t            data;
+    sft_ftp_transfer_t       *transfer;
+
+    sft_uint_t                errors;
+    sft_uint_t                login_failures;
+    sft_uint_t                pending;     /* storage ops in flight */
+
+    unsigned                  logged_in:1;
+    unsigned                  busy:1;      /* a command is completing */
+    unsigned                  quit:1;      /* close after the replies */
+    unsigned                  closed:1;    /* the sockets are gone */
+    unsigned                  counted:1;   /* sft_auth_connection_open */
+    unsigned                  epsv_all:1;
+    unsigned                  utf8:1;
+    unsigned                  binary:1;
+};
+
+
+/* sft_ftp_parse.c */
+sft_int_t sft_ftp_parse_command(sft_ftp_session_t *s);
+
+/* sft_ftp_session.c */
+void sft_ftp_init_connection(sft_connection_t *c);
+void sft_ftp_reply(sft_ftp_session_t *s, sft_uint_t code, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
+void sft_ftp_reply_raw(sft_ftp_session_t *s, u_char *text, size_t len);
+void sft_ftp_resume(sft_ftp_session_t *s);
+void sft_ftp_close_session(sft_ftp_session_t *s);
+void sft_ftp_session_free(sft_ftp_session_t *s);
+sft_int_t sft_ftp_storage_op(sft_ftp_session_t *s, sft_ftp_next_pt next);
+sft_storage_req_t *sft_ftp_op_request(sft_ftp_session_t *s);
+sft_int_t sft_ftp_op_result(sft_ftp_session_t *s, sft_int_t rc,
+    sft_ftp_next_pt next);
+void sft_ftp_reply_storage_error(sft_ftp_session_t *s, sft_storage_req_t *r);
+sft_int_t sft_ftp_user_login(sft_ftp_session_t *s);
+sft_int_t sft_ftp_user_password(sft_ftp_session_t *s);
+
+/* sft_ftp_commands.c */
+sft_ftp_command_t *sft_ftp_find_command(sft_str_t *verb);
+u_char *sft_ftp_quote_path(sft_pool_t *pool, u_char *path, size_t len,
+    size_t *outlen);
+
+/* sft_ftp_data.c */
+sft_int_t sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended);
+void sft_ftp_data_close(sft_ftp_session_t *s);
+sft_uint_t sft_ftp_same_address(struct sockaddr *a, struct sockaddr *b);
+void sft_ftp_passive_slice(sft_uint_t min, sft_uint_t max, sft_uint_t slot,
+    sft_uint_t workers, sft_uint_t *lo, sft_uint_t *hi);
+
+/* sft_ftp_transfer.c */
+sft_int_t sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind);
+void sft_ftp_transfer_connected(sft_ftp_session_t *s);
+void sft_ftp_transfer_abort(sft_ftp_session_t *s, sft_uint_t reply);
+void sft_ftp_transfer_run(sft_ftp_session_t *s);
+void sft_ftp_data_event(sft_event_t *ev);
+void sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
+
+/* sft_ftp_list.c */
+u_char *sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind,
+    u_char *p, u_char *last, u_char *name, size_t len,
+    sft_storage_stat_t *st, uint32_t perms);
+sft_int_t sft_ftp_mlst(sft_ftp_session_t *s);
+sft_int_t sft_ftp_list_fill(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
+
+#define SFT_FTP_LIST_ENTRY_MAX  (SFT_STORAGE_NAME_MAX * 2 + 256)
+
+
+extern sft_module_t  sft_ftp_module;
+extern sft_module_t  sft_ftp_core_module;
+
+
+#endif /* _SFT_FTP_H_INCLUDED_ */

@@ -1,0 +1,814 @@
+/*
+ * sft_ftp_commands.c -- the allow-list of FTP commands (what may run
+ * before login, what takes an argument, what may run during a transfer)
+ * and the handlers of the simple ones: directories, names, sizes, times,
+ * modes, FEAT, HELP and STAT.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_ftp.h>
+
+
+static sft_int_t sft_ftp_noop(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_quit(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_syst(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_feat(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_opts(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_help(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_host(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_type(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_mode(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_stru(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_allo(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_pwd(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_cwd(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_cdup(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_mkd(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_rmd(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_dele(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_rnfr(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_rnto(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_size(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_mdtm(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_rest(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_pasv(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_epsv(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_retr(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_stor(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_appe(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_list(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_nlst(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_mlsd(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_abor(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_stat(sft_ftp_session_t *s);
+
+
+#define SFT_FTP_P   SFT_FTP_PRELOGIN
+#define SFT_FTP_N   SFT_FTP_ARG_NONE
+#define SFT_FTP_A   SFT_FTP_ARG_NEED
+#define SFT_FTP_T   SFT_FTP_IN_TRANSFER
+
+
+static sft_ftp_command_t  sft_ftp_commands[] = {
+
+    /* before login */
+    { sft_string("USER"), SFT_FTP_P|SFT_FTP_A, sft_ftp_user_login },
+    { sft_string("PASS"), SFT_FTP_P, sft_ftp_user_password },
+    { sft_string("QUIT"), SFT_FTP_P|SFT_FTP_T, sft_ftp_quit },
+    { sft_string("FEAT"), SFT_FTP_P|SFT_FTP_N, sft_ftp_feat },
+    { sft_string("SYST"), SFT_FTP_P|SFT_FTP_N, sft_ftp_syst },
+    { sft_string("OPTS"), SFT_FTP_P|SFT_FTP_A, sft_ftp_opts },
+    { sft_string("HELP"), SFT_FTP_P, sft_ftp_help },
+    { sft_string("NOOP"), SFT_FTP_P|SFT_FTP_N|SFT_FTP_T, sft_ftp_noop },
+    { sft_string("HOST"), SFT_FTP_P|SFT_FTP_A, sft_ftp_host },
+    { sft_string("AUTH"), SFT_FTP_P|SFT_FTP_NOT_IMPL, NULL },
+
+    /* after login */
+    { sft_string("TYPE"), SFT_FTP_A, sft_ftp_type },
+    { sft_string("MODE"), SFT_FTP_A, sft_ftp_mode },
+    { sft_string("STRU"), SFT_FTP_A, sft_ftp_stru },
+    { sft_string("ALLO"), 0, sft_ftp_allo },
+    { sft_string("PWD"), SFT_FTP_N, sft_ftp_pwd },
+    { sft_string("XPWD"), SFT_FTP_N, sft_ftp_pwd },
+    { sft_string("CWD"), SFT_FTP_A, sft_ftp_cwd },
+    { sft_string("XCWD"), SFT_FTP_A, sft_ftp_cwd },
+    { sft_string("CDUP"), SFT_FTP_N, sft_ftp_cdup },
+    { sft_string("XCUP"), SFT_FTP_N, sft_ftp_cdup },
+    { sft_string("MKD"), SFT_FTP_A, sft_ftp_mkd },
+    { sft_string("XMKD"), SFT_FTP_A, sft_ftp_mkd },
+    { sft_string("RMD"), SFT_FTP_A, sft_ftp_rmd },
+    { sft_string("XRMD"), SFT_FTP_A, sft_ftp_rmd },
+    { sft_string("DELE"), SFT_FTP_A, sft_ftp_dele },
+    { sft_string("RNFR"), SFT_FTP_A, sft_ftp_rnfr },
+    { sft_string("RNTO"), SFT_FTP_A, sft_ftp_rnto },
+    { sft_string("SIZE"), SFT_FTP_A, sft_ftp_size },
+    { sft_string("MDTM"), SFT_FTP_A, sft_ftp_mdtm },
+    { sft_string("REST"), SFT_FTP_A, sft_ftp_rest },
+    { sft_string("PASV"), SFT_FTP_N, sft_ftp_pasv },
+    { sft_string("EPSV"), 0, sft_ftp_epsv },
+    { sft_string("PORT"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("EPRT"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("RETR"), SFT_FTP_A, sft_ftp_retr },
+    { sft_string("STOR"), SFT_FTP_A, sft_ftp_stor },
+    { sft_string("APPE"), SFT_FTP_A, sft_ftp_appe },
+    { sft_string("LIST"), 0, sft_ftp_list },
+    { sft_string("NLST"), 0, sft_ftp_nlst },
+    { sft_string("MLSD"), 0, sft_ftp_mlsd },
+    { sft_string("MLST"), 0, sft_ftp_mlst },
+    { sft_string("ABOR"), SFT_FTP_N|SFT_FTP_T, sft_ftp_abor },
+    { sft_string("STAT"), SFT_FTP_T, sft_ftp_stat },
+    { sft_string("ACCT"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("SITE"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("PBSZ"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("PROT"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("STOU"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("REIN"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("SMNT"), SFT_FTP_NOT_IMPL, NULL },
+};
+
+
+sft_ftp_command_t *
+sft_ftp_find_command(sft_str_t *verb)
+{
+    sft_uint_t  i;
+
+    for (i = 0; i < sft_nelems(sft_ftp_commands); i++) {
+        if (sft_ftp_commands[i].name.len == verb->len
+            && sft_memcmp(sft_ftp_commands[i].name.data, verb->data,
+                          verb->len) == 0)
+        {
+            return &sft_ftp_commands[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* RFC 959 appendix II: a '"' in a quoted path is doubled */
+
+u_char *
+sft_ftp_quote_path(sft_pool_t *pool, u_char *path, size_t len,
+    size_t *outlen)
+{
+    u_char  *out, *p;
+    size_t   i;
+
+    out = sft_pnalloc(pool, len * 2 + 1);
+    if (out == NULL) {
+        return NULL;
+    }
+
+    p = out;
+
+    for (i = 0; i < len; i++) {
+        if (path[i] == '"') {
+            *p++ = '"';
+        }
+        *p++ = path[i];
+    }
+
+    *outlen = p - out;
+
+    return out;
+}
+
+
+static sft_int_t
+sft_ftp_noop(sft_ftp_session_t *s)
+{
+    sft_ftp_reply(s, 200, "NOOP ok.");
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_quit(sft_ftp_session_t *s)
+{
+    sft_ftp_reply(s, 221, "Goodbye.");
+    s->quit = 1;
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_syst(sft_ftp_session_t *s)
+{
+    sft_ftp_reply(s, 215, "UNIX Type: L8");
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_feat(sft_ftp_session_t *s)
+{
+    static u_char  feat[] =
+        "211-Features:\r\n"
+        " EPSV\r\n"
+        " MDTM\r\n"
+        " MLST type*;size*;modify*;perm*;unix.mode*;\r\n"
+        " REST STREAM\r\n"
+        " SIZE\r\n"
+        " TVFS\r\n"
+        " UTF8\r\n"
+        "211 End\r\n";
+
+    sft_ftp_reply_raw(s, feat, sizeof(feat) - 1);
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_opts(sft_ftp_session_t *s)
+{
+    if (sft_str_caseeq(&s->arg, "UTF8 ON")
+        || sft_str_caseeq(&s->arg, "UTF8"))
+    {
+        s->utf8 = 1;
+        sft_ftp_reply(s, 200, "Always in UTF8 mode.");
+        return SFT_OK;
+    }
+
+    if (s->arg.len >= 4 && strncasecmp((char *) s->arg.data, "MLST", 4) == 0)
+    {
+        sft_ftp_reply(s, 200, "MLST OPTS type;size;modify;perm;unix.mode;");
+        return SFT_OK;
+    }
+
+    sft_ftp_reply(s, 501, "Option not understood.");
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_help(sft_ftp_session_t *s)
+{
+    size_t      len;
+    u_char     *p, *last;
+    sft_uint_t  i, n;
+    u_char      buf[1024];
+
+    p = buf;
+    last = buf + sizeof(buf);
+
+    p = sft_slprintf(p, last, "214-The following commands are recognized.");
+
+    for (i = 0, n = 0; i < sft_nelems(sft_ftp_commands); i++) {
+        if (sft_ftp_commands[i].flags & SFT_FTP_NOT_IMPL) {
+            continue;
+        }
+
+        if (n++ % 8 == 0) {
+            p = sft_slprintf(p, last, "\r\n");
+        }
+
+        len = sft_ftp_commands[i].name.len;
+        p = sft_slprintf(p, last, " %.*s%s", (int) len,
+                         sft_ftp_commands[i].name.data,
+                         len == 3 ? " " : "");
+    }
+
+    p = sft_slprintf(p, last, "\r\n214 Help OK.\r\n");
+
+    sft_ftp_reply_raw(s, buf, p - buf);
+    return SFT_OK;
+}
+
+
+/* RFC 7151; one virtual host for now */
+
+static sft_int_t
+sft_ftp_host(sft_ftp_session_t *s)
+{
+    if (s->logged_in || s->user.len) {
+        sft_ftp_reply(s, 503, "HOST must come before USER.");
+        return SFT_OK;
+    }
+
+    sft_ftp_reply(s, 220, "Host accepted.");
+    return SFT_OK;
+}
+
+
+/*
+ * TYPE A is accepted; the ASCII conversion is not done yet, so an ASCII
+ * transfer moves the bytes as they are (what most servers do for UNIX
+ * clients anyway).
+ */
+
+static sft_int_t
+sft_ftp_type(sft_ftp_session_t *s)
+{
+    if (sft_str_caseeq(&s->arg, "A") || sft_str_caseeq(&s->arg, "A N")) {
+        s->binary = 0;
+        sft_ftp_reply(s, 200, "Switching to ASCII mode.");
+        return SFT_OK;
+    }
+
+    if (sft_str_caseeq(&s->arg, "I") || sft_str_caseeq(&s->arg, "L 8")) {
+        s->binary = 1;
+        sft_ftp_reply(s, 200, "Switching to Binary mode.");
+        return SFT_OK;
+    }
+
+    sft_ftp_reply(s, 504, "Command not implemented for that parameter.");
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_mode(sft_ftp_session_t *s)
+{
+    if (sft_str_caseeq(&s->arg, "S")) {
+        sft_ftp_reply(s, 200, "Mode set to S.");
+
+    } else {
+        sft_ftp_reply(s, 504, "Bad MODE command.");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_stru(sft_ftp_session_t *s)
+{
+    if (sft_str_caseeq(&s->arg, "F")) {
+        sft_ftp_reply(s, 200, "Structure set to F.");
+
+    } else {
+        sft_ftp_reply(s, 504, "Bad STRU command.");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_allo(sft_ftp_session_t *s)
+{
+    sft_ftp_reply(s, 202, "ALLO command ignored.");
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_pwd(sft_ftp_session_t *s)
+{
+    u_char             *q;
+    size_t              len;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    q = sft_ftp_quote_path(r->pool, s->vfs.cwd, s->vfs.cwd_len, &len);
+    if (q == NULL) {
+        return SFT_ERROR;
+    }
+
+    sft_ftp_reply(s, 257, "\"%.*s\" is the current directory.",
+                  (int) len, q);
+    return SFT_OK;
+}
+
+
+static void
+sft_ftp_cwd_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    sft_ftp_reply(s, 250, "Directory successfully changed.");
+}
+
+
+static sft_int_t
+sft_ftp_chdir(sft_ftp_session_t *s, u_char *path, size_t len)
+{
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    rc = sft_vfs_chdir(&s->vfs, r, path, len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_cwd_done);
+}
+
+
+static sft_int_t
+sft_ftp_cwd(sft_ftp_session_t *s)
+{
+    return sft_ftp_chdir(s, s->arg.data, s->arg.len);
+}
+
+
+static sft_int_t
+sft_ftp_cdup(sft_ftp_session_t *s)
+{
+    return sft_ftp_chdir(s, (u_char *) "..", 2);
+}
+
+
+/* the absolute virtual path of the argument, in the op pool */
+
+static u_char *
+sft_ftp_abs_path(sft_ftp_session_t *s, size_t *len)
+{
+    u_char  *p;
+
+    p = sft_pnalloc(s->req.pool, SFT_STORAGE_PATH_MAX + 1);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    if (sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len, s->arg.data,
+                          s->arg.len, p, len)
+        != SFT_STORAGE_OK)
+    {
+        return NULL;
+    }
+
+    return p;
+}
+
+
+static void
+sft_ftp_mkd_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    u_char  *q;
+    size_t   len;
+
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    q = sft_ftp_quote_path(r->pool, r->buf, sft_strlen(r->buf), &len);
+    if (q == NULL) {
+        sft_ftp_reply(s, 257, "Created.");
+        return;
+    }
+
+    sft_ftp_reply(s, 257, "\"%.*s\" created.", (int) len, q);
+}
+
+
+static sft_int_t
+sft_ftp_mkd(sft_ftp_session_t *s)
+{
+    size_t              len;
+    u_char             *abs;
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    abs = sft_ftp_abs_path(s, &len);
+    if (abs == NULL) {
+        sft_ftp_reply(s, 553, "File name not allowed.");
+        return SFT_OK;
+    }
+
+    /* the reply names the directory; mkdir does not use buf */
+    r->buf = abs;
+
+    rc = sft_vfs_mkdir(&s->vfs, r, abs, len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_mkd_done);
+}
+
+
+static void
+sft_ftp_done_250(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    sft_ftp_reply(s, 250, "Requested file action okay, completed.");
+}
+
+
+static sft_int_t
+sft_ftp_rmd(sft_ftp_session_t *s)
+{
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    rc = sft_vfs_rmdir(&s->vfs, r, s->arg.data, s->arg.len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_done_250);
+}
+
+
+static sft_int_t
+sft_ftp_dele(sft_ftp_session_t *s)
+{
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    rc = sft_vfs_unlink(&s->vfs, r, s->arg.data, s->arg.len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_done_250);
+}
+
+
+static void
+sft_ftp_rnfr_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    if (r->err != SFT_STORAGE_OK) {
+        s->rnfr[0] = '\0';
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    sft_ftp_reply(s, 350, "Ready for RNTO.");
+}
+
+
+static sft_int_t
+sft_ftp_rnfr(sft_ftp_session_t *s)
+{
+    size_t              len;
+    u_char             *abs;
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    if (s->rnfr == NULL) {
+        s->rnfr = sft_pnalloc(s->pool, SFT_STORAGE_PATH_MAX + 1);
+        if (s->rnfr == NULL) {
+            return SFT_ERROR;
+        }
+    }
+
+    s->rnfr[0] = '\0';
+
+    abs = sft_ftp_abs_path(s, &len);
+    if (abs == NULL) {
+        sft_ftp_reply(s, 553, "File name not allowed.");
+        return SFT_OK;
+    }
+
+    sft_memcpy(s->rnfr, abs, len + 1);
+
+    rc = sft_vfs_lstat(&s->vfs, r, abs, len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_rnfr_done);
+}
+
+
+static void
+sft_ftp_rnto_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    sft_ftp_reply(s, 250, "Rename successful.");
+}
+
+
+static sft_int_t
+sft_ftp_rnto(sft_ftp_session_t *s)
+{
+    size_t              len;
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    if (s->rnfr == NULL || s->rnfr[0] == '\0') {
+        sft_ftp_reply(s, 503, "RNFR required first.");
+        return SFT_OK;
+    }
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    len = sft_strlen(s->rnfr);
+
+    rc = sft_vfs_rename(&s->vfs, r, s->rnfr, len, s->arg.data, s->arg.len);
+
+    s->rnfr[0] = '\0';
+
+    return sft_ftp_op_result(s, rc, sft_ftp_rnto_done);
+}
+
+
+static void
+sft_ftp_size_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    if (!S_ISREG(r->st.mode)) {
+        sft_ftp_reply(s, 550, "Could not get file size.");
+        return;
+    }
+
+    sft_ftp_reply(s, 213, "%lld", (long long) r->st.size);
+}
+
+
+static sft_int_t
+sft_ftp_size(sft_ftp_session_t *s)
+{
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    rc = sft_vfs_stat(&s->vfs, r, s->arg.data, s->arg.len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_size_done);
+}
+
+
+static void
+sft_ftp_mdtm_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    struct tm  tm;
+
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    if (!S_ISREG(r->st.mode)) {
+        sft_ftp_reply(s, 550, "Could not get file modification time.");
+        return;
+    }
+
+    gmtime_r(&r->st.mtime, &tm);
+
+    sft_ftp_reply(s, 213, "%04d%02d%02d%02d%02d%02d",
+                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+
+static sft_int_t
+sft_ftp_mdtm(sft_ftp_session_t *s)
+{
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    rc = sft_vfs_stat(&s->vfs, r, s->arg.data, s->arg.len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_mdtm_done);
+}
+
+
+static sft_int_t
+sft_ftp_rest(sft_ftp_session_t *s)
+{
+    off_t       n;
+    sft_uint_t  i;
+
+    n = 0;
+
+    for (i = 0; i < s->arg.len; i++) {
+        if (s->arg.data[i] < '0' || s->arg.data[i] > '9'
+            || n > (off_t) (INT64_MAX / 10 - 9))
+        {
+            sft_ftp_reply(s, 501, "Invalid REST parameter.");
+            return SFT_OK;
+        }
+
+        n = n * 10 + (s->arg.data[i] - '0');
+    }
+
+    s->rest = n;
+
+    sft_ftp_reply(s, 350, "Restart position accepted (%lld).",
+                  (long long) n);
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_pasv(sft_ftp_session_t *s)
+{
+    return sft_ftp_passive(s, 0);
+}
+
+
+static sft_int_t
+sft_ftp_epsv(sft_ftp_session_t *s)
+{
+    return sft_ftp_passive(s, 1);
+}
+
+
+static sft_int_t
+sft_ftp_retr(sft_ftp_session_t *s)
+{
+    return sft_ftp_transfer_start(s, SFT_FTP_RETR);
+}
+
+
+static sft_int_t
+sft_ftp_stor(sft_ftp_session_t *s)
+{
+    return sft_ftp_transfer_start(s, SFT_FTP_STOR);
+}
+
+
+static sft_int_t
+sft_ftp_appe(sft_ftp_session_t *s)
+{
+    return sft_ftp_transfer_start(s, SFT_FTP_APPE);
+}
+
+
+static sft_int_t
+sft_ftp_list(sft_ftp_session_t *s)
+{
+    return sft_ftp_transfer_start(s, SFT_FTP_LIST);
+}
+
+
+static sft_int_t
+sft_ftp_nlst(sft_ftp_session_t *s)
+{
+    return sft_ftp_transfer_start(s, SFT_FTP_NLST);
+}
+
+
+static sft_int_t
+sft_ftp_mlsd(sft_ftp_session_t *s)
+{
+    return sft_ftp_transfer_start(s, SFT_FTP_MLSD);
+}
+
+
+static sft_int_t
+sft_ftp_abor(sft_ftp_session_t *s)
+{
+    if (s->transfer == NULL) {
+        sft_ftp_reply(s, 225, "No transfer to abort.");
+        return SFT_OK;
+    }
+
+    sft_ftp_transfer_abort(s, 1);
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_stat(sft_ftp_session_t *s)
+{
+    u_char  *p, *last;
+    u_char   buf[1024];
+
+    if (s->arg.len) {
+        sft_ftp_reply(s, 502, "STAT with a path is not implemented.");
+        return SFT_OK;
+    }
+
+    p = buf;
+    last = buf + sizeof(buf);
+
+    p = sft_slprintf(p, last,
+                     "211-FTP server status:\r\n"
+                     "     Connected to %.*s\r\n"
+                     "     Logged in as %.*s\r\n"
+                     "     TYPE: %s\r\n",
+                     SFT_STR_FMT(&s->connection->addr_text),
+                     SFT_STR_FMT(&s->user),
+                     s->binary ? "BINARY" : "ASCII");
+
+    if (s->transfer) {
+        p = sft_slprintf(p, last, "     Transfer in progress: %lld bytes\r\n",
+                         (long long) s->transfer->bytes);
+
+    } else {
+        p = sft_slprintf(p, last, "     No data connection\r\n");
+    }
+
+    p = sft_slprintf(p, last, "211 End of status\r\n");
+
+    sft_ftp_reply_raw(s, buf, p - buf);
+    return SFT_OK;
+}

@@ -1,0 +1,292 @@
+/*
+ * sft_ftp_list.c -- directory listings of our own (no /bin/ls, no glob):
+ * LIST in "ls -l" style, NLST names only, MLSD and MLST with the RFC 3659
+ * facts type, size, modify, perm and unix.mode.  Hidden names never get
+ * here: the VFS leaves them out of every batch.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_ftp.h>
+
+
+static const char  *sft_ftp_months[] = {
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"
+};
+
+
+static u_char *
+sft_ftp_mode_string(u_char *p, mode_t mode)
+{
+    *p++ = S_ISDIR(mode) ? 'd' : S_ISLNK(mode) ? 'l' : '-';
+    *p++ = (mode & S_IRUSR) ? 'r' : '-';
+    *p++ = (mode & S_IWUSR) ? 'w' : '-';
+    *p++ = (mode & S_IXUSR) ? 'x' : '-';
+    *p++ = (mode & S_IRGRP) ? 'r' : '-';
+    *p++ = (mode & S_IWGRP) ? 'w' : '-';
+    *p++ = (mode & S_IXGRP) ? 'x' : '-';
+    *p++ = (mode & S_IROTH) ? 'r' : '-';
+    *p++ = (mode & S_IWOTH) ? 'w' : '-';
+    *p++ = (mode & S_IXOTH) ? 'x' : '-';
+
+    return p;
+}
+
+
+/* RFC 3659 7.5.5, from the permissions of the directory holding it */
+
+static u_char *
+sft_ftp_perm_fact(u_char *p, mode_t mode, uint32_t perms)
+{
+    if (S_ISDIR(mode)) {
+        *p++ = 'e';
+
+        if (perms & SFT_PERM_LIST) {
+            *p++ = 'l';
+        }
+
+        if (perms & SFT_PERM_UPLOAD) {
+            *p++ = 'c';
+        }
+
+        if (perms & SFT_PERM_MKDIR) {
+            *p++ = 'm';
+        }
+
+        if (perms & SFT_PERM_DELETE) {
+            *p++ = 'p';
+        }
+
+        if (perms & SFT_PERM_RMDIR) {
+            *p++ = 'd';
+        }
+
+    } else {
+        if (perms & SFT_PERM_DOWNLOAD) {
+            *p++ = 'r';
+        }
+
+        if ((perms & (SFT_PERM_UPLOAD|SFT_PERM_OVERWRITE))
+            == (SFT_PERM_UPLOAD|SFT_PERM_OVERWRITE))
+        {
+            *p++ = 'a';
+            *p++ = 'w';
+        }
+
+        if (perms & SFT_PERM_DELETE) {
+            *p++ = 'd';
+        }
+    }
+
+    if (perms & SFT_PERM_RENAME) {
+        *p++ = 'f';
+    }
+
+    return p;
+}
+
+
+/* one entry; last - p must be at least SFT_FTP_LIST_ENTRY_MAX */
+
+u_char *
+sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind, u_char *p,
+    u_char *last, u_char *name, size_t len, sft_storage_stat_t *st,
+    uint32_t perms)
+{
+    time_t      now;
+    struct tm   tm;
+    u_char      pf[16], *e;
+
+    (void) s;
+
+    switch (kind) {
+
+    case SFT_FTP_NLST:
+        return sft_slprintf(p, last, "%.*s\r\n", (int) len, name);
+
+    case SFT_FTP_LIST:
+        p = sft_ftp_mode_string(p, st->mode);
+        gmtime_r(&st->mtime, &tm);
+        now = time(NULL);
+
+        p = sft_slprintf(p, last, " %3lu ftp      ftp      %12lld %s %2d ",
+                         (unsigned long) (st->nlink ? st->nlink : 1),
+                         (long long) st->size, sft_ftp_months[tm.tm_mon],
+                         tm.tm_mday);
+
+        if (st->mtime > now - 180 * 86400 && st->mtime <= now + 86400) {
+            p = sft_slprintf(p, last, "%02d:%02d ", tm.tm_hour, tm.tm_min);
+
+        } else {
+            p = sft_slprintf(p, last, " %4d ", tm.tm_year + 1900);
+        }
+
+        return sft_slprintf(p, last, "%.*s\r\n", (int) len, name);
+
+    default:    /* MLSD, MLST */
+        gmtime_r(&st->mtime, &tm);
+        e = sft_ftp_perm_fact(pf, st->mode, perms);
+
+        return sft_slprintf(p, last,
+                            "type=%s;size=%lld;modify=%04d%02d%02d%02d%02d%02d;"
+                            "perm=%.*s;unix.mode=0%o; %.*s\r\n",
+                            S_ISDIR(st->mode) ? "dir"
+                            : S_ISREG(st->mode) ? "file" : "OS.unix=symlink",
+                            (long long) st->size,
+                            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                            tm.tm_hour, tm.tm_min, tm.tm_sec,
+                            (int) (e - pf), pf,
+                            (unsigned) (st->mode & 07777),
+                            (int) len, name);
+    }
+}
+
+
+/*
+ * Formats the entries of the current batch into t->out; reads the next
+ * batch when this one is done.  SFT_OK with text (or t->eof), SFT_AGAIN
+ * while a batch is being read, SFT_ERROR.
+ */
+
+sft_int_t
+sft_ftp_list_fill(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
+{
+    u_char                *p, *last;
+    sft_int_t              rc;
+    sft_storage_dirent_t  *e;
+
+    if (t->out == NULL) {
+        t->out = sft_pnalloc(t->pool, SFT_FTP_LIST_BUFFER);
+        if (t->out == NULL) {
+            return SFT_ERROR;
+        }
+    }
+
+    p = t->out;
+    last = t->out + SFT_FTP_LIST_BUFFER;
+
+    for ( ;; ) {
+
+        while (t->entry < t->dir.nentries) {
+            if (last - p < SFT_FTP_LIST_ENTRY_MAX) {
+                goto done;
+            }
+
+            e = &t->dir.entries[t->entry++];
+
+            if ((e->len == 1 && e->name[0] == '.')
+                || (e->len == 2 && e->name[0] == '.' && e->name[1] == '.'))
+            {
+                continue;
+            }
+
+            p = sft_ftp_list_format(s, t->kind, p, last, e->name, e->len,
+                                    &e->st, t->perms);
+        }
+
+        if (t->dir.eof) {
+            t->eof = 1;
+            goto done;
+        }
+
+        if (p > t->out) {
+            goto done;
+        }
+
+        sft_ftp_transfer_req(s, t);
+
+        rc = sft_vfs_readdir(&s->vfs, &t->req, &t->dir);
+
+        if (rc == SFT_AGAIN) {
+            t->io = 1;
+            s->pending++;
+            return SFT_AGAIN;
+        }
+
+        if (rc == SFT_ERROR) {
+            return SFT_ERROR;
+        }
+
+        t->entry = 0;
+    }
+
+done:
+
+    t->out_len = p - t->out;
+    t->out_pos = 0;
+
+    return SFT_OK;
+}
+
+
+/* MLST: the facts of one path, on the control connection */
+
+static void
+sft_ftp_mlst_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    u_char   *p, *last, *path, *out;
+    size_t    len;
+    uint32_t  perms;
+
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    path = r->buf;
+    len = sft_strlen(path);
+
+    p = sft_pnalloc(r->pool, len + SFT_FTP_LIST_ENTRY_MAX + 64);
+    if (p == NULL) {
+        sft_ftp_reply(s, 451, "Local error.");
+        return;
+    }
+
+    last = p + len + SFT_FTP_LIST_ENTRY_MAX + 64;
+
+    perms = sft_vfs_perms(&s->vfs, path, len);
+
+    out = p;
+    p = sft_slprintf(p, last, "250-Listing %s\r\n ", path);
+    p = sft_ftp_list_format(s, SFT_FTP_MLSD, p, last, path, len, &r->st,
+                            perms);
+    p = sft_slprintf(p, last, "250 End.\r\n");
+
+    sft_ftp_reply_raw(s, out, p - out);
+}
+
+
+sft_int_t
+sft_ftp_mlst(sft_ftp_session_t *s)
+{
+    u_char             *abs;
+    size_t              len;
+    sft_int_t           rc;
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    abs = sft_pnalloc(r->pool, SFT_STORAGE_PATH_MAX + 1);
+    if (abs == NULL) {
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len,
+                          s->arg.len ? s->arg.data : (u_char *) ".",
+                          s->arg.len ? s->arg.len : 1, abs, &len)
+        != SFT_STORAGE_OK)
+    {
+        sft_ftp_reply(s, 553, "File name not allowed.");
+        return SFT_OK;
+    }
+
+    r->buf = abs;
+
+    rc = sft_vfs_stat(&s->vfs, r, abs, len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_mlst_done);
+}

@@ -1,0 +1,991 @@
+/*
+ * sft_ftp_session.c -- an FTP control connection: framing commands in a
+ * fixed buffer (1k before login, 4k after), the allow-list dispatch with
+ * its pre-login and post-login sets, the reply writer, timeouts, login
+ * through the asynchronous password check, and closing the session.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_ftp.h>
+
+
+#define SFT_FTP_LINGERING_TIME  2000
+
+
+static void sft_ftp_control_handler(sft_event_t *ev);
+static void sft_ftp_run(sft_ftp_session_t *s);
+static void sft_ftp_dispatch(sft_ftp_session_t *s, sft_int_t rc);
+static void sft_ftp_op_done(sft_storage_req_t *req);
+static void sft_ftp_auth_done(sft_auth_request_t *ar);
+static void sft_ftp_auth_result(sft_ftp_session_t *s);
+static void sft_ftp_delay_handler(sft_event_t *ev);
+static sft_int_t sft_ftp_setup_vfs(sft_ftp_session_t *s);
+static int sft_ftp_filter(void *data, const u_char *name, size_t len,
+    int kind);
+static void sft_ftp_lingering_close(sft_ftp_session_t *s);
+static void sft_ftp_lingering_handler(sft_event_t *ev);
+static u_char *sft_ftp_log_error(sft_log_t *log, u_char *buf, size_t len);
+
+
+static sft_str_t  sft_ftp_default_pool = sft_string("default");
+
+
+void
+sft_ftp_init_connection(sft_connection_t *c)
+{
+    sft_ftp_session_t  *s;
+
+    s = sft_pcalloc(c->pool, sizeof(sft_ftp_session_t));
+    if (s == NULL) {
+        sft_destroy_pool(c->pool);
+        c->pool = NULL;
+        sft_close_connection(c);
+        return;
+    }
+
+    s->connection = c;
+    s->pool = c->pool;
+    s->log = c->log;
+    s->conf = sft_proto_get_module_srv_conf(c->listening->servers,
+                                            sft_ftp_core_module);
+
+    s->start = sft_pnalloc(c->pool, SFT_FTP_COMMAND_BUFFER);
+    s->out = sft_pnalloc(c->pool, SFT_FTP_REPLY_BUFFER);
+
+    if (s->start == NULL || s->out == NULL) {
+        sft_destroy_pool(c->pool);
+        c->pool = NULL;
+        sft_close_connection(c);
+        return;
+    }
+
+    s->pos = s->start;
+    s->last = s->start;
+    s->end = s->start + SFT_FTP_PRELOGIN_BUFFER;
+
+    s->delay.handler = sft_ftp_delay_handler;
+    s->delay.data = s;
+    s->delay.log = c->log;
+
+    s->thread_pool = sft_thread_pool_get((sft_cycle_t *) sft_cycle,
+                                         &sft_ftp_default_pool);
+
+    c->data = s;
+    c->log->handler = sft_ftp_log_error;
+    c->log->data = s;
+    c->log->action = NULL;
+
+    c->read->handler = sft_ftp_control_handler;
+    c->write->handler = sft_ftp_control_handler;
+    c->read->ready = 1;
+
+    sft_log_error(SFT_LOG_INFO, c->log, 0, "ftp session started");
+
+    if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
+        sft_log_error(SFT_LOG_INFO, c->log, 0, "address is banned");
+        sft_ftp_reply(s, 421, "Service not available, closing "
+                              "control connection.");
+        s->quit = 1;
+
+    } else if (sft_auth_connection_open((struct sockaddr *) &c->sockaddr)
+               != SFT_OK)
+    {
+        sft_ftp_reply(s, 421, "Too many connections from your address.");
+        s->quit = 1;
+
+    } else {
+        s->counted = 1;
+        sft_ftp_reply(s, 220, "siftpd ready.");
+    }
+
+    sft_ftp_run(s);
+}
+
+
+static void
+sft_ftp_control_handler(sft_event_t *ev)
+{
+    sft_connection_t   *c;
+    sft_ftp_session_t  *s;
+
+    c = ev->data;
+    s = c->data;
+
+    if (c->close) {
+        /* the worker_shutdown_timeout: say so, once, and go */
+        sft_log_error(SFT_LOG_INFO, c->log, 0,
+                      "closing ftp session on shutdown");
+        sft_ftp_reply(s, 421, "Server shutting down.");
+        (void) sft_send(c, s->out + s->out_pos, s->out_len - s->out_pos);
+        sft_ftp_close_session(s);
+        return;
+    }
+
+    if (ev->timedout) {
+        ev->timedout = 0;
+
+        if (ev->write) {
+            sft_log_error(SFT_LOG_INFO, c->log, 0,
+                          "client timed out reading replies");
+            sft_ftp_close_session(s);
+            return;
+        }
+
+        if (s->logged_in) {
+            sft_log_error(SFT_LOG_INFO, c->log, 0, "idle timeout");
+            sft_ftp_reply(s, 421, "Timeout, closing control connection.");
+
+        } else {
+            sft_log_error(SFT_LOG_INFO, c->log, 0, "login timeout");
+            sft_ftp_reply(s, 421, "Login timeout, closing control "
+                                  "connection.");
+        }
+
+        s->quit = 1;
+    }
+
+    sft_ftp_run(s);
+}
+
+
+/* a command completed later: go on reading, flush replies */
+
+void
+sft_ftp_resume(sft_ftp_session_t *s)
+{
+    if (s->closed) {
+        return;
+    }
+
+    sft_post_event(s->connection->read);
+}
+
+
+static void
+sft_ftp_run(sft_ftp_session_t *s)
+{
+    size_t             left;
+    ssize_t            n;
+    sft_int_t          rc;
+    sft_connection_t  *c;
+
+    c = s->connection;
+
+    for ( ;; ) {
+
+        if (s->out_pos < s->out_len) {
+            n = sft_send(c, s->out + s->out_pos, s->out_len - s->out_pos);
+
+            if (n == SFT_AGAIN) {
+                sft_add_timer(c->write, s->conf->idle_timeout);
+                return;
+            }
+
+            if (n == SFT_ERROR) {
+                sft_ftp_close_session(s);
+                return;
+            }
+
+            s->out_pos += n;
+            continue;
+        }
+
+        s->out_pos = 0;
+        s->out_len = 0;
+        sft_del_timer(c->write);
+
+        if (s->quit) {
+            sft_ftp_lingering_close(s);
+            return;
+        }
+
+        if (s->busy) {
+            return;
+        }
+
+        rc = sft_ftp_parse_command(s);
+
+        if (rc != SFT_AGAIN) {
+            sft_ftp_dispatch(s, rc);
+
+            if (s->closed) {
+                return;
+            }
+
+            if (s->pos == s->next || s->busy || s->quit
+                || s->out_len)
+            {
+                continue;
+            }
+
+            /* a command that waits for the transfer to end */
+            goto wait;
+        }
+
+        if (s->pos != s->start) {
+            left = s->last - s->pos;
+            memmove(s->start, s->pos, left);
+            s->pos = s->start;
+            s->last = s->start + left;
+        }
+
+        if (s->last == s->end) {
+            sft_log_error(SFT_LOG_INFO, c->log, 0,
+                          "client sent too long command line");
+            sft_ftp_reply(s, 500, "Command line too long.");
+            s->quit = 1;
+            continue;
+        }
+
+        if (!c->read->ready) {
+            goto wait;
+        }
+
+        n = sft_recv(c, s->last, s->end - s->last);
+
+        if (n == SFT_AGAIN) {
+            goto wait;
+        }
+
+        if (n == 0 || n == SFT_ERROR) {
+            sft_log_error(SFT_LOG_INFO, c->log, 0,
+                          "client closed control connection");
+            sft_ftp_close_session(s);
+            return;
+        }
+
+        s->last += n;
+        continue;
+
+    wait:
+
+        if (!s->logged_in) {
+            if (!c->read->timer_set) {
+                sft_add_timer(c->read, s->conf->login_timeout);
+            }
+
+        } else if (s->transfer) {
+            sft_del_timer(c->read);
+
+        } else {
+            sft_add_timer(c->read, s->conf->idle_timeout);
+        }
+
+        return;
+    }
+}
+
+
+static void
+sft_ftp_dispatch(sft_ftp_session_t *s, sft_int_t rc)
+{
+    sft_ftp_command_t  *cmd;
+
+    if (s->op_pool) {
+        sft_destroy_pool(s->op_pool);
+        s->op_pool = NULL;
+    }
+
+    cmd = NULL;
+
+    if (rc == SFT_OK) {
+        cmd = sft_ftp_find_command(&s->verb);
+    }
+
+    if (cmd && s->transfer && !(cmd->flags & SFT_FTP_IN_TRANSFER)) {
+        /* RFC 959: the next command waits for the transfer to end */
+        return;
+    }
+
+    s->pos = s->next;
+
+    if (rc == SFT_FTP_PARSE_NUL) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0, "client sent NUL in command");
+        sft_ftp_reply(s, 500, "NUL in command refused.");
+        goto error;
+    }
+
+    if (rc != SFT_OK) {
+        sft_ftp_reply(s, 500, "Syntax error, command unrecognized.");
+        goto error;
+    }
+
+    if (cmd == NULL) {
+        sft_ftp_reply(s, 500, "Unknown command.");
+        goto error;
+    }
+
+    s->command = cmd;
+
+    if (!s->logged_in && !(cmd->flags & SFT_FTP_PRELOGIN)) {
+        sft_ftp_reply(s, 530, "Please login with USER and PASS.");
+        goto error;
+    }
+
+    if (cmd->flags & SFT_FTP_NOT_IMPL) {
+        sft_ftp_reply(s, 502, "Command not implemented.");
+        return;
+    }
+
+    if (((cmd->flags & SFT_FTP_ARG_NEED) && s->arg.len == 0)
+        || ((cmd->flags & SFT_FTP_ARG_NONE) && s->arg.len != 0))
+    {
+        sft_ftp_reply(s, 501, "Syntax error in parameters or arguments.");
+        goto error;
+    }
+
+    if (cmd->handler(s) == SFT_ERROR) {
+        sft_ftp_reply(s, 451, "Requested action aborted: local error.");
+    }
+
+    return;
+
+error:
+
+    if (++s->errors >= s->conf->max_errors) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "client sent too many invalid commands");
+        sft_ftp_reply(s, 421, "Too many invalid commands.");
+        s->quit = 1;
+    }
+}
+
+
+/* replies */
+
+void
+sft_ftp_reply_raw(sft_ftp_session_t *s, u_char *text, size_t len)
+{
+    if (s->out_pos) {
+        memmove(s->out, s->out + s->out_pos, s->out_len - s->out_pos);
+        s->out_len -= s->out_pos;
+        s->out_pos = 0;
+    }
+
+    if (len > SFT_FTP_REPLY_BUFFER - s->out_len) {
+        /* the client reads no replies and keeps asking: drop it */
+        sft_log_error(SFT_LOG_INFO, s->log, 0, "client does not read replies");
+        s->quit = 1;
+        return;
+    }
+
+    sft_memcpy(s->out + s->out_len, text, len);
+    s->out_len += len;
+}
+
+
+void
+sft_ftp_reply(sft_ftp_session_t *s, sft_uint_t code, const char *fmt, ...)
+{
+    u_char   *p, *last;
+    va_list   args;
+    u_char    buf[1024];
+
+    last = buf + sizeof(buf) - 2;
+
+    p = sft_slprintf(buf, last, "%lu ", (unsigned long) code);
+
+    va_start(args, fmt);
+    p = sft_vslprintf(p, last, fmt, args);
+    va_end(args);
+
+    *p++ = '\r';
+    *p++ = '\n';
+
+    sft_ftp_reply_raw(s, buf, p - buf);
+}
+
+
+void
+sft_ftp_reply_storage_error(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    switch (r->err) {
+
+    case SFT_STORAGE_NOT_FOUND:
+        sft_ftp_reply(s, 550, "No such file or directory.");
+        break;
+
+    case SFT_STORAGE_PERMISSION:
+        sft_ftp_reply(s, 550, "Permission denied.");
+        break;
+
+    case SFT_STORAGE_EXISTS:
+        sft_ftp_reply(s, 550, "File exists.");
+        break;
+
+    case SFT_STORAGE_NOT_DIR:
+        sft_ftp_reply(s, 550, "Not a directory.");
+        break;
+
+    case SFT_STORAGE_IS_DIR:
+        sft_ftp_reply(s, 550, "Is a directory.");
+        break;
+
+    case SFT_STORAGE_NOT_EMPTY:
+        sft_ftp_reply(s, 550, "Directory not empty.");
+        break;
+
+    case SFT_STORAGE_QUOTA:
+        sft_ftp_reply(s, 552, "Quota exceeded.");
+        break;
+
+    case SFT_STORAGE_NO_SPACE:
+        sft_ftp_reply(s, 452, "Insufficient storage space.");
+        break;
+
+    case SFT_STORAGE_NAME_INVALID:
+        sft_ftp_reply(s, 553, "File name not allowed.");
+        break;
+
+    case SFT_STORAGE_INVALID:
+        sft_ftp_reply(s, 501, "Invalid argument.");
+        break;
+
+    case SFT_STORAGE_BUSY:
+        sft_ftp_reply(s, 450, "Resource busy, try again.");
+        break;
+
+    default:
+        sft_ftp_reply(s, 451, "Local error: %s.",
+                      sft_storage_strerror(r->err));
+        break;
+    }
+}
+
+
+/*
+ * A storage operation of a command: the caller has filled s->req through
+ * a sft_vfs_*() call whose result is rc; next runs now or on completion.
+ */
+
+sft_int_t
+sft_ftp_storage_op(sft_ftp_session_t *s, sft_ftp_next_pt next)
+{
+    s->op_next = next;
+    s->pending++;
+    s->busy = 1;
+
+    return SFT_AGAIN;
+}
+
+
+static void
+sft_ftp_op_done(sft_storage_req_t *req)
+{
+    sft_ftp_session_t  *s = req->data;
+
+    s->pending--;
+
+    if (s->closed) {
+        if (s->pending == 0) {
+            sft_ftp_session_free(s);
+        }
+        return;
+    }
+
+    s->busy = 0;
+    s->op_next(s, req);
+    sft_ftp_resume(s);
+}
+
+
+/* a fresh request for a command's storage operation */
+
+sft_storage_req_t *
+sft_ftp_op_request(sft_ftp_session_t *s)
+{
+    if (s->op_pool == NULL) {
+        s->op_pool = sft_create_pool(4096, s->log);
+        if (s->op_pool == NULL) {
+            return NULL;
+        }
+    }
+
+    sft_memzero(&s->req, sizeof(sft_storage_req_t));
+    s->req.pool = s->op_pool;
+    s->req.handler = sft_ftp_op_done;
+    s->req.data = s;
+
+    return &s->req;
+}
+
+
+/* what to do with a sft_vfs_*() result */
+
+sft_int_t
+sft_ftp_op_result(sft_ftp_session_t *s, sft_int_t rc, sft_ftp_next_pt next)
+{
+    if (rc == SFT_AGAIN) {
+        return sft_ftp_storage_op(s, next);
+    }
+
+    if (rc == SFT_OK) {
+        s->req.err = SFT_STORAGE_OK;
+    }
+
+    next(s, &s->req);
+
+    return SFT_OK;
+}
+
+
+/* login */
+
+sft_int_t
+sft_ftp_user_login(sft_ftp_session_t *s)
+{
+    size_t  len;
+
+    if (s->logged_in) {
+        sft_ftp_reply(s, 530, "Can't change to another user.");
+        return SFT_OK;
+    }
+
+    len = sft_min(s->arg.len, (size_t) SFT_USER_NAME_MAX + 1);
+
+    if (s->user.data == NULL) {
+        s->user.data = sft_pnalloc(s->pool, SFT_USER_NAME_MAX + 1);
+        if (s->user.data == NULL) {
+            return SFT_ERROR;
+        }
+    }
+
+    /* a longer name fails at PASS like any unknown one */
+    sft_memcpy(s->user.data, s->arg.data, len);
+    s->user.len = len;
+
+    sft_ftp_reply(s, 331, "Please specify the password.");
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_ftp_user_password(sft_ftp_session_t *s)
+{
+    sft_int_t            rc;
+    sft_auth_request_t  *ar;
+
+    if (s->logged_in) {
+        sft_ftp_reply(s, 230, "Already logged in.");
+        return SFT_OK;
+    }
+
+    if (s->user.len == 0) {
+        sft_ftp_reply(s, 503, "Login with USER first.");
+        return SFT_OK;
+    }
+
+    ar = &s->auth;
+    sft_memzero(ar, sizeof(sft_auth_request_t));
+
+    ar->user = s->user;
+    ar->sockaddr = (struct sockaddr *) &s->connection->sockaddr;
+    ar->log = s->log;
+    ar->handler = sft_ftp_auth_done;
+    ar->data = s;
+
+    if (s->arg.len < sizeof(s->password)) {
+        sft_memcpy(s->password, s->arg.data, s->arg.len);
+        ar->password.data = s->password;
+        ar->password.len = s->arg.len;
+
+    } else {
+        /* longer than any password: refused by the check, slowly */
+        ar->password.data = s->arg.data;
+        ar->password.len = s->arg.len;
+    }
+
+    rc = sft_auth_password(ar);
+
+    sft_explicit_memzero(s->password, sizeof(s->password));
+    sft_explicit_memzero(s->arg.data, s->arg.len);
+
+    if (rc == SFT_ERROR) {
+        sft_ftp_reply(s, 421, "Service not available.");
+        s->quit = 1;
+        return SFT_OK;
+    }
+
+    s->busy = 1;
+
+    if (rc == SFT_AGAIN) {
+        return SFT_OK;
+    }
+
+    sft_ftp_auth_result(s);
+
+    return SFT_OK;
+}
+
+
+static void
+sft_ftp_auth_done(sft_auth_request_t *ar)
+{
+    sft_ftp_session_t  *s = ar->data;
+
+    ar->job = NULL;
+
+    sft_ftp_auth_result(s);
+    sft_ftp_resume(s);
+}
+
+
+static void
+sft_ftp_auth_result(sft_ftp_session_t *s)
+{
+    sft_msec_t           delay;
+    sft_connection_t    *c;
+    sft_auth_request_t  *ar;
+
+    ar = &s->auth;
+    c = s->connection;
+
+    if (ar->result == SFT_AUTH_OK) {
+        s->account = ar->account;
+        ar->account = NULL;
+
+        if (sft_ftp_setup_vfs(s) != SFT_OK) {
+            sft_user_release(s->account);
+            s->account = NULL;
+            s->busy = 0;
+            sft_ftp_reply(s, 530, "Login incorrect.");
+            return;
+        }
+
+        s->busy = 0;
+        s->logged_in = 1;
+        s->errors = 0;
+        s->end = s->start + SFT_FTP_COMMAND_BUFFER;
+        sft_del_timer(c->read);
+
+        sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp login%s",
+                      ar->cached ? " (cached)" : "");
+
+        sft_ftp_reply(s, 230, "Login successful.");
+        return;
+    }
+
+    if (ar->result == SFT_AUTH_BANNED) {
+        s->busy = 0;
+        sft_ftp_reply(s, 421, "Too many login failures from your address.");
+        s->quit = 1;
+        return;
+    }
+
+    if (ar->result == SFT_AUTH_BUSY) {
+        s->busy = 0;
+        sft_ftp_reply(s, 421, "Service busy, try again later.");
+        s->quit = 1;
+        return;
+    }
+
+    /* wrong user or password: the same reply, after a delay */
+
+    s->login_failures++;
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp login failed for \"%.*s\"",
+                  SFT_STR_FMT(&s->user));
+
+    delay = sft_auth_failure_delay(s->login_failures);
+
+    if (delay == 0) {
+        delay = 1;
+    }
+
+    sft_add_timer(&s->delay, delay);
+}
+
+
+static void
+sft_ftp_delay_handler(sft_event_t *ev)
+{
+    sft_ftp_session_t  *s = ev->data;
+
+    ev->timedout = 0;
+    s->busy = 0;
+
+    sft_ftp_reply(s, 530, "Login incorrect.");
+
+    if (s->login_failures >= s->conf->max_login_failures) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "too many login failures, closing");
+        s->quit = 1;
+    }
+
+    sft_ftp_resume(s);
+}
+
+
+static sft_int_t
+sft_ftp_setup_vfs(sft_ftp_session_t *s)
+{
+    u_char           *p, *e;
+    sft_str_t         home, root;
+    sft_uint_t        i, n;
+    sft_user_t       *u;
+    sft_storage_t    *st;
+    sft_vfs_rule_t   *vr;
+    sft_user_rule_t  *r;
+
+    u = s->account;
+    st = s->conf->storage;
+
+    if (u->storage.len) {
+        st = sft_storage_find((sft_cycle_t *) sft_cycle, &u->storage);
+    }
+
+    if (st == NULL) {
+        sft_log_error(SFT_LOG_ERR, s->log, 0,
+                      "user \"%.*s\" has no storage (\"%.*s\")",
+                      SFT_STR_FMT(&u->name), SFT_STR_FMT(&u->storage));
+        return SFT_ERROR;
+    }
+
+    /* "/alice/" -> "alice", under the storage root */
+
+    p = u->home.data;
+    e = p + u->home.len;
+
+    while (p < e && *p == '/') {
+        p++;
+    }
+
+    while (e > p && e[-1] == '/') {
+        e--;
+    }
+
+    home.data = p;
+    home.len = e - p;
+
+    sft_str_set(&root, "/");
+
+    sft_vfs_session_init(&s->vfs, st, &home, sft_user_perms(u, &root),
+                         s->log);
+
+    s->vfs.thread_pool = s->thread_pool;
+    s->vfs.filter = sft_ftp_filter;
+    s->vfs.filter_data = s;
+
+    r = u->rules.elts;
+    n = 0;
+
+    for (i = 0; i < u->rules.nelts; i++) {
+        if (r[i].perms != -1) {
+            n++;
+        }
+    }
+
+    if (n) {
+        vr = sft_pcalloc(s->pool, n * sizeof(sft_vfs_rule_t));
+        if (vr == NULL) {
+            return SFT_ERROR;
+        }
+
+        s->vfs.rules = vr;
+
+        for (i = 0; i < u->rules.nelts; i++) {
+            if (r[i].perms != -1) {
+                vr->path = r[i].path;
+                vr->perms = (uint32_t) r[i].perms;
+                vr++;
+                s->vfs.nrules++;
+            }
+        }
+    }
+
+    return SFT_OK;
+}
+
+
+/* the user's deny and hide patterns, for the current directory's rules */
+
+static int
+sft_ftp_filter(void *data, const u_char *name, size_t len, int kind)
+{
+    sft_str_t           dir, n;
+    sft_ftp_session_t  *s = data;
+
+    if (s->account == NULL) {
+        return 0;
+    }
+
+    dir.data = s->vfs.cwd;
+    dir.len = s->vfs.cwd_len;
+    n.data = (u_char *) name;
+    n.len = len;
+
+    if (kind == SFT_VFS_FILTER_DENY) {
+        return sft_user_name_denied(s->account, &dir, &n) ? 1 : 0;
+    }
+
+    return sft_user_name_hidden(s->account, &dir, &n) ? 1 : 0;
+}
+
+
+/* closing */
+
+static void
+sft_ftp_lingering_close(sft_ftp_session_t *s)
+{
+    sft_connection_t  *c;
+
+    c = s->connection;
+
+    if (s->last == s->pos && !c->read->ready) {
+        sft_ftp_close_session(s);
+        return;
+    }
+
+    /* unread input: closing now would reset the last reply */
+
+    if (shutdown(c->fd, SHUT_WR) == -1) {
+        sft_ftp_close_session(s);
+        return;
+    }
+
+    c->read->handler = sft_ftp_lingering_handler;
+    c->write->handler = sft_ftp_lingering_handler;
+    sft_del_timer(c->write);
+    sft_add_timer(c->read, SFT_FTP_LINGERING_TIME);
+
+    sft_ftp_lingering_handler(c->read);
+}
+
+
+static void
+sft_ftp_lingering_handler(sft_event_t *ev)
+{
+    ssize_t             n;
+    sft_uint_t          i;
+    u_char              buf[4096];
+    sft_connection_t   *c;
+    sft_ftp_session_t  *s;
+
+    c = ev->data;
+    s = c->data;
+
+    if (ev->timedout || c->close) {
+        sft_ftp_close_session(s);
+        return;
+    }
+
+    if (ev->write) {
+        return;
+    }
+
+    for (i = 0; i < 16; i++) {
+        n = sft_recv(c, buf, sizeof(buf));
+
+        if (n == SFT_AGAIN) {
+            return;
+        }
+
+        if (n <= 0) {
+            break;
+        }
+    }
+
+    sft_ftp_close_session(s);
+}
+
+
+void
+sft_ftp_close_session(sft_ftp_session_t *s)
+{
+    sft_connection_t  *c;
+
+    if (s->closed) {
+        return;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp session closed");
+
+    s->closed = 1;
+    c = s->connection;
+
+    if (s->transfer) {
+        sft_ftp_transfer_abort(s, 0);
+    }
+
+    sft_ftp_data_close(s);
+
+    if (s->auth.job) {
+        sft_auth_cancel(&s->auth);
+    }
+
+    if (s->auth.account) {
+        sft_user_release(s->auth.account);
+        s->auth.account = NULL;
+    }
+
+    if (s->delay.timer_set) {
+        sft_del_timer(&s->delay);
+    }
+
+    if (s->counted) {
+        sft_auth_connection_close((struct sockaddr *) &c->sockaddr);
+        s->counted = 0;
+    }
+
+    c->pool = NULL;
+    sft_close_connection(c);
+
+    if (s->pending == 0) {
+        sft_ftp_session_free(s);
+    }
+}
+
+
+void
+sft_ftp_session_free(sft_ftp_session_t *s)
+{
+    if (s->transfer && s->transfer->pool) {
+        sft_destroy_pool(s->transfer->pool);
+        s->transfer = NULL;
+    }
+
+    if (s->op_pool) {
+        sft_destroy_pool(s->op_pool);
+        s->op_pool = NULL;
+    }
+
+    if (s->account) {
+        sft_user_release(s->account);
+        s->account = NULL;
+    }
+
+    s->connection = NULL;
+
+    sft_destroy_pool(s->pool);
+}
+
+
+static u_char *
+sft_ftp_log_error(sft_log_t *log, u_char *buf, size_t len)
+{
+    u_char             *p, *last;
+    sft_connection_t   *c;
+    sft_ftp_session_t  *s;
+
+    s = log->data;
+    p = buf;
+    last = buf + len;
+
+    if (s == NULL || s->closed) {
+        return p;
+    }
+
+    c = s->connection;
+
+    p = sft_slprintf(p, last, ", client: %.*s, server: %.*s",
+                     SFT_STR_FMT(&c->addr_text),
+                     SFT_STR_FMT(&c->listening->addr_text));
+
+    if (s->user.len) {
+        p = sft_slprintf(p, last, ", user: \"%.*s\"", SFT_STR_FMT(&s->user));
+    }
+
+    return p;
+}
