@@ -42,6 +42,10 @@ sft_ftp_parse_command(sft_ftp_session_t *s)
 
     p = s->pos;
 
+    if (end < p) {
+        return SFT_FTP_PARSE_INVALID;     /* cannot happen; for the compiler */
+    }
+
     if (memchr(p, '\0', end - p) != NULL) {
         return SFT_FTP_PARSE_NUL;
     }
