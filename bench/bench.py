@@ -1,0 +1,1109 @@
+#!/usr/bin/env python3
+# bench/bench.py - measures every server of a lab started by bench/run.sh
+# (siftpd, vsftpd, ProFTPD, Pure-FTPd, OpenSSH sshd) with the same clients for
+# all of them (curl for FTP/FTPS, OpenSSH sftp for SFTP, a small stdlib FTP
+# client for logins and idle sessions) and writes results/<arch>.json (every
+# run, raw), results/<arch>.md (the table, also printed) and results/<arch>.svg
+# (siftpd's ratio to each peer).  Python standard library only.
+#
+#   bench.py --lab LAB/lab.json --out bench/results [--quick] [--only RE] [--servers a,b]
+#   bench.py --report results/x86_64.json      (re-render .md/.svg from a json)
+import argparse
+import json
+import os
+import platform
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+MB = 1e6
+GiB = 1 << 30
+CLK = os.sysconf("SC_CLK_TCK")
+
+# every count and time limit lives here
+PROFILES = {
+    "quick": dict(runs=3, big=GiB // 4, par_n=16, par_size=32 << 20, small_n=1000,
+                  small_size=16 << 10, login_window=0.4, login_max=300, conc=32,
+                  sessions=200, mem_runs=1, setup_runs=5, ceil_runs=1,
+                  speed_secs=1, iperf_secs=2, budget_s=255),
+    "full": dict(runs=5, big=GiB, par_n=16, par_size=256 << 20, small_n=1000,
+                 small_size=16 << 10, login_window=3.0, login_max=5000, conc=32,
+                 sessions=200, mem_runs=3, setup_runs=15, ceil_runs=3,
+                 speed_secs=3, iperf_secs=5, budget_s=2200),
+}
+TRANSFER_TIMEOUT_S = 300     # any single client process
+SETTLE_S = 0.25              # let the server finish closing before reading /proc
+
+LOGIN_NOTE = ("peers' user has a SHA-512 crypt hash (`openssl passwd -6`), not the OS "
+              "default yescrypt (~55 ms per check here); siftpd verifies its own argon2id hash "
+              "(`user add` default), a deliberately costlier check; 'first' = siftpd with "
+              "`login_cache_ttl_secs 0;`, the peers cache nothing so first = repeat for them")
+
+
+# ------------------------------------------------------------------ /proc
+def proc_table():
+    """pid -> (ppid, utime+stime, cutime+cstime) for every process."""
+    tab = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        rest = data[data.rindex(b")") + 2:].split()
+        tab[int(name)] = (int(rest[1]), int(rest[11]) + int(rest[12]),
+                          int(rest[13]) + int(rest[14]))
+    return tab
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return None
+
+
+def tree(root, tab=None):
+    tab = tab if tab is not None else proc_table()
+    kids = {}
+    for pid, (ppid, _, _) in tab.items():
+        kids.setdefault(ppid, []).append(pid)
+    out, todo = [], [root]
+    while todo and len(out) < 100000:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out, tab
+
+
+def cpu_seconds(root):
+    """CPU of root's whole tree, live and exited (exited ones sit in their
+    reaper's cutime; supervise.py is a subreaper so no orphan escapes)."""
+    if not root:
+        return None
+    desc, tab = tree(root)
+    ticks = 0
+    for pid in [root] + desc:
+        if pid in tab:
+            ticks += tab[pid][1] + tab[pid][2]
+    return ticks / CLK
+
+
+def pss_mib(root):
+    """PSS of the server's tree (supervise.py itself excluded)."""
+    desc, _ = tree(root)
+    kib = 0
+    for pid in desc:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        kib += int(line.split()[1])
+                        break
+        except OSError:
+            pass
+    return kib / 1024, len(desc)
+
+
+# ------------------------------------------------------------------ helpers
+class Skip(Exception):
+    """cell not applicable / not available: message is shown in the table"""
+
+
+def run_proc(cmd, timeout=TRANSFER_TIMEOUT_S, **kw):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+CURL_W = "%{time_pretransfer} %{time_starttransfer} %{time_total} %{size_download} %{size_upload} %{exitcode}\\n"
+
+
+def parse_w(out):
+    rows = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 6:
+            rows.append(dict(pre=float(f[0]), start=float(f[1]), total=float(f[2]),
+                             down=int(f[3]), up=int(f[4]), exit=int(f[5])))
+    return rows
+
+
+def median_min_max(vals):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return None, None, None
+    return statistics.median(vals), min(vals), max(vals)
+
+
+# ------------------------------------------------------------------ FTP control client (logins)
+class Ftp:
+    """Just enough FTP for logins and idle sessions; TCP_NODELAY like curl."""
+
+    def __init__(self, port, timeout=10.0):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.f = self.s.makefile("rb")
+
+    def reply(self):
+        """(code, last line) of one reply, multi-line replies included"""
+        line = self.f.readline(4096)
+        if len(line) < 4:
+            raise ConnectionError("connection closed")
+        code = line[:3]
+        if line[3:4] == b"-":
+            for _ in range(500):
+                line = self.f.readline(4096)
+                if not line:
+                    raise ConnectionError("connection closed")
+                if line[:3] == code and line[3:4] == b" ":
+                    break
+        return int(code), line.decode(errors="replace").strip()
+
+    def cmd(self, text, ok):
+        self.s.sendall(text.encode() + b"\r\n")
+        code, line = self.reply()
+        if code not in ok:
+            raise RuntimeError(f"{text.split()[0]} -> {line[:80]}")
+        return code, line
+
+    def data(self):
+        """EPSV + connect, like curl does it"""
+        _, line = self.cmd("EPSV", (229,))
+        m = re.search(r"\(\|\|\|(\d+)\|\)", line)
+        if not m:
+            raise RuntimeError(f"bad EPSV reply {line[:80]}")
+        d = socket.create_connection(("127.0.0.1", int(m.group(1))), timeout=30)
+        d.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return d
+
+    def retr(self, name, buf):
+        d = self.data()
+        try:
+            self.cmd(f"RETR {name}", (125, 150))
+            n = 0
+            while True:
+                k = d.recv_into(buf)
+                if not k:
+                    break
+                n += k
+        finally:
+            d.close()
+        self.reply_ok((226, 250))
+        return n
+
+    def stor(self, name, payload):
+        d = self.data()
+        try:
+            self.cmd(f"STOR {name}", (125, 150))
+            d.sendall(payload)
+        finally:
+            d.close()
+        self.reply_ok((226, 250))
+
+    def reply_ok(self, ok):
+        code, line = self.reply()
+        if code not in ok:
+            raise RuntimeError(f"transfer end -> {line[:80]}")
+
+    def login(self, user, password):
+        if self.reply()[0] != 220:
+            raise RuntimeError("no 220 greeting")
+        if self.cmd(f"USER {user}", (230, 331))[0] == 331:
+            self.cmd(f"PASS {password}", (230,))
+
+    def quit(self):
+        try:
+            self.cmd("QUIT", (221,))
+        finally:
+            self.close()
+
+    def close(self):
+        try:
+            self.f.close()
+            self.s.close()
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------ the context
+class Ctx:
+    def __init__(self, lab, prof, quick):
+        self.lab = lab
+        self.p = prof
+        self.quick = quick
+        self.data = lab["data"]
+        self.client = lab["client"]
+        self.user = lab["user"]
+        self.pw = lab["password"]
+        self.deadline = time.monotonic() + prof["budget_s"]
+        self.algos = {}
+        self.sftp_base = {}
+        self.seq = 0
+
+    def uniq(self):
+        self.seq += 1
+        return f"{os.getpid()}-{self.seq}"
+
+    def left(self):
+        return self.deadline - time.monotonic()
+
+    # where a server serves a protocol; Skip tells why not
+    def endpoint(self, srv, proto, nocache=False):
+        key = "ftp" if proto in ("ftp", "ftps") else proto
+        ep = srv.get(key)
+        if srv["name"] == "siftpd":
+            if not ep:
+                raise Skip(f"n/a ({srv.get('why_na') or 'not built'})")
+            if proto == "ftps" and not ep.get("tls"):
+                raise Skip("n/a (no TLS)")
+            return ep["nocache_port"] if nocache else ep["port"]
+        if not ep:
+            raise Skip("–")
+        if proto == "ftps" and not ep.get("tls"):
+            raise Skip("–")
+        return ep["port"]
+
+    def root(self, srv):
+        return srv.get("sup_pid") or None
+
+    def curl_base(self, tls=False):
+        c = ["curl", "-sS", "--user", f"{self.user}:{self.pw}", "--max-time", str(TRANSFER_TIMEOUT_S)]
+        if tls:
+            c += ["--ssl-reqd", "--cacert", self.lab["cacert"]]
+        return c
+
+    def sftp_cmd(self, port, batch, verbose=False):
+        c = ["sftp", "-q", "-b", batch, "-P", str(port), "-i", self.lab["ssh_key"], "-F", "/dev/null",
+             "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+             "-o", "GlobalKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes",
+             "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR"]
+        if verbose:
+            c += ["-v", "-o", "LogLevel=DEBUG1"]
+        return c + [f"{self.user}@127.0.0.1"]
+
+
+def prepare_data(ctx):
+    """big.bin (1 GiB), mid.bin (parallel downloads), small/ (N x 16 KiB), up/."""
+    p, d = ctx.p, ctx.data
+    os.makedirs(os.path.join(d, "small"), exist_ok=True)
+    os.makedirs(os.path.join(d, "up"), exist_ok=True)
+    os.makedirs(ctx.client, exist_ok=True)
+    block = os.urandom(64 << 20)  # incompressible; repeats every 64 MiB
+    for name, size in (("big.bin", p["big"]), ("mid.bin", p["par_size"])):
+        path = os.path.join(d, name)
+        if os.path.exists(path) and os.path.getsize(path) == size:
+            continue
+        with open(path, "wb") as f:
+            left = size
+            while left > 0:
+                n = min(left, len(block))
+                f.write(block[:n])
+                left -= n
+    for i in range(p["small_n"]):
+        path = os.path.join(d, "small", f"f{i:04d}")
+        if not os.path.exists(path):
+            with open(path, "wb") as f:
+                f.write(block[i * 4096:i * 4096 + p["small_size"]])
+    for root, dirs, files in os.walk(d):
+        os.chown(root, ctx.lab["uid"], ctx.lab["gid"])
+        for fn in files:
+            os.chown(os.path.join(root, fn), ctx.lab["uid"], ctx.lab["gid"])
+    # uploads land here; world-writable because siftpd's workers run as their own user
+    os.chmod(os.path.join(d, "up"), 0o777)
+
+
+def rm_tree(ctx, path):
+    """remove an upload dir/file - only ever below DATA/up"""
+    up = os.path.join(os.path.realpath(ctx.data), "up") + "/"
+    if not os.path.realpath(path).startswith(up):
+        return
+    for root, dirs, files in os.walk(path, topdown=False):
+        for fn in files:
+            os.unlink(os.path.join(root, fn))
+        for dn in dirs:
+            os.rmdir(os.path.join(root, dn))
+    if os.path.isdir(path):
+        os.rmdir(path)
+    elif os.path.exists(path):
+        os.unlink(path)
+
+
+def mkdir_user(ctx, path):
+    os.makedirs(path, exist_ok=True)
+    os.chown(path, ctx.lab["uid"], ctx.lab["gid"])
+    os.chmod(path, 0o777)
+
+
+# ------------------------------------------------------------------ FTP / FTPS measurements
+def ftp_transfer(ctx, srv, tls, upload):
+    proto = "ftps" if tls else "ftp"
+    port = ctx.endpoint(srv, proto)
+    size = ctx.p["big"]
+    root = ctx.root(srv)
+    cmd = ctx.curl_base(tls) + ["-w", CURL_W]
+    target = None
+    if upload:
+        name = f"ul-{ctx.uniq()}.bin"
+        target = os.path.join(ctx.data, "up", name)
+        cmd += ["-T", os.path.join(ctx.data, "big.bin"), f"ftp://127.0.0.1:{port}/up/{name}"]
+    else:
+        cmd += ["-o", "/dev/null", f"ftp://127.0.0.1:{port}/big.bin"]
+    time.sleep(SETTLE_S)
+    c0 = cpu_seconds(root)
+    try:
+        rc, out, err = run_proc(cmd)
+        time.sleep(SETTLE_S)
+        c1 = cpu_seconds(root)
+        w = parse_w(out)
+        if rc != 0 or not w:
+            raise RuntimeError(f"curl rc={rc}: {err.strip()[-200:]}")
+        w = w[0]
+        moved = w["up"] if upload else w["down"]
+        if upload and os.path.getsize(target) != size:
+            raise RuntimeError(f"uploaded file has {os.path.getsize(target)} bytes, want {size}")
+        if moved != size:
+            raise RuntimeError(f"moved {moved} bytes, want {size}")
+    finally:
+        if target and os.path.exists(target):
+            os.unlink(target)
+    secs = w["total"] - w["pre"]
+    cpu = (c1 - c0) if c0 is not None and c1 is not None else None
+    return dict(value=size / secs / MB, data_s=secs, curl=w,
+                server_cpu_s=cpu, cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None)
+
+
+def ftp_parallel(ctx, srv):
+    """16 curl processes at once; aggregate = bytes / (last data byte - first
+    data byte).  A run where some curl sat in its 1 s connect stall (see
+    ftp_small) is done once more and the stall is recorded."""
+    port = ctx.endpoint(srv, "ftp")
+    n, size = ctx.p["par_n"], ctx.p["par_size"]
+    cmd = ctx.curl_base() + ["-w", CURL_W, "-o", "/dev/null", f"ftp://127.0.0.1:{port}/mid.bin"]
+    stalled = 0
+    for attempt in range(2):
+        procs = []
+        try:
+            for _ in range(n):
+                t = time.perf_counter()
+                procs.append((t, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
+            res = []
+            limit = time.monotonic() + TRANSFER_TIMEOUT_S
+            for t0, p in procs:
+                out, err = p.communicate(timeout=max(1, limit - time.monotonic()))
+                w = parse_w(out.decode())
+                if p.returncode != 0 or not w or w[0]["down"] != size:
+                    raise RuntimeError(f"curl rc={p.returncode}: {err.decode().strip()[-200:]}")
+                res.append((t0, w[0]))
+        finally:
+            for _, p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        if max(w["pre"] for _, w in res) < 0.5:
+            break
+        stalled += 1
+    start = min(t0 + w["pre"] for t0, w in res)
+    end = max(t0 + w["total"] for t0, w in res)
+    return dict(value=n * size / (end - start) / MB, window_s=end - start, stalled_attempts=stalled,
+                max_pretransfer_s=max(w["pre"] for _, w in res),
+                per_client_mb_s=sorted(round(size / (w["total"] - w["pre"]) / MB, 1) for _, w in res))
+
+
+def ftp_small(ctx, srv, upload):
+    """N small files over one logged-in session with the stdlib client: EPSV,
+    connect, RETR/STOR, 226 per file.  (curl 7.88 stalls for exactly 1 s on a
+    share of reused-connection data connects - a multi-wait timeout in the
+    client - which swamped this row, so curl is not used here.)"""
+    port = ctx.endpoint(srv, "ftp")
+    n, size = ctx.p["small_n"], ctx.p["small_size"]
+    updir = None
+    if upload:
+        updir = f"s-{ctx.uniq()}"
+        mkdir_user(ctx, os.path.join(ctx.data, "up", updir))
+        payloads = []
+        for i in range(n):
+            with open(os.path.join(ctx.data, "small", f"f{i:04d}"), "rb") as f:
+                payloads.append(f.read())
+    buf = bytearray(1 << 16)
+    c = Ftp(port, timeout=30)
+    try:
+        c.login(ctx.user, ctx.pw)
+        c.cmd("TYPE I", (200,))
+        c.cmd(f"CWD {'up/' + updir if upload else 'small'}", (250,))
+        limit = time.monotonic() + TRANSFER_TIMEOUT_S
+        t0 = time.perf_counter()
+        for i in range(n):
+            if time.monotonic() > limit:
+                raise RuntimeError(f"time limit after {i} files")
+            if upload:
+                c.stor(f"f{i:04d}", payloads[i])
+            else:
+                got = c.retr(f"f{i:04d}", buf)
+                if got != size:
+                    raise RuntimeError(f"f{i:04d}: {got} bytes, want {size}")
+        busy = time.perf_counter() - t0
+        c.quit()
+        if upload:
+            got = len(os.listdir(os.path.join(ctx.data, "up", updir)))
+            if got != n:
+                raise RuntimeError(f"{got}/{n} files arrived")
+    finally:
+        c.close()
+        if updir:
+            rm_tree(ctx, os.path.join(ctx.data, "up", updir))
+    return dict(value=n / busy, transfer_s=busy)
+
+
+def ftp_logins(ctx, srv, first, conc):
+    port = ctx.endpoint(srv, "ftp", nocache=first)
+    window, cap = ctx.p["login_window"], ctx.p["login_max"]
+    workers = ctx.p["conc"] if conc else 1
+    lock = threading.Lock()
+    st = dict(ok=0, fail=0, started=0, err="")
+    stop_at = time.monotonic() + window
+
+    def worker():
+        while time.monotonic() < stop_at:
+            with lock:
+                if st["started"] >= cap:
+                    return
+                st["started"] += 1
+            try:
+                c = Ftp(port)
+                try:
+                    c.login(ctx.user, ctx.pw)
+                    c.quit()
+                finally:
+                    c.close()
+                with lock:
+                    st["ok"] += 1
+            except Exception as e:  # counted, reported, not fatal
+                with lock:
+                    st["fail"] += 1
+                    st["err"] = str(e)[:120]
+    t0 = time.perf_counter()
+    ths = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join(window + 30)
+    el = time.perf_counter() - t0
+    if st["ok"] == 0:
+        raise RuntimeError(f"no login succeeded: {st['err']}")
+    return dict(value=st["ok"] / el, logins=st["ok"], failures=st["fail"], last_error=st["err"],
+                elapsed_s=el, workers=workers)
+
+
+def mem_idle(ctx, srv):
+    if srv["name"] == "siftpd" and not (srv.get("ftp") or srv.get("sftp")):
+        raise Skip(f"n/a ({srv.get('why_na') or 'not built'})")
+    time.sleep(SETTLE_S)
+    mib, nproc = pss_mib(ctx.root(srv))
+    return dict(value=mib, processes=nproc)
+
+
+def mem_sessions(ctx, srv):
+    port = ctx.endpoint(srv, "ftp")
+    n = ctx.p["sessions"]
+    conns, lock, errs = [], threading.Lock(), []
+    stop_at = time.monotonic() + 60
+
+    def opener(k):
+        for _ in range(k):
+            if time.monotonic() > stop_at:
+                return
+            try:
+                c = Ftp(port, timeout=30)
+                c.login(ctx.user, ctx.pw)
+                with lock:
+                    conns.append(c)
+            except Exception as e:
+                with lock:
+                    errs.append(str(e)[:100])
+    try:
+        ths = [threading.Thread(target=opener, args=(n // 16 + (k < n % 16),), daemon=True) for k in range(16)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join(90)
+        time.sleep(0.5)
+        mib, nproc = pss_mib(ctx.root(srv))
+    finally:
+        for c in conns:
+            try:
+                c.quit()
+            except Exception:
+                c.close()
+    if len(conns) < n:
+        raise RuntimeError(f"only {len(conns)}/{n} sessions logged in: {errs[-1] if errs else ''}")
+    return dict(value=mib, sessions=len(conns), processes=nproc)
+
+
+def ftps_probe(ctx, srv):
+    """curl -v on a tiny FTPS transfer: which TLS version / cipher was negotiated."""
+    port = ctx.endpoint(srv, "ftps")
+    rc, out, err = run_proc(ctx.curl_base(True) + ["-v", "-o", "/dev/null",
+                                                    f"ftp://127.0.0.1:{port}/small/f0000"], timeout=30)
+    m = re.findall(r"SSL connection using (.+)", err)
+    ctx.algos.setdefault(srv["name"], {})["ftps"] = m[0].strip() if m else f"unknown (curl rc={rc})"
+
+
+# ------------------------------------------------------------------ SFTP measurements
+def sftp_session(ctx, port, lines, verbose=False):
+    bf = os.path.join(ctx.client, f"batch-{ctx.uniq()}")
+    with open(bf, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        t0 = time.perf_counter()
+        rc, out, err = run_proc(ctx.sftp_cmd(port, bf, verbose))
+        wall = time.perf_counter() - t0
+    finally:
+        os.unlink(bf)
+    if rc != 0:
+        raise RuntimeError(f"sftp rc={rc}: {err.strip()[-200:]}")
+    return wall, err
+
+
+def sftp_baseline(ctx, srv):
+    """median wall time of a session that moves no file"""
+    port = ctx.endpoint(srv, "sftp")
+    if srv["name"] not in ctx.sftp_base:
+        walls = [sftp_session(ctx, port, ["pwd"])[0] for _ in range(3)]
+        ctx.sftp_base[srv["name"]] = statistics.median(walls)
+        _, err = sftp_session(ctx, port, ["pwd"], verbose=True)
+        a = {}
+        for key, rx in (("kex", r"kex: algorithm: (\S+)"), ("hostkey", r"kex: host key algorithm: (\S+)"),
+                        ("s2c", r"kex: server->client cipher: (\S+) MAC: (\S+)"),
+                        ("c2s", r"kex: client->server cipher: (\S+) MAC: (\S+)")):
+            m = re.search(rx, err)
+            if m:
+                a[key] = " ".join(m.groups())
+        ctx.algos.setdefault(srv["name"], {})["sftp"] = a
+    return ctx.sftp_base[srv["name"]]
+
+
+def sftp_setup(ctx, srv):
+    port = ctx.endpoint(srv, "sftp")
+    sftp_baseline(ctx, srv)
+    wall, _ = sftp_session(ctx, port, ["pwd"])
+    return dict(value=wall * 1000)
+
+
+def sftp_transfer(ctx, srv, upload):
+    port = ctx.endpoint(srv, "sftp")
+    base = sftp_baseline(ctx, srv)
+    size = ctx.p["big"]
+    root = ctx.root(srv)
+    target = None
+    if upload:
+        name = f"ul-{ctx.uniq()}.bin"
+        target = os.path.join(ctx.data, "up", name)
+        lines = [f"put {os.path.join(ctx.data, 'big.bin')} up/{name}"]
+    else:
+        lines = ["get big.bin /dev/null"]
+    time.sleep(SETTLE_S)
+    c0 = cpu_seconds(root)
+    try:
+        wall, _ = sftp_session(ctx, port, lines)
+        time.sleep(SETTLE_S)
+        c1 = cpu_seconds(root)
+        if upload and os.path.getsize(target) != size:
+            raise RuntimeError(f"uploaded file has {os.path.getsize(target)} bytes")
+    finally:
+        if target and os.path.exists(target):
+            os.unlink(target)
+    secs = max(wall - base, 1e-3)
+    cpu = (c1 - c0) if c0 is not None and c1 is not None else None
+    return dict(value=size / secs / MB, wall_s=wall, baseline_s=base, server_cpu_s=cpu,
+                cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None)
+
+
+def sftp_small(ctx, srv, upload):
+    port = ctx.endpoint(srv, "sftp")
+    base = sftp_baseline(ctx, srv)
+    n = ctx.p["small_n"]
+    updir = None
+    if upload:
+        updir = f"s-{ctx.uniq()}"
+        mkdir_user(ctx, os.path.join(ctx.data, "up", updir))
+        lines = [f"put {os.path.join(ctx.data, 'small', f'f{i:04d}')} up/{updir}/f{i:04d}" for i in range(n)]
+    else:
+        lines = [f"get small/f{i:04d} /dev/null" for i in range(n)]
+    try:
+        wall, _ = sftp_session(ctx, port, lines)
+        if upload:
+            got = len(os.listdir(os.path.join(ctx.data, "up", updir)))
+            if got != n:
+                raise RuntimeError(f"{got}/{n} files arrived")
+    finally:
+        if updir:
+            rm_tree(ctx, os.path.join(ctx.data, "up", updir))
+    return dict(value=n / max(wall - base, 1e-3), wall_s=wall, baseline_s=base)
+
+
+# ------------------------------------------------------------------ machine ceilings
+def openssl_speed(ctx, alg):
+    rc, out, err = run_proc(["openssl", "speed", "-mr", "-evp", alg, "-bytes", "16384",
+                             "-seconds", str(ctx.p["speed_secs"])], timeout=60)
+    for line in out.splitlines():  # machine-readable: +F:n:NAME:bytes-per-second
+        if line.startswith("+F:"):
+            return dict(value=float(line.split(":")[-1]) / MB, bytes=16384, cores=1)
+    raise RuntimeError(f"openssl speed {alg}: no result (rc={rc}) {err.strip()[-120:]}")
+
+
+def loopback_tcp(ctx):
+    port, secs = ctx.lab["iperf_port"], ctx.p["iperf_secs"]
+    from shutil import which
+    if which("iperf3"):
+        srv = subprocess.Popen(["iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(30):  # the one-off server may need a moment to listen
+                rc, out, err = run_proc(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", str(secs), "-J"],
+                                        timeout=secs + 30)
+                try:
+                    bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
+                    return dict(value=bps / 8 / MB, tool="iperf3, 1 stream")
+                except (ValueError, KeyError):
+                    pass  # not listening yet: iperf3 -J reports that as JSON
+                if srv.poll() is not None:
+                    break
+                time.sleep(0.2)
+            raise RuntimeError(f"iperf3 failed: {(out or err).strip()[-200:]}")
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+            srv.wait()
+    # fallback: a stdlib loop, sendfile() from tmpfs into loopback TCP
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", port))
+    ls.listen(1)
+    total = [0]
+
+    def rx():
+        c, _ = ls.accept()
+        buf = bytearray(1 << 20)
+        while True:
+            k = c.recv_into(buf)
+            if not k:
+                break
+            total[0] += k
+        c.close()
+    t = threading.Thread(target=rx, daemon=True)
+    t.start()
+    s = socket.create_connection(("127.0.0.1", port))
+    t0 = time.perf_counter()
+    with open(os.path.join(ctx.data, "big.bin"), "rb") as f:
+        s.sendfile(f)
+    s.close()
+    t.join(60)
+    ls.close()
+    return dict(value=total[0] / (time.perf_counter() - t0) / MB, tool="python sendfile loop")
+
+
+# ------------------------------------------------------------------ rows
+class Row:
+    def __init__(self, id, title, unit, better, proto, fn=None, source=None, key=None,
+                 runs="runs", note="", servers=None):
+        self.id, self.title, self.unit, self.better = id, title, unit, better
+        self.proto, self.fn, self.source, self.key = proto, fn, source, key
+        self.runs, self.note, self.servers = runs, note, servers
+
+
+ROWS = [
+    Row("ceil_aes_gcm", "Ceiling: openssl speed -evp aes-256-gcm, 16 KiB, 1 core", "MB/s", "higher", "machine",
+        lambda c, s: openssl_speed(c, "aes-256-gcm"), runs="ceil_runs"),
+    Row("ceil_chacha", "Ceiling: openssl speed -evp chacha20-poly1305, 16 KiB, 1 core", "MB/s", "higher",
+        "machine", lambda c, s: openssl_speed(c, "chacha20-poly1305"), runs="ceil_runs"),
+    Row("ceil_loopback", "Ceiling: loopback TCP, 1 stream", "MB/s", "higher", "machine",
+        lambda c, s: loopback_tcp(c), runs="ceil_runs"),
+    Row("ftp_dl", "FTP download {big}", "MB/s", "higher", "ftp", lambda c, s: ftp_transfer(c, s, False, False)),
+    Row("ftp_ul", "FTP upload {big}", "MB/s", "higher", "ftp", lambda c, s: ftp_transfer(c, s, False, True)),
+    Row("ftp_dl_par16", "FTP 16 parallel downloads, aggregate", "MB/s", "higher", "ftp", ftp_parallel),
+    Row("ftp_small_dl", "FTP small files down (1000 x 16 KiB, one session)", "files/s", "higher", "ftp",
+        lambda c, s: ftp_small(c, s, False)),
+    Row("ftp_small_ul", "FTP small files up (1000 x 16 KiB, one session)", "files/s", "higher", "ftp",
+        lambda c, s: ftp_small(c, s, True)),
+    Row("login_first_seq", "FTP logins/s, first, sequential", "logins/s", "higher", "ftp",
+        lambda c, s: ftp_logins(c, s, True, False), note=LOGIN_NOTE),
+    Row("login_first_c32", "FTP logins/s, first, 32 concurrent", "logins/s", "higher", "ftp",
+        lambda c, s: ftp_logins(c, s, True, True), note=LOGIN_NOTE),
+    Row("login_repeat_seq", "FTP logins/s, repeat, sequential", "logins/s", "higher", "ftp",
+        lambda c, s: ftp_logins(c, s, False, False), note=LOGIN_NOTE),
+    Row("login_repeat_c32", "FTP logins/s, repeat, 32 concurrent", "logins/s", "higher", "ftp",
+        lambda c, s: ftp_logins(c, s, False, True), note=LOGIN_NOTE),
+    Row("cpu_per_gib_ftp", "Server CPU per GiB, FTP download", "CPU-s/GiB", "lower", "ftp",
+        source="ftp_dl", key="cpu_s_per_gib"),
+    Row("mem_idle", "Memory idle (PSS, process tree)", "MiB", "lower", "any", mem_idle, runs="mem_runs"),
+    Row("mem_200", "Memory, 200 logged-in FTP sessions (PSS)", "MiB", "lower", "ftp", mem_sessions,
+        runs="mem_runs"),
+    Row("ftps_dl", "FTPS download {big}", "MB/s", "higher", "ftps", lambda c, s: ftp_transfer(c, s, True, False)),
+    Row("ftps_ul", "FTPS upload {big}", "MB/s", "higher", "ftps", lambda c, s: ftp_transfer(c, s, True, True)),
+    Row("sftp_dl", "SFTP download {big}", "MB/s", "higher", "sftp", lambda c, s: sftp_transfer(c, s, False)),
+    Row("sftp_ul", "SFTP upload {big}", "MB/s", "higher", "sftp", lambda c, s: sftp_transfer(c, s, True)),
+    Row("cpu_per_gib_sftp", "Server CPU per GiB, SFTP download", "CPU-s/GiB", "lower", "sftp",
+        source="sftp_dl", key="cpu_s_per_gib"),
+    Row("sftp_setup", "SFTP session setup (connect, kex, auth, subsystem)", "ms", "lower", "sftp", sftp_setup,
+        runs="setup_runs"),
+    Row("sftp_small_dl", "SFTP small files down (1000 x 16 KiB, one session)", "files/s", "higher", "sftp",
+        lambda c, s: sftp_small(c, s, False)),
+    Row("sftp_small_ul", "SFTP small files up (1000 x 16 KiB, one session)", "files/s", "higher", "sftp",
+        lambda c, s: sftp_small(c, s, True)),
+]
+MACHINE = {"name": "machine"}
+
+
+def run_rows(ctx, rows, servers, results, log):
+    wanted = {r.id for r in rows}
+    for row in ROWS:
+        if row.id not in wanted or row.source:
+            continue
+        cols = [MACHINE] if row.proto == "machine" else servers
+        cells = {}
+        for srv in cols:
+            cell = cells[srv["name"]] = dict(status="ok", runs=[], errors=[])
+            try:
+                if row.proto != "machine" and row.proto != "any":
+                    ctx.endpoint(srv, row.proto)
+            except Skip as e:
+                cell.update(status="na", text=str(e))
+        live = [s for s in cols if cells[s["name"]]["status"] == "ok"]
+        if live and row.proto == "ftps":
+            for s in live:
+                try:
+                    ftps_probe(ctx, s)
+                except Exception as e:
+                    ctx.algos.setdefault(s["name"], {})["ftps"] = f"probe failed: {e}"
+        nruns = ctx.p[row.runs]
+        t_row = time.monotonic()
+        for i in range(nruns):
+            if ctx.left() <= 0:
+                log(f"  {row.id}: time budget used up after {i} run(s)")
+                break
+            order = live[i % len(live):] + live[:i % len(live)] if live else []
+            for srv in order:  # interleaved and rotated: drift hits every server alike
+                cell = cells[srv["name"]]
+                if cell["status"] != "ok" or len(cell["errors"]) >= 2:
+                    continue
+                try:
+                    r = row.fn(ctx, srv)
+                    r["run"] = i
+                    cell["runs"].append(r)
+                except Skip as e:
+                    cell.update(status="na", text=str(e))
+                except KeyboardInterrupt:
+                    raise
+                except Exception as e:
+                    cell["errors"].append(f"run {i}: {e}")
+                    log(f"  {row.id} {srv['name']} run {i}: ERROR {e}")
+        for name, cell in cells.items():
+            vals = [r["value"] for r in cell["runs"]]
+            cell["median"], cell["min"], cell["max"] = median_min_max(vals)
+            if cell["status"] == "ok" and not vals:
+                cell["status"] = "error" if cell["errors"] else "skipped"
+                cell["text"] = "error" if cell["errors"] else "skipped (time budget)"
+        for cell in cells.values():
+            cell["loadavg_1m"] = loadavg()
+        results[row.id] = cells
+        log(f"{title(row, ctx.p)}: " + ", ".join(f"{n}={fmt_cell(c)}" for n, c in cells.items())
+            + f"  [{time.monotonic() - t_row:.0f}s]")
+    # rows derived from another row's runs
+    for row in ROWS:
+        if row.id in wanted and row.source and row.source in results:
+            cells = {}
+            for name, src in results[row.source].items():
+                vals = [r.get(row.key) for r in src["runs"] if r.get(row.key) is not None]
+                cell = dict(status=src["status"], text=src.get("text"), runs=[{"value": v} for v in vals],
+                            errors=src["errors"])
+                cell["median"], cell["min"], cell["max"] = median_min_max(vals)
+                if cell["status"] == "ok" and not vals:
+                    cell.update(status="error", text="no CPU sample")
+                cells[name] = cell
+            results[row.id] = cells
+
+
+# ------------------------------------------------------------------ report
+def num(v):
+    if v is None:
+        return "?"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def fmt_cell(c):
+    if c["status"] != "ok":
+        return c.get("text") or c["status"]
+    if len(c["runs"]) == 1:
+        return num(c["median"])
+    return f"{num(c['median'])} ({num(c['min'])}–{num(c['max'])})"
+
+
+def title(row, prof):
+    big = prof.get("big", GiB)
+    return row.title.replace("{big}", f"{big // GiB} GiB" if big >= GiB else f"{big >> 20} MiB")
+
+
+def row_by_id(rid):
+    return next(r for r in ROWS if r.id == rid)
+
+
+def render_md(doc):
+    m = doc["meta"]
+    names = m["servers"]
+    out = [f"# siftpd vs peers — {m['arch']}, {m['mode']} run, {m['date']}"
+           + (" (interrupted: partial)" if m.get("interrupted") else ""), ""]
+    out.append(f"Machine: {m['cpu']}, {m['cores']} cores shared by client and server; kernel {m['kernel']}. "
+               f"Cells: median (min–max) of {m['runs']} runs, interleaved across servers. "
+               f"MB = 10^6 bytes. Throughput counts the data phase only. ↑ higher is better, ↓ lower is better.")
+    loads = [c.get("loadavg_1m") for cells in doc["results"].values() for c in cells.values()]
+    loads = [x for x in loads + [m.get("loadavg_start")] if x is not None]
+    if loads:
+        out[-1] += (f" 1-minute load average during the run: {min(loads):.1f}–{max(loads):.1f} "
+                    f"(anything above ~1 is other work competing with client and server).")
+    out.append("")
+    out.append("| row | unit | " + " | ".join(names) + " |")
+    out.append("|---|---|" + "---|" * len(names))
+    notes = []
+    for rid, cells in doc["results"].items():
+        row = row_by_id(rid)
+        if row.proto == "machine":
+            continue
+        mark = ""
+        if row.note:
+            if row.note not in notes:
+                notes.append(row.note)
+            mark = f" [{notes.index(row.note) + 1}]"
+        arrow = "↑" if row.better == "higher" else "↓"
+        out.append(f"| {title(row, m['profile'])}{mark} | {row.unit} {arrow} | "
+                   + " | ".join(fmt_cell(cells[n]) if n in cells else "" for n in names) + " |")
+    ceil = [(rid, c) for rid, c in doc["results"].items() if row_by_id(rid).proto == "machine"]
+    if ceil:
+        out += ["", "| machine ceiling | unit | value |", "|---|---|---|"]
+        for rid, cells in ceil:
+            row = row_by_id(rid)
+            c = cells["machine"]
+            extra = c["runs"][0].get("tool", "") if c["runs"] else ""
+            out.append(f"| {row.title.replace('Ceiling: ', '')} | {row.unit} | {fmt_cell(c)}"
+                       + (f" ({extra})" if extra else "") + " |")
+    out.append("")
+    for i, n in enumerate(notes):
+        out.append(f"[{i + 1}] {n}.")
+    out.append("")
+    out.append("Versions: " + "; ".join(f"{s['name']} {s.get('version') or s.get('why_na') or '?'}"
+                                        for s in m["server_info"])
+               + f"; clients: {m['clients']}.")
+    for name, a in sorted(m.get("algorithms", {}).items()):
+        parts = []
+        if "ftps" in a:
+            parts.append(f"FTPS {a['ftps']}")
+        if "sftp" in a:
+            s = a["sftp"]
+            parts.append("SSH kex " + s.get("kex", "?") + ", host key " + s.get("hostkey", "?")
+                         + ", cipher/MAC s->c " + s.get("s2c", "?") + ", c->s " + s.get("c2s", "?"))
+        out.append(f"Negotiated with {name}: " + "; ".join(parts) + ".")
+    errs = [(rid, n, e) for rid, cells in doc["results"].items() for n, c in cells.items() for e in c["errors"]]
+    if errs:
+        out += ["", "Errors:"] + [f"- {rid} / {n}: {e}" for rid, n, e in errs[:30]]
+    out.append("")
+    return "\n".join(out)
+
+
+def esc(s):
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_svg(doc):
+    """siftpd's ratio to each peer per row; > 1 means siftpd is better."""
+    peers = [n for n in doc["meta"]["servers"] if n != "siftpd"]
+    palette = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3"]
+    bars = []
+    for rid, cells in doc["results"].items():
+        row = row_by_id(rid)
+        me = cells.get("siftpd")
+        if row.proto == "machine" or not me or me["status"] != "ok":
+            continue
+        for k, p in enumerate(peers):
+            c = cells.get(p)
+            if not c or c["status"] != "ok" or not c["median"] or not me["median"]:
+                continue
+            r = me["median"] / c["median"] if row.better == "higher" else c["median"] / me["median"]
+            bars.append((title(row, doc["meta"]["profile"]), p, r, palette[k % len(palette)]))
+    W = 900
+    if not bars:
+        why = "not built"
+        for cells in doc["results"].values():
+            if "siftpd" in cells and cells["siftpd"].get("text"):
+                why = cells["siftpd"]["text"]
+                break
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="120" font-family="sans-serif">'
+                f'<rect width="100%" height="100%" fill="white"/>'
+                f'<text x="20" y="40" font-size="18">siftpd / peer ratio per row ({esc(doc["meta"]["arch"])}, '
+                f'{esc(doc["meta"]["mode"])} run)</text>'
+                f'<text x="20" y="80" font-size="15" fill="#c44e52">No ratios to draw: every siftpd row is '
+                f'{esc(why)}.</text></svg>\n')
+    top, lh, left, right = 70, 16, 330, 40
+    vmax = max(2.0, max(b[2] for b in bars) * 1.1)
+    H = top + lh * len(bars) + 30 + 12 * len({b[0] for b in bars})
+    scale = (W - left - right) / vmax
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
+         '<rect width="100%" height="100%" fill="white"/>',
+         f'<text x="20" y="24" font-size="16">siftpd / peer, per row ({esc(doc["meta"]["arch"])}, '
+         f'{esc(doc["meta"]["mode"])} run) — right of 1.0 = siftpd better</text>']
+    for k, p in enumerate(peers):
+        o.append(f'<rect x="{20 + k * 140}" y="38" width="12" height="12" fill="{palette[k % len(palette)]}"/>'
+                 f'<text x="{36 + k * 140}" y="48">{esc(p)}</text>')
+    y, last = top, None
+    for label, p, r, col in bars:
+        if label != last:
+            y += 12
+            o.append(f'<text x="{left - 8}" y="{y + 11}" text-anchor="end">{esc(label)}</text>')
+            last = label
+        o.append(f'<rect x="{left}" y="{y}" width="{max(1, r * scale):.1f}" height="{lh - 3}" fill="{col}"/>'
+                 f'<text x="{left + r * scale + 4:.1f}" y="{y + 11}">{r:.2f}</text>')
+        y += lh
+    x1 = left + scale
+    o.append(f'<line x1="{x1:.1f}" y1="{top}" x2="{x1:.1f}" y2="{y + 4}" stroke="black" stroke-dasharray="4 3"/>')
+    o.append(f'<text x="{x1:.1f}" y="{y + 18}" text-anchor="middle">1.0</text></svg>\n')
+    return "\n".join(o)
+
+
+def write_outputs(doc, out_dir, stem):
+    """raw json first (so a rendering bug loses nothing), then .md and .svg"""
+    os.makedirs(out_dir, exist_ok=True)
+
+    def put(ext, text):
+        tmp = os.path.join(out_dir, f"{stem}.{ext}.tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(out_dir, f"{stem}.{ext}"))
+    about = "generated by bench/bench.py (bench/run.sh): siftpd vs peers, see docs/performance.md"
+    put("json", json.dumps(dict(_about=about, **{k: v for k, v in doc.items() if k != "_about"}),
+                           indent=1) + "\n")
+    md = render_md(doc)
+    put("md", f"<!-- {about} -->\n" + md)
+    put("svg", f"<!-- {about} -->\n" + render_svg(doc))
+    return md
+
+
+def machine_meta():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    tool = []
+    for c in (["curl", "--version"], ["ssh", "-V"]):
+        try:
+            rc, out, err = run_proc(c, timeout=10)
+            tool.append((out or err).splitlines()[0].strip())
+        except Exception:
+            pass
+    return dict(arch=platform.machine(), cpu=cpu, cores=os.cpu_count(), kernel=platform.release(),
+                clients=", ".join(t.split(" (")[0] if t.startswith("curl") else t for t in tool))
+
+
+def main():
+    ap = argparse.ArgumentParser(description="siftpd vs peers benchmark (run through bench/run.sh)")
+    ap.add_argument("--lab", help="lab.json written by run.sh")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", help="regex over row ids and titles")
+    ap.add_argument("--servers", help="comma list of server names")
+    ap.add_argument("--report", help="re-render .md/.svg from this results json and exit")
+    a = ap.parse_args()
+    if a.report:
+        with open(a.report) as f:
+            doc = json.load(f)
+        stem = os.path.splitext(os.path.basename(a.report))[0]
+        print(write_outputs(doc, os.path.dirname(os.path.abspath(a.report)), stem))
+        return 0
+    if not a.lab:
+        ap.error("--lab is required (start through bench/run.sh)")
+
+    def interrupted_by(signum, frame):
+        raise KeyboardInterrupt()
+    # run.sh starts us in the background, where SIGINT arrives ignored
+    signal.signal(signal.SIGINT, interrupted_by)
+    signal.signal(signal.SIGTERM, interrupted_by)
+    with open(a.lab) as f:
+        lab = json.load(f)
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    mode = "quick" if a.quick else "full"
+    prof = PROFILES[mode]
+    ctx = Ctx(lab, prof, a.quick)
+    order = ["siftpd", "vsftpd", "proftpd", "pure-ftpd", "openssh"]
+    servers = [s for s in lab["servers"] if s.get("wanted")]
+    if a.servers:
+        keep = {x.strip().replace("pureftpd", "pure-ftpd") for x in a.servers.split(",")}
+        servers = [s for s in servers if s["name"] in keep]
+    servers.sort(key=lambda s: order.index(s["name"]) if s["name"] in order else 99)
+    rows = ROWS
+    if a.only:
+        rx = re.compile(a.only, re.I)
+        rows = [r for r in ROWS if rx.search(r.id) or rx.search(r.title)]
+        for r in list(rows):  # a derived row needs its source row
+            if r.source and all(x.id != r.source for x in rows):
+                rows.append(row_by_id(r.source))
+        if not rows:
+            ap.error(f"--only {a.only!r} matches no row; rows: " + ", ".join(r.id for r in ROWS))
+    t0 = time.monotonic()
+    load0 = loadavg()
+
+    def log(msg):
+        print(f"[{time.monotonic() - t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+    log(f"{mode} run; servers: {', '.join(s['name'] for s in servers)}; rows: {len(rows)}")
+    prepare_data(ctx)
+    log("data ready (big.bin, mid.bin, small/) on tmpfs")
+    results = {}
+    interrupted = False
+    try:
+        run_rows(ctx, rows, servers, results, log)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        interrupted = True
+        log("interrupted: writing what was measured")
+    results = {r.id: results[r.id] for r in ROWS if r.id in results}
+    meta = machine_meta()
+    meta.update(loadavg_start=load0, mode=mode, date=time.strftime("%Y-%m-%d %H:%M %Z"), runs=prof["runs"], profile=prof,
+                only=a.only, servers=[s["name"] for s in servers], elapsed_s=round(time.monotonic() - t0, 1),
+                server_info=[{k: s.get(k) for k in ("name", "version", "ftp", "sftp", "why_na") if k in s}
+                             for s in servers],
+                algorithms=ctx.algos, password_hash=lab.get("password_hash"),
+                tmpfs=("private tmpfs mount" if lab.get("tmpfs_private") else "directory under /dev/shm"),
+                interrupted=interrupted)
+    doc = dict(meta=meta, results=results)
+    partial = bool(a.only) or len(servers) < len([s for s in lab["servers"] if s.get("wanted")]) or interrupted
+    stem = meta["arch"] + ("-partial" if partial else "")
+    md = write_outputs(doc, a.out, stem)
+    print(md)
+    log(f"wrote {os.path.join(a.out, stem)}.{{json,md,svg}}")
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,576 @@
+#!/usr/bin/env bash
+# bench/run.sh - side-by-side benchmark lab: siftpd vs vsftpd, ProFTPD,
+# Pure-FTPd (FTP/FTPS) and OpenSSH (SFTP).  Installs the peers from Debian
+# without starting system services, starts every server on 127.0.0.1 high
+# ports with its own config in a private tmpfs, builds siftpd (release),
+# runs bench/bench.py against each in turn, and stops everything it started
+# by pid - also on ^C (trap).  Results: bench/results/<arch>.{json,md,svg}.
+#
+# usage: bash bench/run.sh [--quick] [--only ROW_REGEX] [--servers a,b,..]
+#                          [--no-build] [--no-install] [--keep-lab] [--hold SECS]
+#   servers: siftpd,vsftpd,proftpd,pureftpd,openssh (default: all)
+#   env: SIFTPD=/path/to/siftpd (skips the build; default: a release build of
+#        the working tree in $BENCH_CACHE/build), BENCH_PORT_BASE (24000),
+#        BENCH_CACHE (/var/cache/siftp-bench: downloaded .debs, private roots)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+PY=${PYTHON:-python3}
+CACHE=${BENCH_CACHE:-/var/cache/siftp-bench}
+PRIV=$CACHE/root                      # private unpack of conflicting ftp servers
+BASE=${BENCH_PORT_BASE:-24000}        # below the ephemeral range (32768+)
+BENCH_USER=siftpbench
+ALL_SERVERS=siftpd,vsftpd,proftpd,pureftpd,openssh
+SERVERS=$ALL_SERVERS
+BENCH_ARGS=()
+DO_BUILD=1 DO_INSTALL=1 KEEP_LAB=0 QUICK=0 HOLD=0
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+say() { echo "== $*" >&2; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; BENCH_ARGS+=(--quick) ;;
+    --only) [ $# -ge 2 ] || die "--only needs a pattern"; BENCH_ARGS+=(--only "$2"); shift ;;
+    --only=*) BENCH_ARGS+=(--only "${1#*=}") ;;
+    --servers) [ $# -ge 2 ] || die "--servers needs a list"; SERVERS=$2; shift ;;
+    --servers=*) SERVERS=${1#*=} ;;
+    --no-build) DO_BUILD=0 ;;
+    --no-install) DO_INSTALL=0 ;;
+    --keep-lab) KEEP_LAB=1 ;;
+    --hold) [ $# -ge 2 ] || die "--hold needs seconds"; HOLD=$2; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#'; exit 0 ;;
+    *) die "unknown option: $1 (see --help)" ;;
+  esac
+  shift
+done
+[ "$(id -u)" = 0 ] || die "must run as root (installs packages, binds ftp servers, switches users)"
+for s in ${SERVERS//,/ }; do
+  case ",$ALL_SERVERS," in *",$s,"*) ;; *) die "unknown server '$s' (known: $ALL_SERVERS)" ;; esac
+done
+want() { case ",$SERVERS," in *",$1,"*) return 0 ;; esac; return 1; }
+
+# ---------------------------------------------------------------- ports
+P_SIFTPD_FTP=$((BASE + 21))  P_SIFTPD_SFTP=$((BASE + 22))
+P_NOCACHE_FTP=$((BASE + 31)) P_NOCACHE_SFTP=$((BASE + 32))
+P_VSFTPD=$((BASE + 121)) P_PROFTPD=$((BASE + 221)) P_PURE=$((BASE + 321))
+P_SSHD=$((BASE + 422)) P_IPERF=$((BASE + 500))
+# passive ranges: disjoint, 600 ports each (Pure-FTPd allows half its range as clients)
+PASV_SIFTPD="$((BASE + 1000)) $((BASE + 1599))"
+PASV_NOCACHE="$((BASE + 1600)) $((BASE + 2199))"
+PASV_VSFTPD="$((BASE + 2200)) $((BASE + 2799))"
+PASV_PROFTPD="$((BASE + 2800)) $((BASE + 3399))"
+PASV_PURE="$((BASE + 3400)) $((BASE + 3999))"
+
+listen_pids() {  # pids listening on TCP port $1 (any address)
+  ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '
+}
+port_busy() { [ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]; }
+
+# ---------------------------------------------------------------- cleanup
+SUP_PIDS=()          # supervise.py pids, one per server
+HOLD_PID="" BENCH_PID=""
+LAB="" LAB_MOUNTED=0 USER_CREATED=0 PAM_CREATED=0
+PAM_SVC=/etc/pam.d/siftp-bench
+POLICY=/usr/sbin/policy-rc.d POLICY_CREATED=0 POLICY_SAVED=""
+
+stop_pid() {  # TERM, wait up to 6 s, then KILL - one pid
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM HUP
+  set +e
+  [ -n "$HOLD_PID" ] && kill "$HOLD_PID" 2>/dev/null
+  if [ -n "$BENCH_PID" ]; then  # bench.py writes what it has measured, then exits
+    kill -TERM "$BENCH_PID" 2>/dev/null
+    for i in $(seq 1 100); do kill -0 "$BENCH_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$BENCH_PID" 2>/dev/null
+  fi
+  for pid in "${SUP_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${SUP_PIDS[@]}"; do stop_pid "$pid"; done
+  # a supervisor that had to be KILLed leaves its server: stop the server by its pid
+  if [ -n "$LAB" ] && [ -d "$LAB/run" ]; then
+    for f in "$LAB"/run/*.sup; do
+      [ -f "$f" ] || continue
+      read -r _ spid < "$f"
+      [ -n "${spid:-}" ] && kill -0 "$spid" 2>/dev/null && stop_pid "$spid"
+    done
+  fi
+  policy_restore
+  if [ "$PAM_CREATED" = 1 ]; then rm -f "$PAM_SVC"; fi
+  if [ "$USER_CREATED" = 1 ]; then userdel "$BENCH_USER" 2>/dev/null; fi
+  if [ -n "$LAB" ] && [ "$KEEP_LAB" = 0 ]; then
+    if [ "$LAB_MOUNTED" = 1 ]; then umount "$LAB" 2>/dev/null || umount -l "$LAB"; fi
+    rm -rf "$LAB"
+  elif [ -n "$LAB" ]; then
+    echo "lab kept in $LAB (unmount and remove it by hand)" >&2
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ---------------------------------------------------------------- installing
+policy_block() {  # make invoke-rc.d refuse to start services during installs
+  POLICY_CREATED=0 POLICY_SAVED=""
+  if [ -e "$POLICY" ]; then
+    local rc=0
+    "$POLICY" siftp-bench-probe start >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 101 ] && return 0
+    POLICY_SAVED=$POLICY.siftp-bench-saved
+    mv "$POLICY" "$POLICY_SAVED"
+  fi
+  printf '#!/bin/sh\n# temporary, from siftp bench/run.sh: no service starts during its installs\nexit 101\n' > "$POLICY"
+  chmod 755 "$POLICY"
+  POLICY_CREATED=1
+}
+policy_restore() {
+  if [ "$POLICY_CREATED" = 1 ]; then rm -f "$POLICY"; POLICY_CREATED=0; fi
+  if [ -n "$POLICY_SAVED" ]; then mv "$POLICY_SAVED" "$POLICY"; POLICY_SAVED=""; fi
+}
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+apt_install() {  # install the missing ones of "$@"; never starts a service
+  local missing=() p
+  for p in "$@"; do installed "$p" || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "apt-get install ${missing[*]}"
+  local before22; before22=$(listen_pids 22)
+  policy_block
+  local rc=0
+  RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive timeout 900 \
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 || rc=$?
+  if [ "$rc" != 0 ]; then
+    timeout 600 apt-get update -q >&2 || true
+    rc=0
+    RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive timeout 900 \
+      apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 || rc=$?
+  fi
+  policy_restore
+  # if this install started an sshd on port 22 anyway, stop exactly that one
+  local pid
+  for pid in $(listen_pids 22); do
+    case " $before22 " in *" $pid "*) continue ;; esac
+    if [ "$pid" = 1 ] && [ -d /run/systemd/system ]; then
+      say "the install socket-activated ssh on :22; stopping and masking it"
+      systemctl stop ssh.socket ssh.service || true
+      systemctl mask ssh.socket ssh.service || true
+    elif [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sshd ]; then
+      say "the install started sshd (pid $pid) on :22; stopping it"
+      if [ -d /run/systemd/system ]; then
+        systemctl stop ssh.service || true; systemctl mask ssh.service || true
+      fi
+      stop_pid "$pid"
+    fi
+  done
+  [ "$rc" = 0 ] || die "apt-get install ${missing[*]} failed"
+}
+
+ftp_server_installed() {  # is any package providing ftp-server installed?
+  dpkg-query -W -f='${Status}|${Package} ${Provides}\n' 2>/dev/null \
+    | grep '^install ok installed|' | grep -qw 'ftp-server'
+}
+
+unpack_private() {  # apt-get download + dpkg-deb -x "$@" into $PRIV; install their lib deps
+  local p deb deps
+  mkdir -p "$CACHE/debs" "$PRIV"
+  for p in "$@"; do
+    deb=$(ls "$CACHE"/debs/"${p}"_*.deb 2>/dev/null | head -1 || true)
+    if [ -z "$deb" ]; then
+      say "apt-get download $p (private unpack: it conflicts with the installed ftp-server)"
+      (cd "$CACHE/debs" && timeout 600 apt-get download -q "$p" >&2) \
+        || { timeout 600 apt-get update -q >&2 || true; (cd "$CACHE/debs" && timeout 600 apt-get download -q "$p" >&2); } \
+        || die "apt-get download $p failed"
+      deb=$(ls "$CACHE"/debs/"${p}"_*.deb | head -1)
+    fi
+    if [ ! -f "$PRIV/.unpacked.$(basename "$deb")" ]; then
+      dpkg-deb -x "$deb" "$PRIV"
+      touch "$PRIV/.unpacked.$(basename "$deb")"
+    fi
+    # shared libraries it needs (libs never start services nor conflict)
+    deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/:any//; s/ //g' | grep '^lib' || true)
+    # shellcheck disable=SC2086
+    [ -n "$deps" ] && apt_install $deps
+  done
+}
+
+check_libs() {  # ldd must resolve everything
+  local f bad=""
+  for f in "$@"; do
+    [ -e "$f" ] || die "missing $f"
+    if ldd "$f" 2>/dev/null | grep -q 'not found'; then bad="$bad $f"; ldd "$f" | grep 'not found' >&2; fi
+  done
+  [ -z "$bad" ] || die "unresolved shared libraries in:$bad"
+}
+
+pkg_version() {  # installed version, or the cached .deb's
+  if installed "$1"; then dpkg-query -W -f='${Version}' "$1"
+  else local deb; deb=$(ls "$CACHE"/debs/"$1"_*.deb 2>/dev/null | head -1)
+       [ -n "$deb" ] && dpkg-deb -f "$deb" Version || echo unknown; fi
+}
+
+VSFTPD_BIN="" PROFTPD_BIN="" PROFTPD_MODS="" PURE_BIN=""
+if [ "$DO_INSTALL" = 1 ]; then
+  apt_install curl openssh-client openssh-server openssl iperf3 iproute2 libpam-modules
+  # vsftpd, proftpd and pure-ftpd conflict (each provides ftp-server): install
+  # vsftpd when no ftp server is installed, unpack the others privately
+  if want vsftpd && ! installed vsftpd && ! ftp_server_installed; then apt_install vsftpd; fi
+  if want vsftpd && ! installed vsftpd; then unpack_private vsftpd; fi
+  if want proftpd; then
+    installed proftpd-core || unpack_private proftpd-core
+    installed proftpd-mod-crypto || unpack_private proftpd-mod-crypto
+  fi
+  if want pureftpd && ! installed pure-ftpd; then unpack_private pure-ftpd; fi
+fi
+for t in curl sftp ssh ssh-keygen openssl ss; do command -v "$t" >/dev/null || die "$t not found"; done
+if want vsftpd; then
+  if installed vsftpd; then VSFTPD_BIN=/usr/sbin/vsftpd; else VSFTPD_BIN=$PRIV/usr/sbin/vsftpd; fi
+  check_libs "$VSFTPD_BIN"
+fi
+if want proftpd; then
+  if installed proftpd-core; then PROFTPD_BIN=/usr/sbin/proftpd; else PROFTPD_BIN=$PRIV/usr/sbin/proftpd; fi
+  if installed proftpd-mod-crypto; then PROFTPD_MODS=/usr/lib/proftpd; else PROFTPD_MODS=$PRIV/usr/lib/proftpd; fi
+  check_libs "$PROFTPD_BIN" "$PROFTPD_MODS/mod_tls.so"
+fi
+if want pureftpd; then
+  if installed pure-ftpd; then PURE_BIN=/usr/sbin/pure-ftpd; else PURE_BIN=$PRIV/usr/sbin/pure-ftpd; fi
+  check_libs "$PURE_BIN"
+fi
+want openssh && { [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd missing (install openssh-server)"; }
+
+# ---------------------------------------------------------------- siftpd build
+# Release build (./configure && make) of the working tree, done in a private
+# copy under $CACHE/build so the shared tree's Makefile and objs/ (other
+# people's debug/sanitizer configurations) are never touched.  SIFTPD=path
+# skips the build and uses that binary.
+SIFTPD_V="" SIFTPD_FTP=0 SIFTPD_SFTP=0 SIFTPD_TLS=0 SIFTPD_WHY="not built"
+BUILD=$CACHE/build
+if [ -n "${SIFTPD:-}" ]; then
+  DO_BUILD=0
+else
+  SIFTPD=$BUILD/objs/siftpd
+fi
+if want siftpd; then
+  if [ "$DO_BUILD" = 1 ] && [ -x "$ROOT/configure" ]; then
+    say "building siftpd (release) in $BUILD: ./configure && make"
+    mkdir -p "$BUILD"
+    # tracked and new files of the working tree, as they are now (mtimes kept: make stays incremental)
+    if ! (cd "$ROOT" && git ls-files -z -co --exclude-standard \
+          | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$BUILD"; then
+      say "warning: copying the working tree was incomplete (files changing under us?)"
+    fi
+    cfg=()
+    mods=$("$BUILD/configure" --help 2>/dev/null | sed -n 's/^ *modules: *//p' | tr ',' ' ' || true)
+    for m in $mods; do case "$m" in ftp|sftp) cfg+=("--with-${m}_module") ;; esac; done
+    if [ ! -x "$BUILD/configure" ] || ! (cd "$BUILD" && timeout 600 ./configure "${cfg[@]}" && timeout 1800 make -j"$(nproc)") > "$CACHE/build.log" 2>&1; then
+      tail -20 "$CACHE/build.log" >&2
+      SIFTPD_WHY="build failed"
+      SIFTPD=/nonexistent
+    fi
+  fi
+  if [ -x "$SIFTPD" ]; then
+    SIFTPD_V=$("$SIFTPD" -V 2>&1 || true)
+    grep -qE -- '--with-ftp_module|sft_ftp_module' <<<"$SIFTPD_V" && SIFTPD_FTP=1
+    grep -qE -- '--with-sftp_module|sft_sftp_module' <<<"$SIFTPD_V" && SIFTPD_SFTP=1
+    [ "$SIFTPD_FTP" = 1 ] && grep -qiE -- 'openssl|--with-ftps|ftp_ssl|ftps_module' <<<"$SIFTPD_V" && SIFTPD_TLS=1
+  fi
+  say "siftpd: $SIFTPD ftp=$SIFTPD_FTP sftp=$SIFTPD_SFTP tls=$SIFTPD_TLS"
+fi
+
+# ---------------------------------------------------------------- the lab
+for p in $P_SIFTPD_FTP $P_SIFTPD_SFTP $P_NOCACHE_FTP $P_NOCACHE_SFTP $P_VSFTPD $P_PROFTPD $P_PURE $P_SSHD $P_IPERF; do
+  port_busy "$p" && die "port $p is in use (set BENCH_PORT_BASE)"
+done
+LAB=$(mktemp -d /dev/shm/siftp-bench.XXXXXX)
+if mount -t tmpfs -o size=6g,mode=0755 siftp-bench "$LAB" 2>/dev/null; then LAB_MOUNTED=1; fi
+chmod 755 "$LAB"
+mkdir -p "$LAB"/{run,logs,keys,data,client,empty,vsftpd,proftpd,pure,sshd,siftpd,siftpd-nocache}
+say "lab in $LAB (private tmpfs: $LAB_MOUNTED)"
+ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
+
+# one local user for the peers; SHA-512 crypt (openssl passwd -6), not the OS's
+# yescrypt default (~55 ms per check here), so login rows measure the servers
+PASS=$(openssl rand -hex 12)
+HASH=$(openssl passwd -6 "$PASS")
+if id "$BENCH_USER" >/dev/null 2>&1; then
+  usermod -d "$LAB/data" -s /bin/sh -p "$HASH" "$BENCH_USER"
+else
+  useradd -M -d "$LAB/data" -s /bin/sh -p "$HASH" "$BENCH_USER"
+  USER_CREATED=1
+fi
+chown "$BENCH_USER:" "$LAB/data"
+if [ ! -e "$PAM_SVC" ]; then  # minimal PAM service for vsftpd (pam_unix only)
+  printf '# temporary, from siftp bench/run.sh\nauth required pam_unix.so\naccount required pam_unix.so\nsession required pam_permit.so\n' > "$PAM_SVC"
+  PAM_CREATED=1
+fi
+
+# TLS certificate and SSH keys
+openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=127.0.0.1" \
+  -addext "subjectAltName=IP:127.0.0.1" -keyout "$LAB/keys/key.pem" -out "$LAB/keys/cert.pem" 2>/dev/null
+cat "$LAB/keys/cert.pem" "$LAB/keys/key.pem" > "$LAB/keys/both.pem"
+chmod 600 "$LAB/keys/key.pem" "$LAB/keys/both.pem"
+ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/ssh_host_ed25519_key" -C siftp-bench-host
+ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/id_ed25519" -C siftp-bench-client
+cp "$LAB/keys/id_ed25519.pub" "$LAB/keys/authorized_keys"
+
+wait_port() {  # up to 10 s for 127.0.0.1:$1 to accept
+  local i
+  for i in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+start_server() {  # NAME PORT COMMAND...  -> runs under supervise.py, pid kept
+  local name=$1 port=$2; shift 2
+  "$PY" "$HERE/supervise.py" "$LAB/run/$name.sup" "$LAB/logs/$name.log" -- "$@" &
+  SUP_PIDS+=("$!")
+  local i; for i in $(seq 1 50); do [ -f "$LAB/run/$name.sup" ] && break; sleep 0.1; done
+  if ! wait_port "$port"; then
+    echo "---- $name log:" >&2; tail -20 "$LAB/logs/$name.log" >&2
+    return 1
+  fi
+}
+sup_pid() { [ -f "$LAB/run/$1.sup" ] && cut -d' ' -f1 "$LAB/run/$1.sup" || echo 0; }
+
+# ---- vsftpd
+if want vsftpd; then
+  set -- $PASV_VSFTPD
+  cat > "$LAB/vsftpd/vsftpd.conf" <<EOF
+# siftp bench: vsftpd standalone on 127.0.0.1, local user, sendfile on
+listen=YES
+listen_ipv6=NO
+listen_address=127.0.0.1
+listen_port=$P_VSFTPD
+background=NO
+anonymous_enable=NO
+local_enable=YES
+write_enable=YES
+local_umask=022
+pasv_enable=YES
+pasv_min_port=$1
+pasv_max_port=$2
+max_clients=1000
+max_per_ip=1000
+use_sendfile=YES
+xferlog_enable=NO
+dirmessage_enable=NO
+syslog_enable=NO
+vsftpd_log_file=$LAB/logs/vsftpd-xfer.log
+session_support=NO
+tcp_wrappers=NO
+pam_service_name=siftp-bench
+secure_chroot_dir=$LAB/empty
+nopriv_user=nobody
+seccomp_sandbox=NO
+idle_session_timeout=600
+data_connection_timeout=300
+ssl_enable=YES
+allow_anon_ssl=NO
+force_local_logins_ssl=NO
+force_local_data_ssl=NO
+require_ssl_reuse=NO
+ssl_ciphers=HIGH
+rsa_cert_file=$LAB/keys/cert.pem
+rsa_private_key_file=$LAB/keys/key.pem
+EOF
+  say "starting vsftpd on $P_VSFTPD"
+  start_server vsftpd "$P_VSFTPD" "$VSFTPD_BIN" "$LAB/vsftpd/vsftpd.conf" || die "vsftpd did not start"
+fi
+
+# ---- proftpd
+if want proftpd; then
+  set -- $PASV_PROFTPD
+  cat > "$LAB/proftpd/proftpd.conf" <<EOF
+# siftp bench: ProFTPD standalone on 127.0.0.1, local user, sendfile on, mod_tls
+ServerName "siftp-bench proftpd"
+ServerType standalone
+DefaultAddress 127.0.0.1
+SocketBindTight on
+Port $P_PROFTPD
+PassivePorts $1 $2
+UseIPv6 off
+User nobody
+Group nogroup
+Umask 022
+AllowOverwrite on
+MaxInstances 1000
+UseReverseDNS off
+UseSendfile on
+WtmpLog off
+UseLastlog off
+TransferLog NONE
+RequireValidShell off
+AuthOrder mod_auth_unix.c
+PidFile $LAB/proftpd/proftpd.pid
+ScoreboardFile $LAB/proftpd/proftpd.scoreboard
+SystemLog $LAB/logs/proftpd-system.log
+ModulePath $PROFTPD_MODS
+<IfModule mod_delay.c>
+  DelayEngine off
+</IfModule>
+<IfModule mod_ctrls.c>
+  ControlsEngine off
+</IfModule>
+<IfModule mod_dso.c>
+  LoadModule mod_tls.c
+</IfModule>
+<IfModule mod_tls.c>
+  TLSEngine on
+  TLSProtocol TLSv1.2 TLSv1.3
+  TLSRSACertificateFile $LAB/keys/cert.pem
+  TLSRSACertificateKeyFile $LAB/keys/key.pem
+  TLSVerifyClient off
+  TLSRequired off
+  TLSOptions NoSessionReuseRequired
+</IfModule>
+EOF
+  say "starting proftpd on $P_PROFTPD"
+  start_server proftpd "$P_PROFTPD" "$PROFTPD_BIN" -n -q -c "$LAB/proftpd/proftpd.conf" || die "proftpd did not start"
+fi
+
+# ---- pure-ftpd (clients are capped at half the passive range: 600 ports -> 300)
+if want pureftpd; then
+  set -- $PASV_PURE
+  say "starting pure-ftpd on $P_PURE"
+  start_server pureftpd "$P_PURE" "$PURE_BIN" -S "127.0.0.1,$P_PURE" -p "$1:$2" -l unix -E -H -4 \
+    -c 290 -C 290 -u 1 -f none -I 600 -Y 1 -2 "$LAB/keys/cert.pem,$LAB/keys/key.pem" \
+    -g "$LAB/pure/pure-ftpd.pid" || die "pure-ftpd did not start"
+fi
+
+# ---- OpenSSH sshd (SFTP via internal-sftp: no exec per session)
+if want openssh; then
+  mkdir -p /run/sshd && chmod 755 /run/sshd   # privsep dir sshd requires
+  cat > "$LAB/sshd/sshd_config" <<EOF
+# siftp bench: OpenSSH sshd on 127.0.0.1, key auth only, internal-sftp
+ListenAddress 127.0.0.1:$P_SSHD
+HostKey $LAB/keys/ssh_host_ed25519_key
+PidFile $LAB/sshd/sshd.pid
+AuthorizedKeysFile $LAB/keys/authorized_keys
+StrictModes no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+UseDNS no
+PermitRootLogin no
+AllowUsers $BENCH_USER
+MaxStartups 300:30:600
+MaxSessions 10
+LogLevel ERROR
+PrintMotd no
+PrintLastLog no
+X11Forwarding no
+AllowTcpForwarding no
+Subsystem sftp internal-sftp
+EOF
+  say "starting sshd on $P_SSHD"
+  start_server openssh "$P_SSHD" /usr/sbin/sshd -D -e -f "$LAB/sshd/sshd_config" || die "sshd did not start"
+fi
+
+# ---- siftpd: two instances, the second with the login verification cache off
+siftpd_add_user() {  # DIR NAME PASSWORD - the one place that knows siftpd's user CLI
+  local dir=$1 name=$2 pass=$3
+  # --perms all: the default (list,download) would refuse the upload rows
+  printf '%s\n' "$pass" | "$SIFTPD" -p "$dir" -c "$dir/siftpd.conf" user add "$name" --home / --perms all
+  # SFTP logs in with $LAB/keys/id_ed25519: its key goes in the user's stanza
+  # (the last one in the file, so appending is enough)
+  printf 'ssh_key = %s\n' "$(cat "$LAB/keys/id_ed25519.pub")" >> "$dir/users"
+}
+write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE
+  local d=$1
+  {
+    echo "# siftp bench: siftpd on 127.0.0.1 (generated by bench/run.sh)"
+    echo "daemon off; master_process on; worker_processes 2;"
+    echo "pid $d/siftpd.pid; error_log $d/error.log warn;"
+    echo "users $d/users;"
+    # the peers allow hundreds of sessions from one address; siftpd's default is 32
+    echo "max_connections_per_address 1000;"
+    [ "$6" = 1 ] && echo "login_cache_ttl_secs 0;"
+    echo "storage local { driver posix; root $LAB/data; }"
+    if [ "$SIFTPD_FTP" = 1 ]; then
+      printf 'ftp { server { listen 127.0.0.1:%s; passive_ports %s-%s; storage local;' "$2" "$4" "$5"
+      [ "$SIFTPD_TLS" = 1 ] && printf ' ssl_certificate %s; ssl_certificate_key %s;' "$LAB/keys/cert.pem" "$LAB/keys/key.pem"
+      echo ' } }'
+    fi
+    if [ "$SIFTPD_SFTP" = 1 ]; then
+      echo "sftp { server { listen 127.0.0.1:$3; host_key $LAB/keys/ssh_host_ed25519_key; storage local; } }"
+    fi
+  } > "$d/siftpd.conf"
+}
+if want siftpd && { [ "$SIFTPD_FTP" = 1 ] || [ "$SIFTPD_SFTP" = 1 ]; }; then
+  for inst in siftpd siftpd-nocache; do
+    d=$LAB/$inst
+    if [ "$inst" = siftpd ]; then
+      set -- $PASV_SIFTPD; write_siftpd_conf "$d" "$P_SIFTPD_FTP" "$P_SIFTPD_SFTP" "$1" "$2" 0
+      port=$P_SIFTPD_FTP; [ "$SIFTPD_FTP" = 1 ] || port=$P_SIFTPD_SFTP
+    else
+      set -- $PASV_NOCACHE; write_siftpd_conf "$d" "$P_NOCACHE_FTP" "$P_NOCACHE_SFTP" "$1" "$2" 1
+      port=$P_NOCACHE_FTP; [ "$SIFTPD_FTP" = 1 ] || port=$P_NOCACHE_SFTP
+    fi
+    if ! siftpd_add_user "$d" "$BENCH_USER" "$PASS" > "$LAB/logs/$inst-useradd.log" 2>&1; then
+      cat "$LAB/logs/$inst-useradd.log" >&2
+      SIFTPD_FTP=0 SIFTPD_SFTP=0 SIFTPD_TLS=0 SIFTPD_WHY="user add failed"; break
+    fi
+    say "starting $inst"
+    if ! start_server "$inst" "$port" "$SIFTPD" -p "$d" -c "$d/siftpd.conf"; then
+      SIFTPD_FTP=0 SIFTPD_SFTP=0 SIFTPD_TLS=0 SIFTPD_WHY="failed to start"; break
+    fi
+  done
+fi
+
+# ---------------------------------------------------------------- run bench.py
+json_str() { "$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+cat > "$LAB/lab.json" <<EOF
+{
+  "lab": "$LAB", "data": "$LAB/data", "client": "$LAB/client",
+  "user": "$BENCH_USER", "password": "$PASS",
+  "uid": $(id -u "$BENCH_USER"), "gid": $(id -g "$BENCH_USER"),
+  "cacert": "$LAB/keys/cert.pem", "ssh_key": "$LAB/keys/id_ed25519",
+  "iperf_port": $P_IPERF, "tmpfs_private": $LAB_MOUNTED,
+  "password_hash": "sha512-crypt (openssl passwd -6) for the peers' user",
+  "servers": [
+    {"name": "siftpd", "wanted": $(want siftpd && echo true || echo false),
+     "version": $(json_str "$(head -1 <<<"$SIFTPD_V")"), "why_na": "$SIFTPD_WHY",
+     "sup_pid": $(sup_pid siftpd), "nocache_sup_pid": $(sup_pid siftpd-nocache),
+     "ftp": $([ "$SIFTPD_FTP" = 1 ] && echo "{\"port\": $P_SIFTPD_FTP, \"nocache_port\": $P_NOCACHE_FTP, \"tls\": $([ "$SIFTPD_TLS" = 1 ] && echo true || echo false)}" || echo null),
+     "sftp": $([ "$SIFTPD_SFTP" = 1 ] && echo "{\"port\": $P_SIFTPD_SFTP, \"nocache_port\": $P_NOCACHE_SFTP}" || echo null)},
+    {"name": "vsftpd", "wanted": $(want vsftpd && echo true || echo false), "version": "$(pkg_version vsftpd)",
+     "sup_pid": $(sup_pid vsftpd), "ftp": {"port": $P_VSFTPD, "tls": true}, "sftp": null},
+    {"name": "proftpd", "wanted": $(want proftpd && echo true || echo false), "version": "$(pkg_version proftpd-core)",
+     "sup_pid": $(sup_pid proftpd), "ftp": {"port": $P_PROFTPD, "tls": true}, "sftp": null},
+    {"name": "pure-ftpd", "wanted": $(want pureftpd && echo true || echo false), "version": "$(pkg_version pure-ftpd)",
+     "sup_pid": $(sup_pid pureftpd), "ftp": {"port": $P_PURE, "tls": true}, "sftp": null},
+    {"name": "openssh", "wanted": $(want openssh && echo true || echo false), "version": "$(pkg_version openssh-server)",
+     "sup_pid": $(sup_pid openssh), "ftp": null, "sftp": {"port": $P_SSHD}}
+  ]
+}
+EOF
+chmod 600 "$LAB/lab.json"
+if [ "$HOLD" -gt 0 ] 2>/dev/null; then  # debugging: keep the lab up, bench nothing
+  [ "$HOLD" -le 3600 ] || HOLD=3600
+  say "lab up for $HOLD s: $LAB/lab.json (user $BENCH_USER, password $PASS); ^C stops it"
+  sleep "$HOLD" & HOLD_PID=$!
+  wait "$HOLD_PID" || true
+  HOLD_PID=""
+  exit 0
+fi
+mkdir -p "$HERE/results"
+say "running bench.py ${BENCH_ARGS[*]:-}"
+rc=0
+# in the background + wait, so a TERM/INT to this script is handled at once
+"$PY" "$HERE/bench.py" --lab "$LAB/lab.json" --out "$HERE/results" "${BENCH_ARGS[@]}" &
+BENCH_PID=$!
+wait "$BENCH_PID" || rc=$?
+BENCH_PID=""
+[ "$rc" = 0 ] || { echo "---- server logs (tails):" >&2; for f in "$LAB"/logs/*.log; do echo "-- $f" >&2; tail -5 "$f" >&2; done; }
+exit "$rc"
