@@ -11,6 +11,8 @@
 
 static sft_int_t sft_proto_add_listening(sft_conf_t *cf, sft_proto_t *proto,
     sft_proto_srv_conf_t *pscf, sft_listen_opt_t *lo);
+static sft_int_t sft_proto_create_confs(sft_conf_t *cf, sft_proto_t *proto,
+    sft_proto_conf_ctx_t *ctx, sft_uint_t with_main);
 
 
 sft_int_t
@@ -32,7 +34,7 @@ char *
 sft_proto_block(sft_conf_t *cf, void *conf, sft_proto_t *proto)
 {
     char                   *rv;
-    sft_uint_t              i, m, s, n;
+    sft_uint_t              i, m, s;
     sft_conf_t              pcf;
     sft_module_t           *module;
     sft_listen_opt_t       *lo;
@@ -52,37 +54,8 @@ sft_proto_block(sft_conf_t *cf, void *conf, sft_proto_t *proto)
 
     *(sft_proto_conf_ctx_t **) conf = ctx;
 
-    n = sft_count_modules(cf->cycle, proto->module_type);
-
-    ctx->main_conf = sft_pcalloc(cf->pool, n * sizeof(void *));
-    ctx->srv_conf = sft_pcalloc(cf->pool, n * sizeof(void *));
-
-    if (ctx->main_conf == NULL || ctx->srv_conf == NULL) {
+    if (sft_proto_create_confs(cf, proto, ctx, 1) != SFT_OK) {
         return SFT_CONF_ERROR;
-    }
-
-    for (m = 0; cf->cycle->modules[m]; m++) {
-        module = cf->cycle->modules[m];
-
-        if (module->type != proto->module_type) {
-            continue;
-        }
-
-        pm = module->ctx;
-
-        if (pm->create_main_conf) {
-            ctx->main_conf[module->ctx_index] = pm->create_main_conf(cf);
-            if (ctx->main_conf[module->ctx_index] == NULL) {
-                return SFT_CONF_ERROR;
-            }
-        }
-
-        if (pm->create_srv_conf) {
-            ctx->srv_conf[module->ctx_index] = pm->create_srv_conf(cf);
-            if (ctx->srv_conf[module->ctx_index] == NULL) {
-                return SFT_CONF_ERROR;
-            }
-        }
     }
 
     pcf = *cf;
@@ -179,6 +152,58 @@ sft_proto_block(sft_conf_t *cf, void *conf, sft_proto_t *proto)
 }
 
 
+/* every module of the protocol's type gets its (main and) server conf */
+
+static sft_int_t
+sft_proto_create_confs(sft_conf_t *cf, sft_proto_t *proto,
+    sft_proto_conf_ctx_t *ctx, sft_uint_t with_main)
+{
+    sft_uint_t           m, n;
+    sft_module_t        *module;
+    sft_proto_module_t  *pm;
+
+    n = sft_count_modules(cf->cycle, proto->module_type);
+
+    if (with_main) {
+        ctx->main_conf = sft_pcalloc(cf->pool, n * sizeof(void *));
+        if (ctx->main_conf == NULL) {
+            return SFT_ERROR;
+        }
+    }
+
+    ctx->srv_conf = sft_pcalloc(cf->pool, n * sizeof(void *));
+    if (ctx->srv_conf == NULL) {
+        return SFT_ERROR;
+    }
+
+    for (m = 0; cf->cycle->modules[m]; m++) {
+        module = cf->cycle->modules[m];
+
+        if (module->type != proto->module_type) {
+            continue;
+        }
+
+        pm = module->ctx;
+
+        if (with_main && pm->create_main_conf) {
+            ctx->main_conf[module->ctx_index] = pm->create_main_conf(cf);
+            if (ctx->main_conf[module->ctx_index] == NULL) {
+                return SFT_ERROR;
+            }
+        }
+
+        if (pm->create_srv_conf) {
+            ctx->srv_conf[module->ctx_index] = pm->create_srv_conf(cf);
+            if (ctx->srv_conf[module->ctx_index] == NULL) {
+                return SFT_ERROR;
+            }
+        }
+    }
+
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_proto_add_listening(sft_conf_t *cf, sft_proto_t *proto,
     sft_proto_srv_conf_t *pscf, sft_listen_opt_t *lo)
@@ -232,11 +257,8 @@ char *
 sft_proto_server(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 {
     char                   *rv;
-    sft_uint_t              m;
     sft_conf_t              pcf;
     sft_proto_t            *proto;
-    sft_module_t           *module;
-    sft_proto_module_t     *pm;
     sft_proto_conf_ctx_t   *ctx, *block, **sp;
     sft_proto_srv_conf_t   *pscf;
     sft_proto_main_conf_t  *pmcf = conf;
@@ -250,28 +272,9 @@ sft_proto_server(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     }
 
     ctx->main_conf = block->main_conf;
-    ctx->srv_conf = sft_pcalloc(cf->pool, sft_count_modules(cf->cycle,
-                                              proto->module_type)
-                                          * sizeof(void *));
-    if (ctx->srv_conf == NULL) {
+
+    if (sft_proto_create_confs(cf, proto, ctx, 0) != SFT_OK) {
         return SFT_CONF_ERROR;
-    }
-
-    for (m = 0; cf->cycle->modules[m]; m++) {
-        module = cf->cycle->modules[m];
-
-        if (module->type != proto->module_type) {
-            continue;
-        }
-
-        pm = module->ctx;
-
-        if (pm->create_srv_conf) {
-            ctx->srv_conf[module->ctx_index] = pm->create_srv_conf(cf);
-            if (ctx->srv_conf[module->ctx_index] == NULL) {
-                return SFT_CONF_ERROR;
-            }
-        }
     }
 
     pscf = ctx->srv_conf[proto->core_module->ctx_index];
