@@ -10,6 +10,7 @@
 #include <sft_thread_pool.h>
 #include <sft_users.h>
 #include <sft_auth.h>
+#include <sft_asm.h>
 #include <sched.h>
 #include <argon2.h>
 #include <sodium.h>
@@ -440,7 +441,7 @@ sft_auth_cache_lookup(u_char *digest)
         s = &shm->cache[(idx + i) % SFT_AUTH_CACHE_SLOTS];
 
         if (s->gen == shm->gen && s->expires > now
-            && sodium_memcmp(s->digest, digest, 32) == 0)
+            && sft_ct_eq(s->digest, digest, 32))
         {
             hit = 1;
             shm->cache_hits++;
@@ -477,7 +478,7 @@ sft_auth_cache_insert(u_char *digest)
         s = &shm->cache[(idx + i) % SFT_AUTH_CACHE_SLOTS];
 
         if (s->gen != shm->gen || s->expires <= now
-            || sodium_memcmp(s->digest, digest, 32) == 0)
+            || sft_ct_eq(s->digest, digest, 32))
         {
             victim = s;
             break;
