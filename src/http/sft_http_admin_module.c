@@ -6,6 +6,8 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_http.h>
+#include <sft_thread_pool.h>
+#include <sft_auth.h>
 
 
 typedef struct {
@@ -18,6 +20,7 @@ typedef struct {
     sft_stats_slot_t      total;
     sft_uint_t            processes;
     sft_bufpool_stats_t   pool;
+    sft_auth_stats_t      auth;
     size_t                chunk_bytes;
     uint64_t              uptime;
     uint64_t              reloads;
@@ -139,6 +142,7 @@ sft_http_admin_snapshot(sft_http_admin_snapshot_t *s)
 
     sft_stats_sum(&s->total, &s->processes);
     sft_buffer_stats(&s->pool, &s->chunk_bytes);
+    sft_auth_get_stats(&s->auth);
 
     s->workers = ccf->master ? ccf->worker_processes : 1;
     s->uptime = sft_stats ? (uint64_t) time(NULL) - sft_stats->started : 0;
@@ -186,7 +190,9 @@ sft_http_admin_stats(sft_http_request_t *r)
         "\"http\":{\"requests\":%" PRIu64 ",\"errors\":%" PRIu64 "},"
         "\"buffer_pool\":{\"chunk_bytes\":%zu,\"total\":%" PRIu64
         ",\"free\":%" PRIu64 ",\"in_use\":%" PRIu64 ",\"waits\":%" PRIu64
-        ",\"waiters\":%" PRIu64 "}}\n",
+        ",\"waiters\":%" PRIu64 "},"
+        "\"auth\":{\"argon2_runs\":%" PRIu64 ",\"cache_hits\":%" PRIu64
+        ",\"bans\":%" PRIu64 ",\"checks_running\":%u}}\n",
         s.uptime, (long) s.workers, (unsigned long) s.processes,
         s.reloads, s.respawns,
         v[SFT_STAT_CONN_ACCEPTED], v[SFT_STAT_CONN_HANDLED],
@@ -194,7 +200,9 @@ sft_http_admin_stats(sft_http_request_t *r)
         v[SFT_STAT_BYTES_RECEIVED], v[SFT_STAT_BYTES_SENT],
         v[SFT_STAT_HTTP_REQUESTS], v[SFT_STAT_HTTP_ERRORS],
         s.chunk_bytes, s.pool.total, s.pool.free,
-        s.pool.total - s.pool.free, s.pool.waits, s.pool.waiters);
+        s.pool.total - s.pool.free, s.pool.waits, s.pool.waiters,
+        s.auth.argon2_runs, s.auth.cache_hits, s.auth.bans,
+        (unsigned) s.auth.running);
 
     body.len = p - body.data;
 
@@ -276,6 +284,16 @@ sft_http_admin_metrics(sft_http_request_t *r)
     p = sft_http_admin_metric(p, last, "buffer_pool_free_chunks",
                               "Chunks not handed out.", "gauge",
                               s.pool.free);
+
+    p = sft_http_admin_metric(p, last, "auth_argon2_runs_total",
+                              "Password checks that ran argon2id.",
+                              "counter", s.auth.argon2_runs);
+    p = sft_http_admin_metric(p, last, "auth_cache_hits_total",
+                              "Logins answered by the verification cache.",
+                              "counter", s.auth.cache_hits);
+    p = sft_http_admin_metric(p, last, "auth_bans_total",
+                              "Addresses banned after repeated failures.",
+                              "counter", s.auth.bans);
 
     body.len = p - body.data;
 
