@@ -135,7 +135,8 @@ like(cmd($s, 'CWD escape'), qr/^550 /, 'symlink out of the root refused');
 like(cmd($s, 'RNTO x'), qr/^503 /, 'RNTO without RNFR: 503');
 like(cmd($s, 'SIZE nothing'), qr/^550 /, 'SIZE missing file: 550');
 like(cmd($s, 'RETR x'), qr/^425 /, 'RETR without PASV: 425');
-like(cmd($s, 'PORT 127,0,0,1,4,1'), qr/^502 /, 'PORT: 502 for now');
+like(cmd($s, 'PORT 10,0,0,1,4,1'), qr/^500 Illegal PORT/,
+    'PORT to another host: 500');
 like(cmd($s, 'TYPE I'), qr/^200 /, 'TYPE I');
 like(cmd($s, 'MODE S'), qr/^200 /, 'MODE S');
 like(cmd($s, 'STRU F'), qr/^200 /, 'STRU F');
@@ -266,6 +267,7 @@ system("head -c 20971520 /dev/urandom > $d/data/alice/huge.bin");
 $r = py(<<'EOF');
 import signal
 f.login('alice', 'pw-a')
+f.voidcmd('TYPE I')
 c = f.transfercmd('RETR huge.bin')
 n = 0; t0 = time.time(); reloaded = False
 while True:

@@ -24,6 +24,7 @@
 #define SFT_FTP_ARG_NEED          0x04     /* an argument is required */
 #define SFT_FTP_IN_TRANSFER       0x08     /* runs while a transfer does */
 #define SFT_FTP_NOT_IMPL          0x10     /* known, "502" */
+#define SFT_FTP_AFTER_RNFR        0x20     /* RNTO: keeps a pending RNFR */
 
 /* what a parsed line is */
 #define SFT_FTP_PARSE_INVALID     10
@@ -84,12 +85,21 @@ typedef struct {
 } sft_ftp_command_t;
 
 
-/* a passive data channel: a listener, then one accepted connection */
+/*
+ * a data channel: passive (a listener, then one accepted connection) or
+ * active (PORT/EPRT: the address, then one connection made by the worker)
+ */
 typedef struct {
     sft_connection_t         *listener;
     sft_connection_t         *conn;
     sft_uint_t                port;
     sft_uint_t                refused;
+
+    struct sockaddr_storage   peer;        /* PORT/EPRT */
+    socklen_t                 peer_len;
+
+    unsigned                  active:1;    /* PORT/EPRT given */
+    unsigned                  connecting:1;
 } sft_ftp_data_t;
 
 
@@ -108,6 +118,9 @@ struct sft_ftp_transfer_s {
 
     u_char                   *chunk;       /* from the buffer pool */
     size_t                    chunk_size;
+    u_char                   *rbuf;        /* pooled download: read ahead */
+    size_t                    rlen;
+    size_t                    rpos;
     u_char                   *out;         /* listing text */
     size_t                    out_len;
     size_t                    out_pos;
@@ -126,6 +139,10 @@ struct sft_ftp_transfer_s {
     unsigned                  aborted:1;   /* ABOR, or the session went */
     unsigned                  finishing:1;
     unsigned                  single:1;    /* LIST of one file */
+    unsigned                  ascii:1;     /* TYPE A: convert newlines */
+    unsigned                  cr:1;        /* upload: a CR held back */
+    unsigned                  reading:1;   /* pooled download: a read runs */
+    unsigned                  copy:1;      /* pooled download, no sendfile */
 };
 
 
@@ -215,6 +232,13 @@ u_char *sft_ftp_quote_path(sft_pool_t *pool, u_char *path, size_t len,
 /* sft_ftp_data.c */
 sft_int_t sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended);
 void sft_ftp_data_close(sft_ftp_session_t *s);
+sft_int_t sft_ftp_port(sft_ftp_session_t *s, sft_uint_t extended);
+sft_int_t sft_ftp_active_connect(sft_ftp_session_t *s);
+sft_int_t sft_ftp_parse_port(u_char *p, size_t len,
+    struct sockaddr_storage *sa, socklen_t *salen);
+sft_int_t sft_ftp_parse_eprt(u_char *p, size_t len,
+    struct sockaddr_storage *sa, socklen_t *salen);
+sft_int_t sft_ftp_port_check(struct sockaddr *sa, struct sockaddr *peer);
 sft_uint_t sft_ftp_same_address(struct sockaddr *a, struct sockaddr *b);
 void sft_ftp_passive_slice(sft_uint_t min, sft_uint_t max, sft_uint_t slot,
     sft_uint_t workers, sft_uint_t *lo, sft_uint_t *hi);
@@ -226,6 +250,10 @@ void sft_ftp_transfer_abort(sft_ftp_session_t *s, sft_uint_t reply);
 void sft_ftp_transfer_run(sft_ftp_session_t *s);
 void sft_ftp_data_event(sft_event_t *ev);
 void sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
+size_t sft_ftp_ascii_to_crlf(const u_char *in, size_t len, size_t *used,
+    u_char *out, size_t size);
+size_t sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,
+    sft_uint_t *cr);
 
 /* sft_ftp_list.c */
 u_char *sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind,

@@ -34,6 +34,8 @@ static sft_int_t sft_ftp_mdtm(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_rest(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_pasv(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_epsv(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_port_cmd(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_eprt(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_retr(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_stor(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_appe(sft_ftp_session_t *s);
@@ -81,14 +83,14 @@ static sft_ftp_command_t  sft_ftp_commands[] = {
     { sft_string("XRMD"), SFT_FTP_A, sft_ftp_rmd },
     { sft_string("DELE"), SFT_FTP_A, sft_ftp_dele },
     { sft_string("RNFR"), SFT_FTP_A, sft_ftp_rnfr },
-    { sft_string("RNTO"), SFT_FTP_A, sft_ftp_rnto },
+    { sft_string("RNTO"), SFT_FTP_A|SFT_FTP_AFTER_RNFR, sft_ftp_rnto },
     { sft_string("SIZE"), SFT_FTP_A, sft_ftp_size },
     { sft_string("MDTM"), SFT_FTP_A, sft_ftp_mdtm },
     { sft_string("REST"), SFT_FTP_A, sft_ftp_rest },
     { sft_string("PASV"), SFT_FTP_N, sft_ftp_pasv },
     { sft_string("EPSV"), 0, sft_ftp_epsv },
-    { sft_string("PORT"), SFT_FTP_NOT_IMPL, NULL },
-    { sft_string("EPRT"), SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("PORT"), SFT_FTP_A, sft_ftp_port_cmd },
+    { sft_string("EPRT"), SFT_FTP_A, sft_ftp_eprt },
     { sft_string("RETR"), SFT_FTP_A, sft_ftp_retr },
     { sft_string("STOR"), SFT_FTP_A, sft_ftp_stor },
     { sft_string("APPE"), SFT_FTP_A, sft_ftp_appe },
@@ -271,11 +273,7 @@ sft_ftp_host(sft_ftp_session_t *s)
 }
 
 
-/*
- * TYPE A is accepted; the ASCII conversion is not done yet, so an ASCII
- * transfer moves the bytes as they are (what most servers do for UNIX
- * clients anyway).
- */
+/* TYPE A converts newlines in RETR, STOR and APPE; listings are as is */
 
 static sft_int_t
 sft_ftp_type(sft_ftp_session_t *s)
@@ -628,6 +626,12 @@ sft_ftp_size(sft_ftp_session_t *s)
     sft_int_t           rc;
     sft_storage_req_t  *r;
 
+    if (!s->binary) {
+        /* the converted size would need reading the whole file */
+        sft_ftp_reply(s, 550, "SIZE not allowed in ASCII mode.");
+        return SFT_OK;
+    }
+
     r = sft_ftp_op_request(s);
     if (r == NULL) {
         return SFT_ERROR;
@@ -717,6 +721,20 @@ static sft_int_t
 sft_ftp_epsv(sft_ftp_session_t *s)
 {
     return sft_ftp_passive(s, 1);
+}
+
+
+static sft_int_t
+sft_ftp_port_cmd(sft_ftp_session_t *s)
+{
+    return sft_ftp_port(s, 0);
+}
+
+
+static sft_int_t
+sft_ftp_eprt(sft_ftp_session_t *s)
+{
+    return sft_ftp_port(s, 1);
 }
 
 

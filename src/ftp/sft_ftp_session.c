@@ -300,6 +300,10 @@ sft_ftp_dispatch(sft_ftp_session_t *s, sft_int_t rc)
 
     s->pos = s->next;
 
+    if (s->rnfr && (cmd == NULL || !(cmd->flags & SFT_FTP_AFTER_RNFR))) {
+        s->rnfr[0] = '\0';     /* any other line cancels an RNFR */
+    }
+
     if (rc == SFT_FTP_PARSE_NUL) {
         sft_log_error(SFT_LOG_INFO, s->log, 0, "client sent NUL in command");
         sft_ftp_reply(s, 500, "NUL in command refused.");

@@ -1,14 +1,18 @@
 /*
  * sft_ftp_transfer.c -- RETR, STOR, APPE and the listings over the data
- * connection: downloads with sendfile(2) from the storage file's
- * descriptor on the event loop, uploads through a chunk of the shared
+ * connection: binary downloads with sendfile(2) from the storage file's
+ * descriptor on the event loop; ASCII downloads and files without a
+ * descriptor through two chunks of the shared buffer pool (the next VFS
+ * read runs while the last chunk is sent); uploads through a chunk of the
  * buffer pool written via the VFS (committed on the data connection's
  * EOF, aborted otherwise, so no truncated file appears under the name).
+ * TYPE A converts LF to CRLF on the way out and CRLF to LF on the way in.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_ftp.h>
+#include <sft_asm.h>
 #include <sys/sendfile.h>
 
 
@@ -19,6 +23,9 @@ static void sft_ftp_transfer_opened(sft_ftp_session_t *s);
 static void sft_ftp_transfer_io_done(sft_storage_req_t *req);
 static void sft_ftp_transfer_wake(sft_event_t *ev);
 static void sft_ftp_send_file(sft_ftp_session_t *s);
+static void sft_ftp_send_copy(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_read_ahead(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_read_done(sft_ftp_session_t *s);
 static void sft_ftp_recv_file(sft_ftp_session_t *s);
 static void sft_ftp_send_list(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_write_done(sft_ftp_session_t *s);
@@ -53,9 +60,19 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     sft_ftp_transfer_t  *t;
 
     if (s->data.listener == NULL && s->data.conn == NULL) {
-        s->rest = 0;
-        sft_ftp_reply(s, 425, "Use PASV or EPSV first.");
-        return SFT_OK;
+
+        if (!s->data.active) {
+            s->rest = 0;
+            sft_ftp_reply(s, 425, "Use PORT or PASV first.");
+            return SFT_OK;
+        }
+
+        if (sft_ftp_active_connect(s) != SFT_OK) {
+            s->rest = 0;
+            s->data.active = 0;
+            sft_ftp_reply(s, 425, "Failed to establish connection.");
+            return SFT_OK;
+        }
     }
 
     p = s->arg.data;
@@ -95,6 +112,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 
     t->pool = pool;
     t->kind = kind;
+    t->ascii = !s->binary && kind <= SFT_FTP_APPE;
 
     t->path = sft_pnalloc(pool, len);
     if (t->path == NULL) {
@@ -176,6 +194,14 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
 
     t->opened = 1;
 
+    if (s->data.listener == NULL && s->data.conn == NULL) {
+        /* the passive wait timed out or the active connect failed */
+        s->rest = 0;
+        t->reason = SFT_FTP_END_NOCONN;
+        sft_ftp_transfer_finish(s);
+        return;
+    }
+
     switch (t->kind) {
 
     case SFT_FTP_RETR:
@@ -190,9 +216,9 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
             return;
         }
 
-        sft_ftp_reply(s, 150, "Opening BINARY mode data connection for "
-                      "%.*s (%lld bytes).", (int) t->path_len, t->path,
-                      (long long) t->end);
+        sft_ftp_reply(s, 150, "Opening %s mode data connection for "
+                      "%.*s (%lld bytes).", t->ascii ? "ASCII" : "BINARY",
+                      (int) t->path_len, t->path, (long long) t->end);
         break;
 
     case SFT_FTP_STOR:
@@ -270,7 +296,7 @@ sft_ftp_transfer_run(sft_ftp_session_t *s)
     t = s->transfer;
 
     if (t == NULL || s->closed || !t->started || t->io || t->finishing
-        || s->data.conn == NULL)
+        || s->data.conn == NULL || s->data.connecting)
     {
         return;
     }
@@ -306,14 +332,17 @@ sft_ftp_send_file(sft_ftp_session_t *s)
     dc = s->data.conn;
     st = t->file.storage;
 
+    if (t->copy) {
+        sft_ftp_send_copy(s);
+        return;
+    }
+
     fd = st->driver->file_fd ? st->driver->file_fd(&t->file)
                              : SFT_INVALID_FILE;
 
-    if (fd == SFT_INVALID_FILE) {
-        /* the pooled copy for downloads comes with the s3 driver */
-        t->reason = SFT_FTP_END_STORAGE;
-        t->err = SFT_STORAGE_UNSUPPORTED;
-        sft_ftp_transfer_finish(s);
+    if (fd == SFT_INVALID_FILE || t->ascii) {
+        t->copy = 1;
+        sft_ftp_send_copy(s);
         return;
     }
 
@@ -351,12 +380,285 @@ sft_ftp_send_file(sft_ftp_session_t *s)
     sft_ftp_transfer_finish(s);
 }
 
+/*
+ * The pooled copy: t->rbuf is filled by a VFS read (maybe on the thread
+ * pool) while t->chunk, converted or swapped from the last read, is sent.
+ */
+
+static void
+sft_ftp_send_copy(sft_ftp_session_t *s)
+{
+    u_char              *tmp;
+    size_t               used;
+    ssize_t              n;
+    sft_connection_t    *dc;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+    dc = s->data.conn;
+
+    for ( ;; ) {
+
+        if (sft_ftp_read_ahead(s) != SFT_OK) {
+            return;
+        }
+
+        while (t->out_pos < t->out_len) {
+            n = sft_send(dc, t->chunk + t->out_pos, t->out_len - t->out_pos);
+
+            if (n == SFT_AGAIN) {
+                sft_add_timer(dc->write, s->conf->data_timeout);
+                return;
+            }
+
+            if (n == SFT_ERROR) {
+                t->reason = SFT_FTP_END_NETWORK;
+                sft_ftp_transfer_finish(s);
+                return;
+            }
+
+            sft_stat_add(SFT_STAT_BYTES_SENT, n);
+            t->out_pos += n;
+            t->bytes += n;
+        }
+
+        t->out_pos = 0;
+        t->out_len = 0;
+
+        if (t->rpos < t->rlen) {
+
+            if (!t->ascii) {
+                /* the read chunk is sent as it is; the other is read into */
+                tmp = t->chunk;
+                t->chunk = t->rbuf;
+                t->rbuf = tmp;
+                t->out_pos = t->rpos;
+                t->out_len = t->rlen;
+                t->rpos = 0;
+                t->rlen = 0;
+                continue;
+            }
+
+            if (t->chunk == NULL) {
+                t->chunk = sft_buffer_get(&t->waiter);
+
+                if (t->chunk == NULL) {
+                    return;     /* t->wake runs when one may be free */
+                }
+            }
+
+            t->out_len = sft_ftp_ascii_to_crlf(t->rbuf + t->rpos,
+                                               t->rlen - t->rpos, &used,
+                                               t->chunk, t->chunk_size);
+            t->rpos += used;
+            continue;
+        }
+
+        if (t->eof) {
+            sft_ftp_transfer_finish(s);
+            return;
+        }
+
+        /* a read runs or waits for a chunk: its completion runs us */
+        return;
+    }
+}
+
+
+static sft_int_t
+sft_ftp_read_ahead(sft_ftp_session_t *s)
+{
+    size_t               len;
+    sft_int_t            rc;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+
+    if (t->reading || t->eof || t->rpos < t->rlen) {
+        return SFT_OK;
+    }
+
+    if (t->offset >= t->end) {
+        t->eof = 1;
+        return SFT_OK;
+    }
+
+    if (t->rbuf == NULL) {
+        t->rbuf = sft_buffer_get(&t->waiter);
+
+        if (t->rbuf == NULL) {
+            return SFT_OK;
+        }
+    }
+
+    t->chunk_size = sft_buffer_chunk_size();
+    t->rpos = 0;
+    t->rlen = 0;
+
+    len = (size_t) sft_min(t->end - t->offset, (off_t) t->chunk_size);
+
+    sft_ftp_transfer_req(s, t);
+
+    rc = sft_vfs_read(&s->vfs, &t->req, &t->file, t->rbuf, len, t->offset);
+
+    if (rc == SFT_AGAIN) {
+        t->reading = 1;
+        s->pending++;
+        return SFT_OK;
+    }
+
+    if (rc == SFT_OK) {
+        t->req.err = SFT_STORAGE_OK;
+    }
+
+    return sft_ftp_read_done(s);
+}
+
+
+static sft_int_t
+sft_ftp_read_done(sft_ftp_session_t *s)
+{
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+
+    if (t->req.err != SFT_STORAGE_OK || t->req.nbytes < 0) {
+        t->reason = SFT_FTP_END_STORAGE;
+        t->err = t->req.err ? t->req.err : SFT_STORAGE_IO;
+        sft_ftp_transfer_finish(s);
+        return SFT_ERROR;
+    }
+
+    if (t->req.nbytes == 0) {
+        t->eof = 1;     /* the file got shorter */
+        return SFT_OK;
+    }
+
+    t->rlen = t->req.nbytes;
+    t->offset += t->req.nbytes;
+
+    return SFT_OK;
+}
+
+
+/*
+ * TYPE A downloads: LF becomes CRLF.  Converts from in while out has room
+ * (a LF is never split), sets *used, and returns the bytes in out.
+ */
+
+size_t
+sft_ftp_ascii_to_crlf(const u_char *in, size_t len, size_t *used,
+    u_char *out, size_t size)
+{
+    size_t         n;
+    u_char        *o, *oend;
+    const u_char  *p, *end, *nl;
+
+    p = in;
+    end = in + len;
+    o = out;
+    oend = out + size;
+
+    while (p < end && o < oend) {
+        nl = sft_find_newline(p, end - p);
+
+        n = (nl ? nl : end) - p;
+
+        if (n > (size_t) (oend - o)) {
+            n = oend - o;
+        }
+
+        o = sft_cpymem(o, p, n);
+        p += n;
+
+        if (p != nl) {
+            continue;
+        }
+
+        if (oend - o < 2) {
+            break;
+        }
+
+        *o++ = '\r';
+        *o++ = '\n';
+        p++;
+    }
+
+    *used = p - in;
+
+    return o - out;
+}
+
+
+/*
+ * TYPE A uploads: CRLF becomes LF, a lone CR stays.  A CR at the end of
+ * src is held in *cr until the next call (or the end of the upload) shows
+ * what follows it.  dst may be src, or one byte before it when *cr is
+ * set; returns the bytes written at dst.
+ */
+
+size_t
+sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,
+    sft_uint_t *cr)
+{
+    size_t         n;
+    u_char        *o;
+    const u_char  *p, *end, *c;
+
+    if (len == 0) {
+        return 0;
+    }
+
+    o = dst;
+    p = src;
+    end = src + len;
+
+    if (*cr) {
+        *cr = 0;
+
+        if (*p != '\n') {
+            *o++ = '\r';
+        }
+    }
+
+    while (p < end) {
+        c = sft_find_byte(p, end - p, '\r');
+
+        n = (c ? c : end) - p;
+
+        if (o != p) {
+            memmove(o, p, n);
+        }
+
+        o += n;
+        p += n;
+
+        if (c == NULL) {
+            break;
+        }
+
+        p++;
+
+        if (p == end) {
+            *cr = 1;
+            break;
+        }
+
+        if (*p != '\n') {
+            *o++ = '\r';
+        }
+    }
+
+    return o - dst;
+}
+
 
 static void
 sft_ftp_recv_file(sft_ftp_session_t *s)
 {
     ssize_t              n;
     sft_int_t            rc;
+    sft_uint_t           cr;
     sft_connection_t    *dc;
     sft_ftp_transfer_t  *t;
 
@@ -376,7 +678,13 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
             t->out_len = 0;
         }
 
-        if (t->out_len == t->chunk_size || (t->eof && t->out_len)) {
+        if (t->eof && t->cr && t->out_len < t->chunk_size) {
+            /* a CR at the very end is a lone CR */
+            t->chunk[t->out_len++] = '\r';
+            t->cr = 0;
+        }
+
+        if (t->out_len + t->cr >= t->chunk_size || (t->eof && t->out_len)) {
             sft_ftp_transfer_req(s, t);
 
             rc = sft_vfs_write(&s->vfs, &t->req, &t->file, t->chunk,
@@ -404,7 +712,10 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
             return;
         }
 
-        n = sft_recv(dc, t->chunk + t->out_len, t->chunk_size - t->out_len);
+        /* a held CR keeps one byte free before the new data */
+
+        n = sft_recv(dc, t->chunk + t->out_len + t->cr,
+                     t->chunk_size - t->out_len - t->cr);
 
         if (n == SFT_AGAIN) {
             sft_add_timer(dc->read, s->conf->data_timeout);
@@ -422,8 +733,18 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
             return;
         }
 
-        t->out_len += n;
         t->bytes += n;
+
+        if (t->ascii) {
+            cr = t->cr;
+            t->out_len += sft_ftp_ascii_from_crlf(t->chunk + t->out_len,
+                                                  t->chunk + t->out_len + cr,
+                                                  n, &cr);
+            t->cr = cr;
+
+        } else {
+            t->out_len += n;
+        }
     }
 }
 
@@ -512,7 +833,13 @@ sft_ftp_transfer_io_done(sft_storage_req_t *req)
     t = s->transfer;
 
     s->pending--;
-    t->io = 0;
+
+    if (req->op == SFT_STORAGE_READ) {
+        t->reading = 0;
+
+    } else {
+        t->io = 0;
+    }
 
     if (s->closed) {
         if ((req->op == SFT_STORAGE_OPEN_READ
@@ -547,6 +874,18 @@ sft_ftp_transfer_io_done(sft_storage_req_t *req)
 
     case SFT_STORAGE_CLOSE:
         sft_ftp_transfer_closed(s);
+        break;
+
+    case SFT_STORAGE_READ:
+        if (t->aborted || t->finishing) {
+            sft_ftp_transfer_finish(s);
+            break;
+        }
+
+        if (sft_ftp_read_done(s) == SFT_OK) {
+            sft_ftp_transfer_run(s);
+        }
+
         break;
 
     case SFT_STORAGE_WRITE:
@@ -607,7 +946,7 @@ sft_ftp_transfer_abort(sft_ftp_session_t *s, sft_uint_t reason)
 
     sft_ftp_data_close(s);
 
-    if (t->io) {
+    if (t->io || t->reading) {
         return;     /* the running operation finishes it */
     }
 
@@ -634,6 +973,10 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
     /* the data connection's close is the end of a download for the client */
     sft_ftp_data_close(s);
 
+    if (t->reading) {
+        return;     /* the read's completion finishes it */
+    }
+
     sft_buffer_cancel(&t->waiter);
 
     if (t->wake.posted) {
@@ -643,6 +986,11 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
     if (t->chunk) {
         sft_buffer_put(t->chunk);
         t->chunk = NULL;
+    }
+
+    if (t->rbuf) {
+        sft_buffer_put(t->rbuf);
+        t->rbuf = NULL;
     }
 
     if (!t->opened) {
@@ -729,6 +1077,7 @@ sft_ftp_transfer_closed(sft_ftp_session_t *s)
     }
 
     sft_ftp_data_close(s);
+    s->data.active = 0;     /* a PORT is good for one transfer */
 
     s->transfer = NULL;
     sft_destroy_pool(t->pool);
@@ -747,6 +1096,10 @@ sft_ftp_transfer_release(sft_ftp_session_t *s)
 
     t = s->transfer;
 
+    if (t->reading) {
+        return;     /* the read's completion comes back here */
+    }
+
     sft_buffer_cancel(&t->waiter);
 
     if (t->wake.posted) {
@@ -756,6 +1109,11 @@ sft_ftp_transfer_release(sft_ftp_session_t *s)
     if (t->chunk) {
         sft_buffer_put(t->chunk);
         t->chunk = NULL;
+    }
+
+    if (t->rbuf) {
+        sft_buffer_put(t->rbuf);
+        t->rbuf = NULL;
     }
 
     if (t->opened) {
