@@ -6,6 +6,10 @@
 #include <sft_config.h>
 #include <sft_core.h>
 
+#if (SFT_HAVE_OPENSSL)
+#include <sft_event_openssl.h>
+#endif
+
 
 sft_uint_t  sft_connection_counter = 1;
 
@@ -375,6 +379,8 @@ sft_get_connection(sft_fd_t fd, sft_log_t *log)
     c->write = wev;
     c->fd = fd;
     c->log = log;
+    c->recv = sft_recv;
+    c->send = sft_send;
 
     instance = rev->instance;
 
@@ -436,6 +442,12 @@ sft_close_connection(sft_connection_t *c)
         sft_event_sessions--;
         sft_stat_sub(SFT_STAT_CONN_ACTIVE, 1);
     }
+
+#if (SFT_HAVE_OPENSSL)
+    if (c->ssl) {
+        sft_ssl_free_connection(c);
+    }
+#endif
 
     fd = c->fd;
     c->fd = SFT_INVALID_FILE;

@@ -6,6 +6,14 @@
 #define _SFT_CONNECTION_H_INCLUDED_
 
 
+typedef struct sft_ssl_connection_s  sft_ssl_connection_t;
+
+typedef ssize_t (*sft_recv_pt)(sft_connection_t *c, u_char *buf,
+    size_t size);
+typedef ssize_t (*sft_send_pt)(sft_connection_t *c, u_char *buf,
+    size_t size);
+
+
 struct sft_listening_s {
     sft_fd_t                    fd;
 
@@ -36,6 +44,10 @@ struct sft_connection_s {
     sft_fd_t                    fd;
 
     sft_listening_t            *listening;
+
+    sft_recv_pt                 recv;        /* sft_recv or sft_ssl_recv */
+    sft_send_pt                 send;        /* sft_send or sft_ssl_send */
+    sft_ssl_connection_t       *ssl;         /* NULL: plain */
 
     off_t                       sent;
     sft_log_t                  *log;

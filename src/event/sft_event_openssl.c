@@ -1,0 +1,1575 @@
+/*
+ * sft_event_openssl.c -- non-blocking TLS with OpenSSL 3: server contexts
+ * (certificates, protocols, ciphers, curves, session cache and tickets,
+ * kTLS), TLS handshakes, reads, writes and close_notify on edge-triggered
+ * connections, the session identity FTPS data connections are checked
+ * against, the ssl_* directives and the first-start self-signed
+ * certificate.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_proto.h>
+#include <sft_event_openssl.h>
+
+#include <openssl/rand.h>
+#include <openssl/pem.h>
+#include <openssl/bio.h>
+#include <openssl/x509.h>
+#include <openssl/evp.h>
+
+
+#define SFT_SSL_SID_CTX  "siftp"
+
+
+static void sft_ssl_handshake_handler(sft_event_t *ev);
+static void sft_ssl_shutdown_handler(sft_event_t *ev);
+static void sft_ssl_read_handler(sft_event_t *ev);
+static void sft_ssl_write_handler(sft_event_t *ev);
+static void sft_ssl_handshaked(sft_connection_t *c);
+static sft_int_t sft_ssl_handle_recv(sft_connection_t *c, int n);
+static int sft_ssl_ticket_gen(SSL *s, void *arg);
+static sft_int_t sft_ssl_identity(sft_connection_t *c, const u_char **id);
+static void sft_ssl_error(sft_uint_t level, sft_log_t *log, sft_err_t err,
+    const char *text);
+static void sft_ssl_connection_error(sft_connection_t *c, int sslerr,
+    sft_err_t err, const char *text);
+static sft_int_t sft_ssl_mkdirs(const char *path, sft_log_t *log);
+static sft_int_t sft_ssl_write_pem(const char *path, mode_t mode,
+    X509 *x509, EVP_PKEY *pkey, sft_log_t *log);
+static void sft_ssl_fingerprint(X509 *x509, char *buf, size_t len);
+
+
+/* protocol versions, lowest first */
+
+static struct {
+    sft_uint_t  flag;
+    int         version;
+    long        no;
+} sft_ssl_versions[] = {
+    { SFT_SSL_TLSv1,   TLS1_VERSION,   SSL_OP_NO_TLSv1 },
+    { SFT_SSL_TLSv1_1, TLS1_1_VERSION, SSL_OP_NO_TLSv1_1 },
+    { SFT_SSL_TLSv1_2, TLS1_2_VERSION, SSL_OP_NO_TLSv1_2 },
+    { SFT_SSL_TLSv1_3, TLS1_3_VERSION, SSL_OP_NO_TLSv1_3 },
+};
+
+
+static sft_conf_enum_t  sft_ssl_protocol_names[] = {
+    { sft_string("TLSv1"),   SFT_SSL_TLSv1 },
+    { sft_string("TLSv1.1"), SFT_SSL_TLSv1_1 },
+    { sft_string("TLSv1.2"), SFT_SSL_TLSv1_2 },
+    { sft_string("TLSv1.3"), SFT_SSL_TLSv1_3 },
+    { sft_null_string, 0 }
+};
+
+
+/* the server context */
+
+sft_int_t
+sft_ssl_create(sft_ssl_t *ssl, sft_uint_t protocols, sft_log_t *log)
+{
+    int         min, max;
+    long        opts;
+    sft_uint_t  i;
+
+    ssl->log = log;
+
+    ssl->ctx = SSL_CTX_new(TLS_server_method());
+    if (ssl->ctx == NULL) {
+        sft_ssl_error(SFT_LOG_EMERG, log, 0, "SSL_CTX_new() failed");
+        return SFT_ERROR;
+    }
+
+    if (protocols == 0) {
+        protocols = SFT_SSL_DEFAULT_PROTOCOLS;
+    }
+
+    min = 0;
+    max = 0;
+    opts = 0;
+
+    for (i = 0; i < sizeof(sft_ssl_versions) / sizeof(sft_ssl_versions[0]);
+         i++)
+    {
+        if (protocols & sft_ssl_versions[i].flag) {
+            if (min == 0) {
+                min = sft_ssl_versions[i].version;
+            }
+
+            max = sft_ssl_versions[i].version;
+
+        } else {
+            opts |= sft_ssl_versions[i].no;
+        }
+    }
+
+    if (min < TLS1_2_VERSION) {
+        /* the old protocols need SHA-1 signatures */
+        SSL_CTX_set_security_level(ssl->ctx, 0);
+    }
+
+    if (SSL_CTX_set_min_proto_version(ssl->ctx, min) != 1
+        || SSL_CTX_set_max_proto_version(ssl->ctx, max) != 1)
+    {
+        sft_ssl_error(SFT_LOG_EMERG, log, 0,
+                      "SSL_CTX_set_min/max_proto_version() failed");
+        return SFT_ERROR;
+    }
+
+    opts |= SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION
+            | SSL_OP_CIPHER_SERVER_PREFERENCE;
+
+#ifdef SSL_OP_NO_CLIENT_RENEGOTIATION
+    opts |= SSL_OP_NO_CLIENT_RENEGOTIATION;
+#endif
+
+#ifdef SSL_OP_ENABLE_KTLS
+    opts |= SSL_OP_ENABLE_KTLS;
+#endif
+
+    SSL_CTX_set_options(ssl->ctx, opts);
+
+    SSL_CTX_set_mode(ssl->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE
+                               | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
+                               | SSL_MODE_RELEASE_BUFFERS);
+
+    SSL_CTX_set_read_ahead(ssl->ctx, 0);
+
+    if (sft_ssl_ciphers(ssl, SFT_SSL_DEFAULT_CIPHERS, 1) != SFT_OK
+        || sft_ssl_ecdh_curve(ssl, SFT_SSL_DEFAULT_CURVES) != SFT_OK
+        || sft_ssl_session_cache(ssl, SFT_SSL_SESSION_CACHE,
+                                 SFT_SSL_SESSION_TIMEOUT, 1) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_ssl_certificate(sft_ssl_t *ssl, const char *cert, const char *key)
+{
+    if (SSL_CTX_use_certificate_chain_file(ssl->ctx, cert) != 1) {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "cannot load certificate");
+        sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "cannot load certificate \"%s\"", cert);
+        return SFT_ERROR;
+    }
+
+    if (SSL_CTX_use_PrivateKey_file(ssl->ctx, key, SSL_FILETYPE_PEM) != 1) {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "cannot load certificate key");
+        sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "cannot load certificate key \"%s\"", key);
+        return SFT_ERROR;
+    }
+
+    if (SSL_CTX_check_private_key(ssl->ctx) != 1) {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "certificate key does not match");
+        sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "certificate \"%s\" and key \"%s\" do not match",
+                      cert, key);
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_ssl_ciphers(sft_ssl_t *ssl, const char *ciphers,
+    sft_uint_t prefer_server_ciphers)
+{
+    if (SSL_CTX_set_cipher_list(ssl->ctx, ciphers) != 1) {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "SSL_CTX_set_cipher_list() failed");
+        sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "invalid ssl_ciphers \"%s\"", ciphers);
+        return SFT_ERROR;
+    }
+
+    if (prefer_server_ciphers) {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+
+    } else {
+        SSL_CTX_clear_options(ssl->ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    }
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_ssl_ecdh_curve(sft_ssl_t *ssl, const char *curves)
+{
+    if (SSL_CTX_set1_groups_list(ssl->ctx, curves) != 1) {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "SSL_CTX_set1_groups_list() failed");
+        sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "invalid ssl_ecdh_curve \"%s\"", curves);
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+/*
+ * Sessions: a server-side cache in each worker (the FTPS control and data
+ * connections of a session live in the same worker) and stateless tickets
+ * under the key OpenSSL draws at random for each SSL_CTX, i.e. for each
+ * start or reload; the workers inherit it from the master.
+ */
+
+sft_int_t
+sft_ssl_session_cache(sft_ssl_t *ssl, sft_int_t size, sft_int_t timeout,
+    sft_uint_t tickets)
+{
+    if (SSL_CTX_set_session_id_context(ssl->ctx,
+                                       (const u_char *) SFT_SSL_SID_CTX,
+                                       sizeof(SFT_SSL_SID_CTX) - 1)
+        != 1)
+    {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "SSL_CTX_set_session_id_context() failed");
+        return SFT_ERROR;
+    }
+
+    if (size > 0) {
+        SSL_CTX_set_session_cache_mode(ssl->ctx, SSL_SESS_CACHE_SERVER);
+        SSL_CTX_sess_set_cache_size(ssl->ctx, size);
+
+    } else {
+        SSL_CTX_set_session_cache_mode(ssl->ctx, SSL_SESS_CACHE_OFF);
+    }
+
+    if (timeout > 0) {
+        SSL_CTX_set_timeout(ssl->ctx, timeout);
+    }
+
+    if (tickets) {
+        SSL_CTX_clear_options(ssl->ctx, SSL_OP_NO_TICKET);
+
+    } else {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_NO_TICKET);
+    }
+
+    if (SSL_CTX_set_session_ticket_cb(ssl->ctx, sft_ssl_ticket_gen, NULL,
+                                      NULL)
+        != 1)
+    {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "SSL_CTX_set_session_ticket_cb() failed");
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+void
+sft_ssl_ktls(sft_ssl_t *ssl, sft_uint_t on)
+{
+#ifdef SSL_OP_ENABLE_KTLS
+    if (on) {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_ENABLE_KTLS);
+
+    } else {
+        SSL_CTX_clear_options(ssl->ctx, SSL_OP_ENABLE_KTLS);
+    }
+#else
+    (void) ssl;
+    (void) on;
+#endif
+}
+
+
+void
+sft_ssl_cleanup_ctx(void *data)
+{
+    sft_ssl_t  *ssl = data;
+
+    if (ssl->ctx) {
+        SSL_CTX_free(ssl->ctx);
+        ssl->ctx = NULL;
+    }
+}
+
+
+/*
+ * Every ticket and cached session carries the identity of the connection
+ * that made it: a random tag of the full handshake, kept when a resumed
+ * connection issues new tickets. A data connection belongs to a control
+ * connection when it resumed a session with the same identity.
+ */
+
+static int
+sft_ssl_ticket_gen(SSL *s, void *arg)
+{
+    void              *data;
+    size_t             len;
+    SSL_SESSION       *sess;
+    sft_connection_t  *c;
+
+    (void) arg;
+
+    c = SSL_get_app_data(s);
+    sess = SSL_get_session(s);
+
+    if (c == NULL || c->ssl == NULL || sess == NULL) {
+        return 1;
+    }
+
+    if (SSL_SESSION_get0_ticket_appdata(sess, &data, &len) == 1
+        && len == SFT_SSL_TAG_LEN)
+    {
+        return 1;
+    }
+
+    return SSL_SESSION_set1_ticket_appdata(sess, c->ssl->tag,
+                                           SFT_SSL_TAG_LEN);
+}
+
+
+static sft_int_t
+sft_ssl_identity(sft_connection_t *c, const u_char **id)
+{
+    void         *data;
+    size_t        len;
+    SSL_SESSION  *sess;
+
+    if (c->ssl == NULL || !c->ssl->handshaked) {
+        return SFT_ERROR;
+    }
+
+    sess = SSL_get_session(c->ssl->connection);
+
+    if (sess != NULL
+        && SSL_SESSION_get0_ticket_appdata(sess, &data, &len) == 1
+        && len == SFT_SSL_TAG_LEN)
+    {
+        *id = data;
+        return SFT_OK;
+    }
+
+    if (c->ssl->reused) {
+        /* resumed a session without identity: not one of ours */
+        return SFT_ERROR;
+    }
+
+    *id = c->ssl->tag;
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_ssl_session_reused(sft_connection_t *c)
+{
+    return c->ssl != NULL && c->ssl->handshaked && c->ssl->reused;
+}
+
+
+sft_int_t
+sft_ssl_same_session(sft_connection_t *data, sft_connection_t *control)
+{
+    const u_char  *d, *k;
+
+    if (!sft_ssl_session_reused(data)) {
+        return 0;
+    }
+
+    if (sft_ssl_identity(data, &d) != SFT_OK
+        || sft_ssl_identity(control, &k) != SFT_OK)
+    {
+        return 0;
+    }
+
+    return CRYPTO_memcmp(d, k, SFT_SSL_TAG_LEN) == 0;
+}
+
+
+const char *
+sft_ssl_protocol(sft_connection_t *c)
+{
+    return c->ssl ? SSL_get_version(c->ssl->connection) : "none";
+}
+
+
+const char *
+sft_ssl_cipher(sft_connection_t *c)
+{
+    return c->ssl ? SSL_get_cipher_name(c->ssl->connection) : "none";
+}
+
+
+/* connections */
+
+sft_int_t
+sft_ssl_create_connection(sft_ssl_t *ssl, sft_connection_t *c,
+    sft_uint_t flags)
+{
+    sft_ssl_connection_t  *sc;
+
+    sc = calloc(1, sizeof(sft_ssl_connection_t));
+    if (sc == NULL) {
+        sft_log_error(SFT_LOG_ALERT, c->log, sft_errno, "calloc() failed");
+        return SFT_ERROR;
+    }
+
+    if (RAND_bytes(sc->tag, SFT_SSL_TAG_LEN) != 1) {
+        sft_ssl_error(SFT_LOG_ALERT, c->log, 0, "RAND_bytes() failed");
+        free(sc);
+        return SFT_ERROR;
+    }
+
+    sc->connection = SSL_new(ssl->ctx);
+    if (sc->connection == NULL) {
+        sft_ssl_error(SFT_LOG_ALERT, c->log, 0, "SSL_new() failed");
+        free(sc);
+        return SFT_ERROR;
+    }
+
+    if (SSL_set_fd(sc->connection, c->fd) != 1) {
+        sft_ssl_error(SFT_LOG_ALERT, c->log, 0, "SSL_set_fd() failed");
+        SSL_free(sc->connection);
+        free(sc);
+        return SFT_ERROR;
+    }
+
+    if (flags & SFT_SSL_CLIENT) {
+        SSL_set_connect_state(sc->connection);
+
+    } else {
+        SSL_set_accept_state(sc->connection);
+    }
+
+    SSL_set_app_data(sc->connection, c);
+
+    c->ssl = sc;
+
+    return SFT_OK;
+}
+
+
+void
+sft_ssl_free_connection(sft_connection_t *c)
+{
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    if (sc == NULL) {
+        return;
+    }
+
+    SSL_free(sc->connection);
+    free(sc);
+
+    c->ssl = NULL;
+    c->recv = sft_recv;
+    c->send = sft_send;
+}
+
+
+sft_int_t
+sft_ssl_handshake(sft_connection_t *c)
+{
+    int                    n, sslerr;
+    sft_err_t              err;
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    ERR_clear_error();
+
+    n = SSL_do_handshake(sc->connection);
+
+    if (n == 1) {
+        sft_ssl_handshaked(c);
+        return SFT_OK;
+    }
+
+    sslerr = SSL_get_error(sc->connection, n);
+    err = (sslerr == SSL_ERROR_SYSCALL) ? sft_errno : 0;
+
+    if (sslerr == SSL_ERROR_WANT_READ || sslerr == SSL_ERROR_WANT_WRITE) {
+
+        if (sslerr == SSL_ERROR_WANT_READ) {
+            c->read->ready = 0;
+
+        } else {
+            c->write->ready = 0;
+        }
+
+        c->read->handler = sft_ssl_handshake_handler;
+        c->write->handler = sft_ssl_handshake_handler;
+
+        return SFT_AGAIN;
+    }
+
+    c->read->error = 1;
+    c->read->ready = 0;
+    c->write->error = 1;
+    c->write->ready = 0;
+
+    sc->no_wait_shutdown = 1;
+    sc->no_send_shutdown = 1;
+    sc->last = SFT_ERROR;
+
+    if (sslerr == SSL_ERROR_ZERO_RETURN
+        || (sslerr == SSL_ERROR_SYSCALL && err == 0
+            && ERR_peek_error() == 0))
+    {
+        sft_log_error(SFT_LOG_INFO, c->log, 0,
+                      "peer closed connection in TLS handshake%s%.*s",
+                      c->log->handler ? "" : ", client: ",
+                      c->log->handler ? 0 : SFT_STR_FMT(&c->addr_text));
+        ERR_clear_error();
+        return SFT_ERROR;
+    }
+
+    sft_ssl_connection_error(c, sslerr, err, "TLS handshake failed");
+
+    return SFT_ERROR;
+}
+
+
+static void
+sft_ssl_handshaked(sft_connection_t *c)
+{
+    void                  *data;
+    size_t                 len;
+    SSL_SESSION           *sess;
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    sc->handshaked = 1;
+    sc->reused = SSL_session_reused(sc->connection) ? 1 : 0;
+
+#ifndef OPENSSL_NO_KTLS
+    sc->ktls_send = BIO_get_ktls_send(SSL_get_wbio(sc->connection)) ? 1 : 0;
+    sc->ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(sc->connection)) ? 1 : 0;
+#endif
+
+    /* a session kept in the server cache gets this connection's identity */
+
+    sess = SSL_get_session(sc->connection);
+
+    data = NULL;
+    len = 0;
+
+    if (sess != NULL && !sc->reused
+        && (SSL_SESSION_get0_ticket_appdata(sess, &data, &len) != 1
+            || data == NULL || len != SFT_SSL_TAG_LEN))
+    {
+        (void) SSL_SESSION_set1_ticket_appdata(sess, sc->tag,
+                                               SFT_SSL_TAG_LEN);
+    }
+
+    c->recv = sft_ssl_recv;
+    c->send = sft_ssl_send;
+
+    /* application data may have come with the last handshake flight */
+    c->read->ready = 1;
+
+    sft_log_debug(c->log, "TLS handshake done: %s, %s, reused: %d, "
+                  "ktls send: %d, recv: %d",
+                  SSL_get_version(sc->connection),
+                  SSL_get_cipher_name(sc->connection), (int) sc->reused,
+                  (int) sc->ktls_send, (int) sc->ktls_recv);
+}
+
+
+static void
+sft_ssl_handshake_handler(sft_event_t *ev)
+{
+    sft_connection_t  *c;
+
+    c = ev->data;
+
+    if (ev->timedout) {
+        c->ssl->handler(c);
+        return;
+    }
+
+    if (sft_ssl_handshake(c) == SFT_AGAIN) {
+        return;
+    }
+
+    c->ssl->handler(c);
+}
+
+
+/*
+ * sft_recv()'s contract: bytes, 0 at the end (close_notify), SFT_AGAIN,
+ * SFT_ERROR. It reads until the buffer is full or the socket is empty, so
+ * that no decrypted or buffered byte is left behind an edge that will not
+ * come again.
+ */
+
+ssize_t
+sft_ssl_recv(sft_connection_t *c, u_char *buf, size_t size)
+{
+    int                    n;
+    ssize_t                bytes;
+    sft_int_t              rc;
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    if (sc->last == SFT_ERROR) {
+        c->read->ready = 0;
+        c->read->error = 1;
+        return SFT_ERROR;
+    }
+
+    if (sc->last == SFT_DONE) {
+        c->read->ready = 0;
+        c->read->eof = 1;
+        return 0;
+    }
+
+    bytes = 0;
+
+    ERR_clear_error();
+
+    for ( ;; ) {
+
+        n = SSL_read(sc->connection, buf, size > INT_MAX ? INT_MAX : size);
+
+        rc = sft_ssl_handle_recv(c, n);
+
+        if (rc == SFT_OK) {
+            bytes += n;
+            size -= n;
+
+            if (size == 0) {
+                c->read->ready = 1;
+                return bytes;
+            }
+
+            buf += n;
+            continue;
+        }
+
+        if (bytes) {
+            if (rc != SFT_AGAIN) {
+                /* report the end or the error on the next call */
+                sc->last = rc;
+                c->read->ready = 1;
+
+            } else {
+                c->read->ready = 0;
+            }
+
+            return bytes;
+        }
+
+        switch (rc) {
+
+        case SFT_DONE:
+            c->read->ready = 0;
+            c->read->eof = 1;
+            return 0;
+
+        case SFT_ERROR:
+            c->read->ready = 0;
+            c->read->error = 1;
+            return SFT_ERROR;
+
+        default: /* SFT_AGAIN */
+            return SFT_AGAIN;
+        }
+    }
+}
+
+
+static sft_int_t
+sft_ssl_handle_recv(sft_connection_t *c, int n)
+{
+    int                    sslerr;
+    sft_err_t              err;
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    if (n > 0) {
+        sft_stat_add(SFT_STAT_BYTES_RECEIVED, n);
+
+        if (sc->saved_write_handler) {
+            c->write->handler = sc->saved_write_handler;
+            sc->saved_write_handler = NULL;
+            c->write->ready = 1;
+            sft_post_event(c->write);
+        }
+
+        return SFT_OK;
+    }
+
+    sslerr = SSL_get_error(sc->connection, n);
+    err = (sslerr == SSL_ERROR_SYSCALL) ? sft_errno : 0;
+
+    if (sslerr == SSL_ERROR_WANT_READ) {
+        c->read->ready = 0;
+        return SFT_AGAIN;
+    }
+
+    if (sslerr == SSL_ERROR_WANT_WRITE) {
+
+        /* a key update or a ticket waits for the socket to drain */
+
+        c->read->ready = 0;
+        c->write->ready = 0;
+
+        if (sc->saved_write_handler == NULL) {
+            sc->saved_write_handler = c->write->handler;
+            c->write->handler = sft_ssl_write_handler;
+        }
+
+        return SFT_AGAIN;
+    }
+
+    sc->no_wait_shutdown = 1;
+
+    if (sslerr == SSL_ERROR_ZERO_RETURN) {
+        sft_log_debug(c->log, "peer sent close_notify");
+        return SFT_DONE;
+    }
+
+    sc->no_send_shutdown = 1;
+
+    if (sslerr == SSL_ERROR_SSL
+        && ERR_GET_REASON(ERR_peek_error())
+           == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+    {
+        sc->truncated = 1;
+        ERR_clear_error();
+        sft_log_error(SFT_LOG_INFO, c->log, 0,
+                      "peer closed connection without close_notify");
+        return SFT_ERROR;
+    }
+
+    if (sslerr == SSL_ERROR_SYSCALL && err == ECONNRESET) {
+        ERR_clear_error();
+        return SFT_ERROR;
+    }
+
+    sft_ssl_connection_error(c, sslerr, err, "SSL_read() failed");
+
+    return SFT_ERROR;
+}
+
+
+static void
+sft_ssl_write_handler(sft_event_t *wev)
+{
+    sft_connection_t  *c;
+
+    c = wev->data;
+
+    /* the read that waited for writability */
+    c->read->handler(c->read);
+}
+
+
+static void
+sft_ssl_read_handler(sft_event_t *rev)
+{
+    sft_connection_t  *c;
+
+    c = rev->data;
+
+    /* the write that waited for readability */
+    c->write->handler(c->write);
+}
+
+
+/*
+ * sft_send()'s contract. With SSL_MODE_ENABLE_PARTIAL_WRITE SSL_write()
+ * returns after each record, so loop until all is sent or the socket is
+ * full. After SFT_AGAIN or a short count the next call must start with
+ * the bytes not yet counted (at least one record's worth): a record
+ * partly on the wire is finished from OpenSSL's buffer.
+ */
+
+ssize_t
+sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size)
+{
+    int                    n, sslerr;
+    ssize_t                sent;
+    sft_err_t              err;
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    if (size == 0) {
+        return 0;
+    }
+
+    if (sc->last == SFT_ERROR) {
+        c->write->error = 1;
+        return SFT_ERROR;
+    }
+
+    sent = 0;
+
+    ERR_clear_error();
+
+    for ( ;; ) {
+
+        n = SSL_write(sc->connection, buf + sent,
+                      size - sent > INT_MAX ? INT_MAX : size - sent);
+
+        if (n > 0) {
+            sent += n;
+            c->sent += n;
+            sft_stat_add(SFT_STAT_BYTES_SENT, n);
+
+            if (sc->saved_read_handler) {
+                c->read->handler = sc->saved_read_handler;
+                sc->saved_read_handler = NULL;
+                c->read->ready = 1;
+                sft_post_event(c->read);
+            }
+
+            if ((size_t) sent == size) {
+                return sent;
+            }
+
+            continue;
+        }
+
+        sslerr = SSL_get_error(sc->connection, n);
+        err = (sslerr == SSL_ERROR_SYSCALL) ? sft_errno : 0;
+
+        if (sslerr == SSL_ERROR_WANT_WRITE) {
+            c->write->ready = 0;
+            return sent ? sent : SFT_AGAIN;
+        }
+
+        if (sslerr == SSL_ERROR_WANT_READ) {
+
+            /* rare: the peer's handshake message must be read first */
+
+            c->write->ready = 0;
+
+            if (sc->saved_read_handler == NULL) {
+                sc->saved_read_handler = c->read->handler;
+                c->read->handler = sft_ssl_read_handler;
+            }
+
+            return sent ? sent : SFT_AGAIN;
+        }
+
+        sc->no_wait_shutdown = 1;
+        sc->no_send_shutdown = 1;
+        sc->last = SFT_ERROR;
+        c->write->error = 1;
+
+        if (sslerr == SSL_ERROR_SYSCALL
+            && (err == EPIPE || err == ECONNRESET))
+        {
+            ERR_clear_error();
+
+        } else {
+            sft_ssl_connection_error(c, sslerr, err, "SSL_write() failed");
+        }
+
+        return sent ? sent : SFT_ERROR;
+    }
+}
+
+
+/*
+ * Sends close_notify and, unless no_wait_shutdown is set, waits for the
+ * peer's, discarding what it still sends, so that closing the socket does
+ * not reset data still in flight to it. SFT_AGAIN: c->ssl->handler is
+ * called when done (the caller sets a timer and closes afterwards).
+ */
+
+sft_int_t
+sft_ssl_shutdown(sft_connection_t *c)
+{
+    int                    n, sslerr;
+    u_char                 buf[4096];
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    if (sc == NULL) {
+        return SFT_OK;
+    }
+
+    if (SSL_in_init(sc->connection) || c->read->timedout
+        || c->write->timedout)
+    {
+        /* no close_notify in the middle of a handshake or after a timeout */
+        return SFT_OK;
+    }
+
+    ERR_clear_error();
+
+    if (!sc->shutdown_sent) {
+
+        if (sc->no_send_shutdown) {
+            SSL_set_shutdown(sc->connection,
+                             SSL_get_shutdown(sc->connection)
+                             | SSL_SENT_SHUTDOWN);
+            sc->shutdown_sent = 1;
+
+        } else {
+            n = SSL_shutdown(sc->connection);
+
+            if (n == 1) {
+                return SFT_OK;
+            }
+
+            if (n < 0) {
+                sslerr = SSL_get_error(sc->connection, n);
+
+                if (sslerr == SSL_ERROR_WANT_WRITE) {
+                    c->write->ready = 0;
+                    c->read->handler = sft_ssl_shutdown_handler;
+                    c->write->handler = sft_ssl_shutdown_handler;
+                    return SFT_AGAIN;
+                }
+
+                if (sslerr == SSL_ERROR_SYSCALL || sslerr == SSL_ERROR_SSL) {
+                    ERR_clear_error();
+                    sft_log_debug(c->log, "SSL_shutdown() failed");
+                    return SFT_ERROR;
+                }
+            }
+
+            sc->shutdown_sent = 1;
+        }
+    }
+
+    if (sc->no_wait_shutdown
+        || (SSL_get_shutdown(sc->connection) & SSL_RECEIVED_SHUTDOWN))
+    {
+        return SFT_OK;
+    }
+
+    for ( ;; ) {
+        n = SSL_read(sc->connection, buf, sizeof(buf));
+
+        if (n > 0) {
+            continue;
+        }
+
+        sslerr = SSL_get_error(sc->connection, n);
+
+        if (sslerr == SSL_ERROR_WANT_READ) {
+            c->read->ready = 0;
+            c->read->handler = sft_ssl_shutdown_handler;
+            c->write->handler = sft_ssl_shutdown_handler;
+            return SFT_AGAIN;
+        }
+
+        ERR_clear_error();
+
+        if (sslerr == SSL_ERROR_ZERO_RETURN) {
+            return SFT_OK;
+        }
+
+        /* the peer closed without close_notify: nothing more to wait for */
+        sft_log_debug(c->log, "no close_notify from the peer");
+        return SFT_OK;
+    }
+}
+
+
+static void
+sft_ssl_shutdown_handler(sft_event_t *ev)
+{
+    sft_connection_t  *c;
+
+    c = ev->data;
+
+    if (!ev->timedout && sft_ssl_shutdown(c) == SFT_AGAIN) {
+        return;
+    }
+
+    c->ssl->handler(c);
+}
+
+
+/* errors */
+
+static void
+sft_ssl_error(sft_uint_t level, sft_log_t *log, sft_err_t err,
+    const char *text)
+{
+    int            flags;
+    u_char         errstr[SFT_MAX_ERROR_STR];
+    u_char        *p, *last;
+    const char    *data;
+    unsigned long  n;
+
+    p = errstr;
+    last = errstr + sizeof(errstr) - 1;
+    *p = '\0';
+
+    for ( ;; ) {
+        n = ERR_get_error_all(NULL, NULL, NULL, &data, &flags);
+        if (n == 0) {
+            break;
+        }
+
+        if (p >= last - 1) {
+            continue;
+        }
+
+        p = sft_slprintf(p, last, "%s%s", p == errstr ? " (SSL: " : ":",
+                         ERR_reason_error_string(n)
+                         ? ERR_reason_error_string(n) : "unknown");
+
+        if (data && (flags & ERR_TXT_STRING) && *data) {
+            p = sft_slprintf(p, last, ":%s", data);
+        }
+    }
+
+    if (p != errstr) {
+        p = sft_slprintf(p, last, ")");
+    }
+
+    *p = '\0';
+
+    sft_log_error(level, log, err, "%s%s", text, errstr);
+}
+
+
+/* what a client can cause: logged at "info", not as a server fault */
+
+static int  sft_ssl_client_reasons[] = {
+    SSL_R_BAD_CHANGE_CIPHER_SPEC,
+    SSL_R_BAD_EXTENSION,
+    SSL_R_BAD_KEY_SHARE,
+    SSL_R_BAD_LENGTH,
+    SSL_R_BAD_PACKET_LENGTH,
+    SSL_R_BAD_RECORD_TYPE,
+    SSL_R_BLOCK_CIPHER_PAD_IS_WRONG,
+    SSL_R_DATA_LENGTH_TOO_LONG,
+    SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC,
+    SSL_R_DIGEST_CHECK_FAILED,
+    SSL_R_ERROR_IN_RECEIVED_CIPHER_LIST,
+    SSL_R_EXCESSIVE_MESSAGE_SIZE,
+    SSL_R_HTTPS_PROXY_REQUEST,
+    SSL_R_HTTP_REQUEST,
+    SSL_R_INAPPROPRIATE_FALLBACK,
+    SSL_R_LENGTH_MISMATCH,
+    SSL_R_LENGTH_TOO_SHORT,
+    SSL_R_NO_CIPHERS_SPECIFIED,
+    SSL_R_NO_COMPRESSION_SPECIFIED,
+    SSL_R_NO_RENEGOTIATION,
+    SSL_R_NO_SHARED_CIPHER,
+    SSL_R_NO_SHARED_GROUPS,
+    SSL_R_NO_SUITABLE_KEY_SHARE,
+    SSL_R_PACKET_LENGTH_TOO_LONG,
+    SSL_R_PARSE_TLSEXT,
+    SSL_R_RECORD_LENGTH_MISMATCH,
+    SSL_R_TOO_MANY_WARN_ALERTS,
+    SSL_R_UNEXPECTED_EOF_WHILE_READING,
+    SSL_R_UNEXPECTED_MESSAGE,
+    SSL_R_UNEXPECTED_RECORD,
+    SSL_R_UNKNOWN_ALERT_TYPE,
+    SSL_R_UNKNOWN_PROTOCOL,
+    SSL_R_UNSAFE_LEGACY_RENEGOTIATION_DISABLED,
+    SSL_R_UNSUPPORTED_PROTOCOL,
+    SSL_R_VERSION_TOO_LOW,
+    SSL_R_WRONG_VERSION_NUMBER,
+    0
+};
+
+
+static void
+sft_ssl_connection_error(sft_connection_t *c, int sslerr, sft_err_t err,
+    const char *text)
+{
+    int            reason, i;
+    char           buf[256];
+    sft_uint_t     level;
+    unsigned long  n;
+
+    level = SFT_LOG_CRIT;
+
+    if (sslerr == SSL_ERROR_SYSCALL) {
+        level = SFT_LOG_INFO;
+
+    } else if (sslerr == SSL_ERROR_SSL) {
+        n = ERR_peek_error();
+        reason = ERR_GET_REASON(n);
+
+        if (ERR_GET_LIB(n) == ERR_LIB_SSL) {
+
+            /* the peer's alerts, and what a peer sent */
+
+            level = (reason >= SSL_AD_REASON_OFFSET) ? SFT_LOG_INFO
+                                                      : SFT_LOG_ERR;
+
+            for (i = 0; sft_ssl_client_reasons[i]; i++) {
+                if (reason == sft_ssl_client_reasons[i]) {
+                    level = SFT_LOG_INFO;
+                    break;
+                }
+            }
+
+            if (ERR_FATAL_ERROR(n)) {
+                level = SFT_LOG_CRIT;
+            }
+        }
+    }
+
+    if (c->log->handler == NULL && c->addr_text.len) {
+        (void) snprintf(buf, sizeof(buf), "%s, client: %.*s", text,
+                        SFT_STR_FMT(&c->addr_text));
+        text = buf;
+    }
+
+    sft_ssl_error(level, c->log, err, text);
+
+    ERR_clear_error();
+}
+
+
+/* configuration */
+
+void
+sft_ssl_conf_init(sft_ssl_conf_t *conf)
+{
+    sft_memzero(conf, sizeof(sft_ssl_conf_t));
+
+    conf->protocols = 0;
+    conf->prefer_server_ciphers = SFT_CONF_UNSET;
+    conf->session_tickets = SFT_CONF_UNSET;
+    conf->session_cache = SFT_CONF_UNSET;
+    conf->session_timeout = SFT_CONF_UNSET;
+    conf->self_signed = SFT_CONF_UNSET;
+    conf->ktls = SFT_CONF_UNSET;
+}
+
+
+void
+sft_ssl_conf_merge(sft_ssl_conf_t *conf, sft_ssl_conf_t *prev)
+{
+    if (conf->certificate.data == NULL) {
+        conf->certificate = prev->certificate;
+    }
+
+    if (conf->certificate_key.data == NULL) {
+        conf->certificate_key = prev->certificate_key;
+    }
+
+    if (conf->protocols == 0) {
+        conf->protocols = prev->protocols ? prev->protocols
+                                          : SFT_SSL_DEFAULT_PROTOCOLS;
+    }
+
+    sft_conf_merge_str_value(conf->ciphers, prev->ciphers,
+                             SFT_SSL_DEFAULT_CIPHERS);
+    sft_conf_merge_str_value(conf->ecdh_curve, prev->ecdh_curve,
+                             SFT_SSL_DEFAULT_CURVES);
+    sft_conf_merge_value(conf->prefer_server_ciphers,
+                         prev->prefer_server_ciphers, 1);
+    sft_conf_merge_value(conf->session_tickets, prev->session_tickets, 1);
+    sft_conf_merge_value(conf->session_cache, prev->session_cache,
+                         SFT_SSL_SESSION_CACHE);
+    sft_conf_merge_value(conf->session_timeout, prev->session_timeout,
+                         SFT_SSL_SESSION_TIMEOUT);
+    sft_conf_merge_value(conf->self_signed, prev->self_signed, 0);
+    sft_conf_merge_value(conf->ktls, prev->ktls, 1);
+}
+
+
+/*
+ * After the merge: SFT_DECLINED if no certificate is configured (no TLS
+ * on this server), SFT_OK with ssl->ctx ready, or SFT_ERROR (logged).
+ */
+
+sft_int_t
+sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
+{
+    char                 cert[PATH_MAX], key[PATH_MAX], tmp[256];
+    struct stat          st;
+    sft_pool_cleanup_t  *cln;
+
+    ssl->ctx = NULL;
+
+    if (conf->certificate.len == 0) {
+        return SFT_DECLINED;
+    }
+
+    if (conf->certificate_key.len == 0) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "no \"ssl_certificate_key\" for certificate "
+                           "\"%.*s\"", SFT_STR_FMT(&conf->certificate));
+        return SFT_ERROR;
+    }
+
+    if (conf->certificate.len >= PATH_MAX
+        || conf->certificate_key.len >= PATH_MAX)
+    {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0, "certificate path too long");
+        return SFT_ERROR;
+    }
+
+    (void) snprintf(cert, sizeof(cert), "%.*s",
+                    SFT_STR_FMT(&conf->certificate));
+    (void) snprintf(key, sizeof(key), "%.*s",
+                    SFT_STR_FMT(&conf->certificate_key));
+
+    if (conf->self_signed == 1
+        && stat(cert, &st) == -1 && errno == ENOENT
+        && stat(key, &st) == -1 && errno == ENOENT)
+    {
+        if (sft_ssl_generate_self_signed(cert, key, cf->log) != SFT_OK) {
+            return SFT_ERROR;
+        }
+    }
+
+    if (sft_ssl_create(ssl, conf->protocols, cf->log) != SFT_OK) {
+        sft_ssl_cleanup_ctx(ssl);
+        return SFT_ERROR;
+    }
+
+    cln = sft_pool_cleanup_add(cf->pool, 0);
+    if (cln == NULL) {
+        sft_ssl_cleanup_ctx(ssl);
+        return SFT_ERROR;
+    }
+
+    cln->handler = sft_ssl_cleanup_ctx;
+    cln->data = ssl;
+
+    if (sft_ssl_certificate(ssl, cert, key) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    (void) snprintf(tmp, sizeof(tmp), "%.*s", SFT_STR_FMT(&conf->ciphers));
+
+    if (sft_ssl_ciphers(ssl, tmp, conf->prefer_server_ciphers) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    (void) snprintf(tmp, sizeof(tmp), "%.*s",
+                    SFT_STR_FMT(&conf->ecdh_curve));
+
+    if (sft_ssl_ecdh_curve(ssl, tmp) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    if (sft_ssl_session_cache(ssl, conf->session_cache,
+                              conf->session_timeout, conf->session_tickets)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    sft_ssl_ktls(ssl, conf->ktls);
+
+    return SFT_OK;
+}
+
+
+char *
+sft_ssl_set_protocols(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_str_t        *value;
+    sft_uint_t       *np, i, n;
+    sft_conf_enum_t  *e;
+
+    (void) cf;
+
+    np = (sft_uint_t *) ((char *) conf + cmd->offset);
+
+    if (*np != 0) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+
+        for (n = 0, e = sft_ssl_protocol_names; e[n].name.len; n++) {
+            if (e[n].name.len == value[i].len
+                && sft_memcmp(e[n].name.data, value[i].data, value[i].len)
+                   == 0)
+            {
+                *np |= e[n].value;
+                break;
+            }
+        }
+
+        if (e[n].name.len == 0) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "invalid value \"%.*s\" in \"ssl_protocols\", "
+                               "it must be TLSv1, TLSv1.1, TLSv1.2 or "
+                               "TLSv1.3", SFT_STR_FMT(&value[i]));
+            return SFT_CONF_ERROR;
+        }
+    }
+
+    return SFT_CONF_OK;
+}
+
+
+/* "off" or a number of sessions kept in each worker */
+
+char *
+sft_ssl_set_session_cache(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_int_t  *np;
+    sft_str_t  *value;
+
+    np = (sft_int_t *) ((char *) conf + cmd->offset);
+
+    if (*np != SFT_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (sft_str_eq(&value[1], "off")) {
+        *np = 0;
+        return SFT_CONF_OK;
+    }
+
+    *np = sft_atoi(value[1].data, value[1].len);
+
+    if (*np == SFT_ERROR) {
+        return "invalid number of sessions";
+    }
+
+    return SFT_CONF_OK;
+}
+
+
+/* the first-start self-signed certificate */
+
+sft_int_t
+sft_ssl_generate_self_signed(const char *cert_path, const char *key_path,
+    sft_log_t *log)
+{
+    char             fp[3 * EVP_MAX_MD_SIZE + 1];
+    X509            *x509;
+    BIGNUM          *bn;
+    EVP_PKEY        *pkey;
+    sft_int_t        rc;
+    X509_NAME       *name;
+    X509_EXTENSION  *ext;
+    X509V3_CTX       v3;
+    static const struct {
+        int          nid;
+        const char  *value;
+    } exts[] = {
+        { NID_basic_constraints, "critical,CA:FALSE" },
+        { NID_key_usage, "critical,digitalSignature" },
+        { NID_ext_key_usage, "serverAuth" },
+        { NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1,IP:::1" },
+        { NID_subject_key_identifier, "hash" },
+    };
+    sft_uint_t       i;
+
+    rc = SFT_ERROR;
+    x509 = NULL;
+    bn = NULL;
+
+    pkey = EVP_EC_gen("P-256");
+    if (pkey == NULL) {
+        sft_ssl_error(SFT_LOG_EMERG, log, 0, "EVP_EC_gen() failed");
+        return SFT_ERROR;
+    }
+
+    x509 = X509_new();
+    bn = BN_new();
+
+    if (x509 == NULL || bn == NULL
+        || X509_set_version(x509, X509_VERSION_3) != 1
+        || BN_rand(bn, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) != 1
+        || BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x509)) == NULL
+        || X509_gmtime_adj(X509_getm_notBefore(x509), -60) == NULL
+        || X509_time_adj_ex(X509_getm_notAfter(x509), 3650, 0, NULL) == NULL
+        || X509_set_pubkey(x509, pkey) != 1)
+    {
+        sft_ssl_error(SFT_LOG_EMERG, log, 0, "X509 setup failed");
+        goto done;
+    }
+
+    name = X509_get_subject_name(x509);
+
+    if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                   (const u_char *) "localhost", -1, -1, 0)
+        != 1
+        || X509_set_issuer_name(x509, name) != 1)
+    {
+        sft_ssl_error(SFT_LOG_EMERG, log, 0, "X509 name setup failed");
+        goto done;
+    }
+
+    X509V3_set_ctx(&v3, x509, x509, NULL, NULL, 0);
+
+    for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+        ext = X509V3_EXT_conf_nid(NULL, &v3, exts[i].nid, exts[i].value);
+
+        if (ext == NULL || X509_add_ext(x509, ext, -1) != 1) {
+            X509_EXTENSION_free(ext);
+            sft_ssl_error(SFT_LOG_EMERG, log, 0, "X509 extension failed");
+            goto done;
+        }
+
+        X509_EXTENSION_free(ext);
+    }
+
+    if (X509_sign(x509, pkey, EVP_sha256()) == 0) {
+        sft_ssl_error(SFT_LOG_EMERG, log, 0, "X509_sign() failed");
+        goto done;
+    }
+
+    if (sft_ssl_mkdirs(key_path, log) != SFT_OK
+        || sft_ssl_mkdirs(cert_path, log) != SFT_OK
+        || sft_ssl_write_pem(key_path, 0600, NULL, pkey, log) != SFT_OK
+        || sft_ssl_write_pem(cert_path, 0644, x509, NULL, log) != SFT_OK)
+    {
+        goto done;
+    }
+
+    sft_ssl_fingerprint(x509, fp, sizeof(fp));
+
+    sft_log_error(SFT_LOG_WARN, log, 0,
+                  "generated a self-signed certificate \"%s\" "
+                  "(CN=localhost, 10 years), SHA-256 fingerprint %s",
+                  cert_path, fp);
+
+    rc = SFT_OK;
+
+done:
+
+    BN_free(bn);
+    X509_free(x509);
+    EVP_PKEY_free(pkey);
+
+    return rc;
+}
+
+
+/* creates the missing directories above a file */
+
+static sft_int_t
+sft_ssl_mkdirs(const char *path, sft_log_t *log)
+{
+    char    dir[PATH_MAX];
+    char   *p;
+    size_t  len;
+
+    len = strlen(path);
+    if (len >= sizeof(dir)) {
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(dir, path, len + 1);
+
+    for (p = dir + 1; *p; p++) {
+        if (*p != '/') {
+            continue;
+        }
+
+        *p = '\0';
+
+        if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+            sft_log_error(SFT_LOG_EMERG, log, sft_errno,
+                          "mkdir(\"%s\") failed", dir);
+            return SFT_ERROR;
+        }
+
+        *p = '/';
+    }
+
+    return SFT_OK;
+}
+
+
+/* written to a temporary file with its final mode, then renamed */
+
+static sft_int_t
+sft_ssl_write_pem(const char *path, mode_t mode, X509 *x509, EVP_PKEY *pkey,
+    sft_log_t *log)
+{
+    int    fd, ok;
+    char   tmp[PATH_MAX];
+    FILE  *f;
+
+    if ((size_t) snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
+                          (long) getpid())
+        >= sizeof(tmp))
+    {
+        return SFT_ERROR;
+    }
+
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+              mode);
+    if (fd == -1) {
+        sft_log_error(SFT_LOG_EMERG, log, sft_errno,
+                      "open(\"%s\") failed", tmp);
+        return SFT_ERROR;
+    }
+
+    (void) fchmod(fd, mode);
+
+    f = fdopen(fd, "w");
+    if (f == NULL) {
+        sft_log_error(SFT_LOG_EMERG, log, sft_errno, "fdopen() failed");
+        close(fd);
+        (void) unlink(tmp);
+        return SFT_ERROR;
+    }
+
+    if (x509) {
+        ok = PEM_write_X509(f, x509);
+
+    } else {
+        ok = PEM_write_PrivateKey(f, pkey, NULL, NULL, 0, NULL, NULL);
+    }
+
+    if (fflush(f) != 0 || fsync(fd) != 0) {
+        ok = 0;
+    }
+
+    if (fclose(f) != 0) {
+        ok = 0;
+    }
+
+    if (!ok || rename(tmp, path) == -1) {
+        sft_log_error(SFT_LOG_EMERG, log, sft_errno,
+                      "writing \"%s\" failed", path);
+        (void) unlink(tmp);
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+static void
+sft_ssl_fingerprint(X509 *x509, char *buf, size_t len)
+{
+    u_char        md[EVP_MAX_MD_SIZE];
+    unsigned int  n, i;
+
+    buf[0] = '\0';
+
+    if (X509_digest(x509, EVP_sha256(), md, &n) != 1
+        || len < 3 * (size_t) n)
+    {
+        return;
+    }
+
+    for (i = 0; i < n; i++) {
+        (void) snprintf(buf + 3 * i, len - 3 * i, "%02X%s", md[i],
+                        i + 1 < n ? ":" : "");
+    }
+}

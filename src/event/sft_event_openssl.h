@@ -1,0 +1,171 @@
+/*
+ * sft_event_openssl.h -- non-blocking TLS (OpenSSL 3) on top of the
+ * worker's connections: a server context per listener or server, TLS on
+ * an sft_connection_t with the same recv/send contract as plain sockets,
+ * session resumption that FTPS data connections are checked against, and
+ * the nginx-like ssl_* directives a protocol module embeds.
+ */
+
+#ifndef _SFT_EVENT_OPENSSL_H_INCLUDED_
+#define _SFT_EVENT_OPENSSL_H_INCLUDED_
+
+
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+
+#define SFT_SSL_TLSv1            0x0008
+#define SFT_SSL_TLSv1_1          0x0010
+#define SFT_SSL_TLSv1_2          0x0020
+#define SFT_SSL_TLSv1_3          0x0040
+
+#define SFT_SSL_DEFAULT_PROTOCOLS  (SFT_SSL_TLSv1_2|SFT_SSL_TLSv1_3)
+
+/* TLS 1.2 suites: forward secret AEADs only; TLS 1.3's are all AEADs */
+#define SFT_SSL_DEFAULT_CIPHERS                                               \
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"              \
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"              \
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+
+#define SFT_SSL_DEFAULT_CURVES   "X25519:prime256v1"
+
+#define SFT_SSL_SESSION_CACHE    20480        /* sessions per worker */
+#define SFT_SSL_SESSION_TIMEOUT  (5 * 60)     /* seconds */
+
+/* sft_ssl_create_connection() flags */
+#define SFT_SSL_SERVER           0
+#define SFT_SSL_CLIENT           1
+
+#define SFT_SSL_TAG_LEN          16
+
+
+typedef struct {
+    SSL_CTX                    *ctx;
+    sft_log_t                  *log;
+} sft_ssl_t;
+
+
+struct sft_ssl_connection_s {
+    SSL                        *connection;
+
+    sft_int_t                   last;         /* SFT_ERROR, SFT_DONE */
+
+    /* called when sft_ssl_handshake() had said SFT_AGAIN and finished */
+    sft_connection_handler_pt   handler;
+
+    /* swapped while a read waits for writability or the reverse */
+    sft_event_handler_pt        saved_read_handler;
+    sft_event_handler_pt        saved_write_handler;
+
+    /* this connection's identity in the tickets and cached sessions */
+    u_char                      tag[SFT_SSL_TAG_LEN];
+
+    unsigned                    handshaked:1;
+    unsigned                    reused:1;
+    unsigned                    ktls_send:1;
+    unsigned                    ktls_recv:1;
+    unsigned                    no_wait_shutdown:1;
+    unsigned                    no_send_shutdown:1;
+    unsigned                    shutdown_sent:1;
+    unsigned                    truncated:1;  /* EOF without close_notify */
+};
+
+
+/* the directives' values, embedded in a protocol's server configuration */
+
+typedef struct {
+    sft_str_t                   certificate;
+    sft_str_t                   certificate_key;
+    sft_uint_t                  protocols;     /* 0: unset */
+    sft_str_t                   ciphers;
+    sft_str_t                   ecdh_curve;
+    sft_flag_t                  prefer_server_ciphers;
+    sft_flag_t                  session_tickets;
+    sft_int_t                   session_cache; /* sessions, 0: off */
+    sft_int_t                   session_timeout;
+    sft_flag_t                  self_signed;
+    sft_flag_t                  ktls;
+} sft_ssl_conf_t;
+
+
+/*
+ * The directives, for a protocol's command table: "off" is the offset of
+ * the sft_ssl_conf_t inside the protocol's server configuration, e.g.
+ *     SFT_SSL_COMMANDS(offsetof(sft_ftp_srv_conf_t, ssl)),
+ */
+
+#define SFT_SSL_CMD(name, type, set, field, off)                              \
+    { sft_string(name),                                                       \
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|type,                            \
+      set, SFT_PROTO_SRV_CONF_OFFSET,                                         \
+      (off) + offsetof(sft_ssl_conf_t, field), NULL }
+
+#define SFT_SSL_COMMANDS(off)                                                 \
+    SFT_SSL_CMD("ssl_certificate", SFT_CONF_TAKE1,                            \
+                sft_conf_set_path_slot, certificate, off),                    \
+    SFT_SSL_CMD("ssl_certificate_key", SFT_CONF_TAKE1,                        \
+                sft_conf_set_path_slot, certificate_key, off),                \
+    SFT_SSL_CMD("ssl_protocols", SFT_CONF_1MORE,                              \
+                sft_ssl_set_protocols, protocols, off),                       \
+    SFT_SSL_CMD("ssl_ciphers", SFT_CONF_TAKE1,                                \
+                sft_conf_set_str_slot, ciphers, off),                         \
+    SFT_SSL_CMD("ssl_ecdh_curve", SFT_CONF_TAKE1,                             \
+                sft_conf_set_str_slot, ecdh_curve, off),                      \
+    SFT_SSL_CMD("ssl_prefer_server_ciphers", SFT_CONF_FLAG,                   \
+                sft_conf_set_flag_slot, prefer_server_ciphers, off),          \
+    SFT_SSL_CMD("ssl_session_tickets", SFT_CONF_FLAG,                         \
+                sft_conf_set_flag_slot, session_tickets, off),                \
+    SFT_SSL_CMD("ssl_session_cache", SFT_CONF_TAKE1,                          \
+                sft_ssl_set_session_cache, session_cache, off),               \
+    SFT_SSL_CMD("ssl_session_timeout", SFT_CONF_TAKE1,                        \
+                sft_conf_set_sec_slot, session_timeout, off),                 \
+    SFT_SSL_CMD("ssl_self_signed", SFT_CONF_FLAG,                             \
+                sft_conf_set_flag_slot, self_signed, off),                    \
+    SFT_SSL_CMD("ssl_ktls", SFT_CONF_FLAG,                                    \
+                sft_conf_set_flag_slot, ktls, off)
+
+
+/* configuration */
+void sft_ssl_conf_init(sft_ssl_conf_t *conf);
+void sft_ssl_conf_merge(sft_ssl_conf_t *conf, sft_ssl_conf_t *prev);
+sft_int_t sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf,
+    sft_ssl_t *ssl);
+char *sft_ssl_set_protocols(sft_conf_t *cf, sft_command_t *cmd, void *conf);
+char *sft_ssl_set_session_cache(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
+
+/* the server context */
+sft_int_t sft_ssl_create(sft_ssl_t *ssl, sft_uint_t protocols,
+    sft_log_t *log);
+sft_int_t sft_ssl_certificate(sft_ssl_t *ssl, const char *cert,
+    const char *key);
+sft_int_t sft_ssl_ciphers(sft_ssl_t *ssl, const char *ciphers,
+    sft_uint_t prefer_server_ciphers);
+sft_int_t sft_ssl_ecdh_curve(sft_ssl_t *ssl, const char *curves);
+sft_int_t sft_ssl_session_cache(sft_ssl_t *ssl, sft_int_t size,
+    sft_int_t timeout, sft_uint_t tickets);
+void sft_ssl_ktls(sft_ssl_t *ssl, sft_uint_t on);
+void sft_ssl_cleanup_ctx(void *data);
+sft_int_t sft_ssl_generate_self_signed(const char *cert_path,
+    const char *key_path, sft_log_t *log);
+
+/* connections */
+sft_int_t sft_ssl_create_connection(sft_ssl_t *ssl, sft_connection_t *c,
+    sft_uint_t flags);
+sft_int_t sft_ssl_handshake(sft_connection_t *c);
+ssize_t sft_ssl_recv(sft_connection_t *c, u_char *buf, size_t size);
+ssize_t sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size);
+sft_int_t sft_ssl_shutdown(sft_connection_t *c);
+void sft_ssl_free_connection(sft_connection_t *c);
+
+/* FTPS data connections: resumed, and resumed from this control session */
+sft_int_t sft_ssl_session_reused(sft_connection_t *c);
+sft_int_t sft_ssl_same_session(sft_connection_t *data,
+    sft_connection_t *control);
+
+const char *sft_ssl_protocol(sft_connection_t *c);
+const char *sft_ssl_cipher(sft_connection_t *c);
+
+
+#endif /* _SFT_EVENT_OPENSSL_H_INCLUDED_ */
