@@ -542,7 +542,7 @@ sft_event_channel_handler(sft_event_t *ev)
 void
 sft_event_accept(sft_event_t *ev)
 {
-    int                 fd;
+    int                 fd, on;
     socklen_t           socklen;
     sft_log_t          *log;
     sft_listening_t    *ls;
@@ -577,6 +577,16 @@ sft_event_accept(sft_event_t *ev)
         }
 
         sft_stat_add(SFT_STAT_CONN_ACCEPTED, 1);
+
+        /*
+         * Protocols answer with small writes (FTP's 150 then 226): with
+         * Nagle the second one waits for the client's delayed ACK, 40 ms.
+         */
+
+        if (sa.ss_family == AF_INET || sa.ss_family == AF_INET6) {
+            on = 1;
+            (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(int));
+        }
 
         c = sft_get_connection(fd, ev->log);
 
