@@ -13,6 +13,8 @@ static char *sft_ftp_passive_ports(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_ftp_pasv_address(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
+static char *sft_ftp_merge_ssl(sft_conf_t *cf, sft_ftp_srv_conf_t *conf,
+    sft_ftp_srv_conf_t *prev);
 static void *sft_ftp_core_create_main_conf(sft_conf_t *cf);
 static void *sft_ftp_core_create_srv_conf(sft_conf_t *cf);
 static char *sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent,
@@ -24,7 +26,7 @@ static sft_proto_t  sft_ftp_proto = {
     SFT_FTP_MODULE,
     &sft_ftp_core_module,
     sft_ftp_init_connection,
-    0
+    1                                      /* "listen ... ssl": FTPS */
 };
 
 
@@ -132,6 +134,29 @@ static sft_command_t  sft_ftp_core_commands[] = {
       sft_conf_set_num_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
       offsetof(sft_ftp_srv_conf_t, max_errors),
+      NULL },
+
+    SFT_SSL_COMMANDS(offsetof(sft_ftp_srv_conf_t, ssl)),
+
+    { sft_string("ssl_require_login"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, ssl_require_login),
+      NULL },
+
+    { sft_string("ssl_require_data"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, ssl_require_data),
+      NULL },
+
+    { sft_string("ssl_require_reuse"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_ftp_srv_conf_t, ssl_require_reuse),
       NULL },
 
     sft_null_command
@@ -297,6 +322,11 @@ sft_ftp_core_create_srv_conf(sft_conf_t *cf)
     fscf->max_login_failures = SFT_CONF_UNSET_UINT;
     fscf->max_errors = SFT_CONF_UNSET_UINT;
 
+    sft_ssl_conf_init(&fscf->ssl);
+    fscf->ssl_require_login = SFT_CONF_UNSET;
+    fscf->ssl_require_data = SFT_CONF_UNSET;
+    fscf->ssl_require_reuse = SFT_CONF_UNSET;
+
     return fscf;
 }
 
@@ -334,6 +364,86 @@ sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
                                SFT_STR_FMT(&conf->storage_name));
             return SFT_CONF_ERROR;
         }
+    }
+
+    return sft_ftp_merge_ssl(cf, conf, prev);
+}
+
+
+/*
+ * TLS: explicit (AUTH TLS) on every listener of a server with a
+ * certificate, implicit on "listen ... ssl"; the policy is strict by
+ * default and each weaker setting is said in the log.
+ */
+
+static char *
+sft_ftp_merge_ssl(sft_conf_t *cf, sft_ftp_srv_conf_t *conf,
+    sft_ftp_srv_conf_t *prev)
+{
+    sft_int_t          rc;
+    sft_uint_t         i;
+    sft_listen_opt_t  *lo;
+
+    sft_ssl_conf_merge(&conf->ssl, &prev->ssl);
+
+    sft_conf_merge_value(conf->ssl_require_login, prev->ssl_require_login,
+                         SFT_CONF_UNSET);
+    sft_conf_merge_value(conf->ssl_require_data, prev->ssl_require_data,
+                         SFT_CONF_UNSET);
+    sft_conf_merge_value(conf->ssl_require_reuse, prev->ssl_require_reuse,
+                         SFT_CONF_UNSET);
+
+    rc = sft_ssl_conf_apply(cf, &conf->ssl, &conf->tls);
+
+    if (rc == SFT_ERROR) {
+        return SFT_CONF_ERROR;
+    }
+
+    lo = conf->proto.listen.elts;
+
+    if (rc == SFT_DECLINED) {
+        for (i = 0; i < conf->proto.listen.nelts; i++) {
+            if (lo[i].ssl) {
+                sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                                   "no \"ssl_certificate\" in the ftp server "
+                                   "of \"listen %.*s ssl\"",
+                                   SFT_STR_FMT(&lo[i].addr_text));
+                return SFT_CONF_ERROR;
+            }
+        }
+
+        return SFT_CONF_OK;
+    }
+
+    if (conf->ssl_require_login == 0) {
+        sft_conf_log_error(SFT_LOG_WARN, cf, 0,
+                           "\"ssl_require_login off\": ftp passwords may "
+                           "cross the network in clear");
+    }
+
+    if (conf->ssl_require_data == 0) {
+        sft_conf_log_error(SFT_LOG_WARN, cf, 0,
+                           "\"ssl_require_data off\": ftp data may cross "
+                           "the network in clear");
+    }
+
+    if (conf->ssl_require_reuse == 0) {
+        sft_conf_log_error(SFT_LOG_WARN, cf, 0,
+                           "\"ssl_require_reuse off\": ftp data "
+                           "connections are not tied to their control "
+                           "connection's TLS session");
+    }
+
+    if (conf->ssl_require_login == SFT_CONF_UNSET) {
+        conf->ssl_require_login = 1;
+    }
+
+    if (conf->ssl_require_data == SFT_CONF_UNSET) {
+        conf->ssl_require_data = 1;
+    }
+
+    if (conf->ssl_require_reuse == SFT_CONF_UNSET) {
+        conf->ssl_require_reuse = 1;
     }
 
     return SFT_CONF_OK;

@@ -10,6 +10,7 @@
 #include <sft_proto.h>
 #include <sft_vfs.h>
 #include <sft_auth.h>
+#include <sft_event_openssl.h>
 
 
 #define SFT_FTP_PRELOGIN_BUFFER   1024     /* control line limits */
@@ -37,6 +38,7 @@
 #define SFT_FTP_END_NETWORK       3
 #define SFT_FTP_END_STORAGE       4
 #define SFT_FTP_END_CLOSED        5
+#define SFT_FTP_END_TLS           6        /* data TLS failed or not reused */
 
 /* transfer kinds */
 #define SFT_FTP_RETR              1
@@ -75,6 +77,12 @@ typedef struct {
     sft_msec_t                login_timeout;
     sft_uint_t                max_login_failures;
     sft_uint_t                max_errors;
+
+    sft_ssl_conf_t            ssl;
+    sft_ssl_t                 tls;         /* tls.ctx NULL: no TLS */
+    sft_flag_t                ssl_require_login;
+    sft_flag_t                ssl_require_data;
+    sft_flag_t                ssl_require_reuse;
 } sft_ftp_srv_conf_t;
 
 
@@ -100,6 +108,8 @@ typedef struct {
 
     unsigned                  active:1;    /* PORT/EPRT given */
     unsigned                  connecting:1;
+    unsigned                  handshaking:1;   /* PROT P: TLS handshake */
+    unsigned                  tls_refused:1;   /* 522 for the next transfer */
 } sft_ftp_data_t;
 
 
@@ -202,6 +212,11 @@ struct sft_ftp_session_s {
     unsigned                  epsv_all:1;
     unsigned                  utf8:1;
     unsigned                  binary:1;
+    unsigned                  tls:1;       /* the control channel is TLS */
+    unsigned                  tls_start:1; /* AUTH: handshake after 234 */
+    unsigned                  implicit:1;  /* "listen ... ssl" */
+    unsigned                  pbsz:1;
+    unsigned                  prot_p:1;    /* data connections use TLS */
 };
 
 
@@ -223,6 +238,8 @@ sft_int_t sft_ftp_op_result(sft_ftp_session_t *s, sft_int_t rc,
 void sft_ftp_reply_storage_error(sft_ftp_session_t *s, sft_storage_req_t *r);
 sft_int_t sft_ftp_user_login(sft_ftp_session_t *s);
 sft_int_t sft_ftp_user_password(sft_ftp_session_t *s);
+sft_int_t sft_ftp_auth(sft_ftp_session_t *s);
+sft_int_t sft_ftp_login_allowed(sft_ftp_session_t *s);
 
 /* sft_ftp_commands.c */
 sft_ftp_command_t *sft_ftp_find_command(sft_str_t *verb);
@@ -232,6 +249,7 @@ u_char *sft_ftp_quote_path(sft_pool_t *pool, u_char *path, size_t len,
 /* sft_ftp_data.c */
 sft_int_t sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended);
 void sft_ftp_data_close(sft_ftp_session_t *s);
+void sft_ftp_data_finish(sft_ftp_session_t *s);
 sft_int_t sft_ftp_port(sft_ftp_session_t *s, sft_uint_t extended);
 sft_int_t sft_ftp_active_connect(sft_ftp_session_t *s);
 sft_int_t sft_ftp_parse_port(u_char *p, size_t len,

@@ -44,6 +44,9 @@ static sft_int_t sft_ftp_nlst(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_mlsd(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_abor(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_stat(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_pbsz(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_prot(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_ccc(sft_ftp_session_t *s);
 
 
 #define SFT_FTP_P   SFT_FTP_PRELOGIN
@@ -64,7 +67,10 @@ static sft_ftp_command_t  sft_ftp_commands[] = {
     { sft_string("HELP"), SFT_FTP_P, sft_ftp_help },
     { sft_string("NOOP"), SFT_FTP_P|SFT_FTP_N|SFT_FTP_T, sft_ftp_noop },
     { sft_string("HOST"), SFT_FTP_P|SFT_FTP_A, sft_ftp_host },
-    { sft_string("AUTH"), SFT_FTP_P|SFT_FTP_NOT_IMPL, NULL },
+    { sft_string("AUTH"), SFT_FTP_P|SFT_FTP_A, sft_ftp_auth },
+    { sft_string("PBSZ"), SFT_FTP_P|SFT_FTP_A, sft_ftp_pbsz },
+    { sft_string("PROT"), SFT_FTP_P|SFT_FTP_A, sft_ftp_prot },
+    { sft_string("CCC"), SFT_FTP_P|SFT_FTP_N, sft_ftp_ccc },
 
     /* after login */
     { sft_string("TYPE"), SFT_FTP_A, sft_ftp_type },
@@ -102,8 +108,6 @@ static sft_ftp_command_t  sft_ftp_commands[] = {
     { sft_string("STAT"), SFT_FTP_T, sft_ftp_stat },
     { sft_string("ACCT"), SFT_FTP_NOT_IMPL, NULL },
     { sft_string("SITE"), SFT_FTP_NOT_IMPL, NULL },
-    { sft_string("PBSZ"), SFT_FTP_NOT_IMPL, NULL },
-    { sft_string("PROT"), SFT_FTP_NOT_IMPL, NULL },
     { sft_string("STOU"), SFT_FTP_NOT_IMPL, NULL },
     { sft_string("REIN"), SFT_FTP_NOT_IMPL, NULL },
     { sft_string("SMNT"), SFT_FTP_NOT_IMPL, NULL },
@@ -185,6 +189,12 @@ sft_ftp_syst(sft_ftp_session_t *s)
 static sft_int_t
 sft_ftp_feat(sft_ftp_session_t *s)
 {
+    static u_char  tls[] =
+        "211-Features:\r\n"
+        " AUTH TLS\r\n"
+        " PBSZ\r\n"
+        " PROT\r\n";
+
     static u_char  feat[] =
         "211-Features:\r\n"
         " EPSV\r\n"
@@ -195,6 +205,13 @@ sft_ftp_feat(sft_ftp_session_t *s)
         " TVFS\r\n"
         " UTF8\r\n"
         "211 End\r\n";
+
+    if (s->conf->tls.ctx) {
+        sft_ftp_reply_raw(s, tls, sizeof(tls) - 1);
+        sft_ftp_reply_raw(s, feat + sizeof("211-Features:\r\n") - 1,
+                          sizeof(feat) - sizeof("211-Features:\r\n"));
+        return SFT_OK;
+    }
 
     sft_ftp_reply_raw(s, feat, sizeof(feat) - 1);
     return SFT_OK;
@@ -828,5 +845,74 @@ sft_ftp_stat(sft_ftp_session_t *s)
     p = sft_slprintf(p, last, "211 End of status\r\n");
 
     sft_ftp_reply_raw(s, buf, p - buf);
+    return SFT_OK;
+}
+
+
+/* RFC 4217: PBSZ 0 after AUTH; PROT C or P; CCC is refused */
+
+static sft_int_t
+sft_ftp_pbsz(sft_ftp_session_t *s)
+{
+    if (!s->tls) {
+        sft_ftp_reply(s, 503, "PBSZ needs AUTH TLS first.");
+        return SFT_OK;
+    }
+
+    s->pbsz = 1;
+    sft_ftp_reply(s, 200, "PBSZ=0");
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_prot(sft_ftp_session_t *s)
+{
+    if (!s->tls) {
+        sft_ftp_reply(s, 503, "PROT needs AUTH TLS first.");
+        return SFT_OK;
+    }
+
+    if (sft_str_caseeq(&s->arg, "P")) {
+        s->prot_p = 1;
+        sft_ftp_reply(s, 200, "PROT now Private.");
+        return SFT_OK;
+    }
+
+    if (sft_str_caseeq(&s->arg, "C")) {
+        if (s->conf->ssl_require_data) {
+            sft_ftp_reply(s, 534, "PROT C refused: policy requires "
+                                  "encrypted data connections.");
+            return SFT_OK;
+        }
+
+        s->prot_p = 0;
+        sft_ftp_reply(s, 200, "PROT now Clear.");
+        return SFT_OK;
+    }
+
+    if (sft_str_caseeq(&s->arg, "S") || sft_str_caseeq(&s->arg, "E")) {
+        sft_ftp_reply(s, 536, "PROT level not supported, use C or P.");
+        return SFT_OK;
+    }
+
+    sft_ftp_reply(s, 504, "PROT level not understood.");
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_ftp_ccc(sft_ftp_session_t *s)
+{
+    if (!s->tls) {
+        sft_ftp_reply(s, 503, "CCC needs AUTH TLS first.");
+        return SFT_OK;
+    }
+
+    sft_ftp_reply(s, 533, "CCC refused: the control connection stays "
+                          "encrypted.");
+
     return SFT_OK;
 }

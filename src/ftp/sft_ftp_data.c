@@ -19,6 +19,9 @@
 static void sft_ftp_data_accept(sft_event_t *ev);
 static void sft_ftp_data_connect_handler(sft_event_t *ev);
 static void sft_ftp_data_connected(sft_ftp_session_t *s);
+static void sft_ftp_data_start(sft_ftp_session_t *s);
+static void sft_ftp_data_tls_done(sft_connection_t *dc);
+static void sft_ftp_data_tls_closed(sft_connection_t *dc);
 
 
 /*
@@ -356,7 +359,7 @@ sft_ftp_data_accept(sft_event_t *ev)
 
     sft_add_timer(dc->read, s->conf->data_timeout);
 
-    sft_ftp_transfer_connected(s);
+    sft_ftp_data_start(s);
 }
 
 
@@ -755,7 +758,152 @@ sft_ftp_data_connected(sft_ftp_session_t *s)
 
     sft_add_timer(dc->read, s->conf->data_timeout);
 
+    sft_ftp_data_start(s);
+}
+
+
+/*
+ * PROT P: the data connection's TLS handshake (the client's side starts
+ * after "150"), within data_timeout; then the session must have been
+ * resumed from the control connection's (ssl_require_reuse), else 522
+ */
+
+static void
+sft_ftp_data_start(sft_ftp_session_t *s)
+{
+    sft_int_t          rc;
+    sft_connection_t  *dc;
+
+    dc = s->data.conn;
+
+    if (!s->prot_p) {
+        sft_ftp_transfer_connected(s);
+        return;
+    }
+
+    if (sft_ssl_create_connection(&s->conf->tls, dc, SFT_SSL_SERVER)
+        != SFT_OK)
+    {
+        sft_ftp_data_close(s);
+
+        if (s->transfer && s->transfer->started) {
+            sft_ftp_transfer_abort(s, 2);
+        }
+
+        return;
+    }
+
+    dc->ssl->handler = sft_ftp_data_tls_done;
+    s->data.handshaking = 1;
+
+    rc = sft_ssl_handshake(dc);
+
+    if (rc == SFT_AGAIN) {
+        return;
+    }
+
+    sft_ftp_data_tls_done(dc);
+}
+
+
+static void
+sft_ftp_data_tls_done(sft_connection_t *dc)
+{
+    sft_ftp_session_t  *s;
+
+    s = dc->data;
+    s->data.handshaking = 0;
+
+    if (dc->read->timedout || dc->write->timedout || !dc->ssl->handshaked) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "data connection TLS handshake failed or timed out");
+        goto failed;
+    }
+
+    if (s->conf->ssl_require_reuse
+        && !sft_ssl_same_session(dc, s->connection))
+    {
+        sft_log_error(SFT_LOG_NOTICE, s->log, 0,
+                      "data connection did not resume the control "
+                      "connection's TLS session (%s), refused",
+                      dc->ssl->reused ? "another session" : "not resumed");
+
+        dc->ssl->no_wait_shutdown = 1;
+        (void) sft_ssl_shutdown(dc);
+        sft_ftp_data_close(s);
+
+        if (s->transfer && s->transfer->started) {
+            sft_ftp_transfer_abort(s, SFT_FTP_END_TLS);
+
+        } else {
+            s->data.tls_refused = 1;
+        }
+
+        return;
+    }
+
+    sft_log_debug(s->log, "data connection TLS: %s, reused: %d",
+                  sft_ssl_protocol(dc), (int) dc->ssl->reused);
+
+    dc->read->handler = sft_ftp_data_event;
+    dc->write->handler = sft_ftp_data_event;
+
+    sft_add_timer(dc->read, s->conf->data_timeout);
+
     sft_ftp_transfer_connected(s);
+    return;
+
+failed:
+
+    sft_ftp_data_close(s);
+
+    if (s->transfer && s->transfer->started) {
+        sft_ftp_transfer_abort(s, 2);
+    }
+}
+
+
+/*
+ * The end of a good transfer: over TLS, close_notify and the peer's, the
+ * connection on its own (the session may go first) for data_timeout
+ */
+
+void
+sft_ftp_data_finish(sft_ftp_session_t *s)
+{
+    sft_connection_t  *dc;
+
+    dc = s->data.conn;
+
+    if (dc == NULL || dc->ssl == NULL || !dc->ssl->handshaked
+        || s->data.handshaking)
+    {
+        sft_ftp_data_close(s);
+        return;
+    }
+
+    s->data.conn = NULL;
+
+    dc->data = NULL;
+    dc->log = ((sft_cycle_t *) sft_cycle)->log;
+    dc->ssl->handler = sft_ftp_data_tls_closed;
+
+    sft_del_timer(dc->read);
+    sft_del_timer(dc->write);
+
+    if (sft_ssl_shutdown(dc) == SFT_AGAIN) {
+        sft_add_timer(dc->read, s->conf->data_timeout);
+        return;
+    }
+
+    sft_close_connection(dc);
+}
+
+
+static void
+sft_ftp_data_tls_closed(sft_connection_t *dc)
+{
+    sft_close_connection(dc);
 }
 
 
@@ -763,6 +911,7 @@ void
 sft_ftp_data_close(sft_ftp_session_t *s)
 {
     s->data.connecting = 0;
+    s->data.handshaking = 0;
 
     if (s->data.listener) {
         sft_close_connection(s->data.listener);

@@ -13,6 +13,10 @@
 #define SFT_FTP_LINGERING_TIME  2000
 
 
+static void sft_ftp_greet(sft_ftp_session_t *s);
+static void sft_ftp_tls_start(sft_ftp_session_t *s);
+static void sft_ftp_tls_handshaked(sft_connection_t *c);
+static void sft_ftp_tls_closed(sft_connection_t *c);
 static void sft_ftp_control_handler(sft_event_t *ev);
 static void sft_ftp_run(sft_ftp_session_t *s);
 static void sft_ftp_dispatch(sft_ftp_session_t *s, sft_int_t rc);
@@ -82,6 +86,32 @@ sft_ftp_init_connection(sft_connection_t *c)
 
     sft_log_error(SFT_LOG_INFO, c->log, 0, "ftp session started");
 
+    if (c->listening->ssl && s->conf->tls.ctx) {
+
+        /* implicit FTPS: the handshake first, a banned peer gets none */
+
+        if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
+            sft_log_error(SFT_LOG_INFO, c->log, 0, "address is banned");
+            sft_ftp_close_session(s);
+            return;
+        }
+
+        s->implicit = 1;
+        sft_ftp_tls_start(s);
+        return;
+    }
+
+    sft_ftp_greet(s);
+}
+
+
+static void
+sft_ftp_greet(sft_ftp_session_t *s)
+{
+    sft_connection_t  *c;
+
+    c = s->connection;
+
     if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
         sft_log_error(SFT_LOG_INFO, c->log, 0, "address is banned");
         sft_ftp_reply(s, 421, "Service not available, closing "
@@ -117,7 +147,11 @@ sft_ftp_control_handler(sft_event_t *ev)
         sft_log_error(SFT_LOG_INFO, c->log, 0,
                       "closing ftp session on shutdown");
         sft_ftp_reply(s, 421, "Server shutting down.");
-        (void) sft_send(c, s->out + s->out_pos, s->out_len - s->out_pos);
+
+        if (c->ssl == NULL || c->ssl->handshaked) {
+            (void) c->send(c, s->out + s->out_pos, s->out_len - s->out_pos);
+        }
+
         sft_ftp_close_session(s);
         return;
     }
@@ -175,7 +209,7 @@ sft_ftp_run(sft_ftp_session_t *s)
     for ( ;; ) {
 
         if (s->out_pos < s->out_len) {
-            n = sft_send(c, s->out + s->out_pos, s->out_len - s->out_pos);
+            n = c->send(c, s->out + s->out_pos, s->out_len - s->out_pos);
 
             if (n == SFT_AGAIN) {
                 sft_add_timer(c->write, s->conf->idle_timeout);
@@ -197,6 +231,11 @@ sft_ftp_run(sft_ftp_session_t *s)
 
         if (s->quit) {
             sft_ftp_lingering_close(s);
+            return;
+        }
+
+        if (s->tls_start) {
+            sft_ftp_tls_start(s);
             return;
         }
 
@@ -242,7 +281,7 @@ sft_ftp_run(sft_ftp_session_t *s)
             goto wait;
         }
 
-        n = sft_recv(c, s->last, s->end - s->last);
+        n = c->recv(c, s->last, s->end - s->last);
 
         if (n == SFT_AGAIN) {
             goto wait;
@@ -353,6 +392,141 @@ error:
         sft_ftp_reply(s, 421, "Too many invalid commands.");
         s->quit = 1;
     }
+}
+
+
+/*
+ * TLS on the control connection: after "234" of AUTH (explicit) or at
+ * once (implicit); the login timer, or the idle one, bounds the handshake
+ */
+
+static void
+sft_ftp_tls_start(sft_ftp_session_t *s)
+{
+    sft_int_t          rc;
+    sft_connection_t  *c;
+
+    c = s->connection;
+    s->tls_start = 0;
+
+    if (sft_ssl_create_connection(&s->conf->tls, c, SFT_SSL_SERVER)
+        != SFT_OK)
+    {
+        sft_ftp_close_session(s);
+        return;
+    }
+
+    c->ssl->handler = sft_ftp_tls_handshaked;
+
+    if (!c->read->timer_set) {
+        sft_add_timer(c->read, s->logged_in ? s->conf->idle_timeout
+                                            : s->conf->login_timeout);
+    }
+
+    rc = sft_ssl_handshake(c);
+
+    if (rc == SFT_AGAIN) {
+        return;
+    }
+
+    sft_ftp_tls_handshaked(c);
+}
+
+
+static void
+sft_ftp_tls_handshaked(sft_connection_t *c)
+{
+    sft_ftp_session_t  *s;
+
+    s = c->data;
+
+    if (c->read->timedout || c->write->timedout) {
+        sft_log_error(SFT_LOG_INFO, c->log, 0, "TLS handshake timed out");
+        sft_ftp_close_session(s);
+        return;
+    }
+
+    if (!c->ssl->handshaked) {
+        sft_ftp_close_session(s);
+        return;
+    }
+
+    sft_log_error(SFT_LOG_INFO, c->log, 0, "ftp control TLS: %s, %s",
+                  sft_ssl_protocol(c), sft_ssl_cipher(c));
+
+    c->read->handler = sft_ftp_control_handler;
+    c->write->handler = sft_ftp_control_handler;
+
+    s->tls = 1;
+    s->busy = 0;
+    s->pbsz = 0;
+
+    /* RFC 4217: data is clear until PROT P, except for implicit FTPS */
+    s->prot_p = s->implicit;
+
+    if (s->implicit) {
+        sft_ftp_greet(s);
+        return;
+    }
+
+    sft_ftp_run(s);
+}
+
+
+/* AUTH TLS (RFC 4217), AUTH SSL as its legacy alias */
+
+sft_int_t
+sft_ftp_auth(sft_ftp_session_t *s)
+{
+    if (s->conf->tls.ctx == NULL) {
+        sft_ftp_reply(s, 502, "TLS is not configured.");
+        return SFT_OK;
+    }
+
+    if (s->tls) {
+        sft_ftp_reply(s, 503, "Already using TLS.");
+        return SFT_OK;
+    }
+
+    if (!sft_str_caseeq(&s->arg, "TLS") && !sft_str_caseeq(&s->arg, "TLS-C")
+        && !sft_str_caseeq(&s->arg, "SSL"))
+    {
+        sft_ftp_reply(s, 504, "AUTH type not supported, use AUTH TLS.");
+        return SFT_OK;
+    }
+
+    if (s->next != s->last) {
+        /* pipelined behind AUTH in clear: never run as if protected */
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "client sent data after AUTH, discarded");
+        s->next = s->last;
+        s->pos = s->last;
+    }
+
+    sft_ftp_reply(s, 234, "AUTH %.*s successful.", SFT_STR_FMT(&s->arg));
+
+    /* the handshake starts once "234" has gone out */
+    s->tls_start = 1;
+    s->busy = 1;
+
+    return SFT_OK;
+}
+
+
+/* ssl_require_login: no USER or PASS before AUTH TLS */
+
+sft_int_t
+sft_ftp_login_allowed(sft_ftp_session_t *s)
+{
+    if (s->tls || s->conf->tls.ctx == NULL || !s->conf->ssl_require_login) {
+        return 1;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "login before AUTH TLS refused (ssl_require_login)");
+    sft_ftp_reply(s, 530, "Policy requires SSL: use AUTH TLS first.");
+
+    return 0;
 }
 
 
@@ -546,6 +720,10 @@ sft_ftp_user_login(sft_ftp_session_t *s)
         return SFT_OK;
     }
 
+    if (!sft_ftp_login_allowed(s)) {
+        return SFT_OK;
+    }
+
     len = sft_min(s->arg.len, (size_t) SFT_USER_NAME_MAX + 1);
 
     if (s->user.data == NULL) {
@@ -573,6 +751,11 @@ sft_ftp_user_password(sft_ftp_session_t *s)
 
     if (s->logged_in) {
         sft_ftp_reply(s, 230, "Already logged in.");
+        return SFT_OK;
+    }
+
+    if (!sft_ftp_login_allowed(s)) {
+        sft_explicit_memzero(s->arg.data, s->arg.len);
         return SFT_OK;
     }
 
@@ -837,6 +1020,27 @@ sft_ftp_lingering_close(sft_ftp_session_t *s)
 
     c = s->connection;
 
+    if (c->ssl) {
+        if (!c->ssl->handshaked) {
+            sft_ftp_close_session(s);
+            return;
+        }
+
+        /* close_notify, and the peer's (or its unread data) for a while */
+
+        c->ssl->handler = sft_ftp_tls_closed;
+        sft_del_timer(c->write);
+        sft_del_timer(c->read);
+
+        if (sft_ssl_shutdown(c) == SFT_AGAIN) {
+            sft_add_timer(c->read, SFT_FTP_LINGERING_TIME);
+            return;
+        }
+
+        sft_ftp_close_session(s);
+        return;
+    }
+
     if (s->last == s->pos && !c->read->ready) {
         sft_ftp_close_session(s);
         return;
@@ -855,6 +1059,13 @@ sft_ftp_lingering_close(sft_ftp_session_t *s)
     sft_add_timer(c->read, SFT_FTP_LINGERING_TIME);
 
     sft_ftp_lingering_handler(c->read);
+}
+
+
+static void
+sft_ftp_tls_closed(sft_connection_t *c)
+{
+    sft_ftp_close_session(c->data);
 }
 
 
@@ -880,7 +1091,7 @@ sft_ftp_lingering_handler(sft_event_t *ev)
     }
 
     for (i = 0; i < 16; i++) {
-        n = sft_recv(c, buf, sizeof(buf));
+        n = c->recv(c, buf, sizeof(buf));
 
         if (n == SFT_AGAIN) {
             return;

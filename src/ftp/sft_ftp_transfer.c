@@ -59,6 +59,23 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     sft_pool_t          *pool;
     sft_ftp_transfer_t  *t;
 
+    if (s->tls && !s->prot_p && s->conf->ssl_require_data) {
+        s->rest = 0;
+        sft_ftp_data_close(s);
+        sft_ftp_reply(s, 521, "Data connections must be encrypted: "
+                              "use PROT P.");
+        return SFT_OK;
+    }
+
+    if (s->data.tls_refused) {
+        s->rest = 0;
+        s->data.tls_refused = 0;
+        sft_ftp_data_close(s);
+        sft_ftp_reply(s, 522, "SSL connection failed: session reuse "
+                              "required.");
+        return SFT_OK;
+    }
+
     if (s->data.listener == NULL && s->data.conn == NULL) {
 
         if (!s->data.active) {
@@ -296,7 +313,8 @@ sft_ftp_transfer_run(sft_ftp_session_t *s)
     t = s->transfer;
 
     if (t == NULL || s->closed || !t->started || t->io || t->finishing
-        || s->data.conn == NULL || s->data.connecting)
+        || s->data.conn == NULL || s->data.connecting
+        || s->data.handshaking)
     {
         return;
     }
@@ -340,7 +358,9 @@ sft_ftp_send_file(sft_ftp_session_t *s)
     fd = st->driver->file_fd ? st->driver->file_fd(&t->file)
                              : SFT_INVALID_FILE;
 
-    if (fd == SFT_INVALID_FILE || t->ascii) {
+    /* TLS data goes through the pooled copy, never sendfile(2) */
+
+    if (fd == SFT_INVALID_FILE || t->ascii || dc->ssl) {
         t->copy = 1;
         sft_ftp_send_copy(s);
         return;
@@ -404,7 +424,7 @@ sft_ftp_send_copy(sft_ftp_session_t *s)
         }
 
         while (t->out_pos < t->out_len) {
-            n = sft_send(dc, t->chunk + t->out_pos, t->out_len - t->out_pos);
+            n = dc->send(dc, t->chunk + t->out_pos, t->out_len - t->out_pos);
 
             if (n == SFT_AGAIN) {
                 sft_add_timer(dc->write, s->conf->data_timeout);
@@ -714,7 +734,7 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
 
         /* a held CR keeps one byte free before the new data */
 
-        n = sft_recv(dc, t->chunk + t->out_len + t->cr,
+        n = dc->recv(dc, t->chunk + t->out_len + t->cr,
                      t->chunk_size - t->out_len - t->cr);
 
         if (n == SFT_AGAIN) {
@@ -728,6 +748,12 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
         }
 
         if (n == SFT_ERROR) {
+            if (dc->ssl && dc->ssl->truncated) {
+                sft_log_error(SFT_LOG_INFO, s->log, 0,
+                              "upload cut without TLS close_notify, "
+                              "not committed");
+            }
+
             t->reason = SFT_FTP_END_NETWORK;
             sft_ftp_transfer_finish(s);
             return;
@@ -786,7 +812,7 @@ sft_ftp_send_list(sft_ftp_session_t *s)
     for ( ;; ) {
 
         while (t->out_pos < t->out_len) {
-            n = sft_send(dc, t->out + t->out_pos, t->out_len - t->out_pos);
+            n = dc->send(dc, t->out + t->out_pos, t->out_len - t->out_pos);
 
             if (n == SFT_AGAIN) {
                 sft_add_timer(dc->write, s->conf->data_timeout);
@@ -970,8 +996,17 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
 
     t->finishing = 1;
 
-    /* the data connection's close is the end of a download for the client */
-    sft_ftp_data_close(s);
+    /*
+     * the data connection's close is the end of a download for the client;
+     * over TLS a good transfer ends with close_notify
+     */
+
+    if (t->reason == SFT_FTP_END_OK) {
+        sft_ftp_data_finish(s);
+
+    } else {
+        sft_ftp_data_close(s);
+    }
 
     if (t->reading) {
         return;     /* the read's completion finishes it */
@@ -1068,6 +1103,11 @@ sft_ftp_transfer_closed(sft_ftp_session_t *s)
 
     case SFT_FTP_END_NETWORK:
         sft_ftp_reply(s, 426, "Connection closed; transfer aborted.");
+        break;
+
+    case SFT_FTP_END_TLS:
+        sft_ftp_reply(s, 522, "SSL connection failed: session reuse "
+                              "required.");
         break;
 
     default:
