@@ -7,6 +7,9 @@
 #include <sft_core.h>
 #include <sft_asm.h>
 #include <sft_users.h>
+#if (SFT_HAVE_OPENSSL)
+#include <openssl/opensslv.h>
+#endif
 
 
 static sft_int_t sft_get_options(int argc, char *const *argv);
@@ -285,6 +288,9 @@ sft_show_version(void)
 
     if (sft_show_configure) {
         fprintf(stderr, "built by " SFT_COMPILER "\n");
+#if (SFT_HAVE_OPENSSL)
+        fprintf(stderr, "built with " OPENSSL_VERSION_TEXT "\n");
+#endif
         fprintf(stderr, "configure arguments:" SFT_CONFIGURE "\n");
         fprintf(stderr, "modules:");
 
