@@ -1,0 +1,1507 @@
+/*
+ * sft_sftp_proto.c -- SFTP v3 as OpenSSH speaks it: packets framed from
+ * the channel bytes with a 256 KiB cap, read only through bounds-checked
+ * getters, every complete request started at once, each answered when
+ * its storage operation completes, handles, and OpenSSH's extensions
+ * posix-rename, statvfs and limits.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_sftp.h>
+
+
+#define SFT_SFTP_SMALL_REPLY  1024
+
+
+static sft_int_t sft_sftp_request(sft_sftp_session_t *s, u_char *p,
+    size_t len);
+static sft_sftp_request_t *sft_sftp_request_new(sft_sftp_session_t *s,
+    u_char type, uint32_t id, size_t reserve);
+static void sft_sftp_request_done(sft_sftp_request_t *r);
+static void sft_sftp_result(sft_sftp_request_t *r, sft_int_t rc);
+static void sft_sftp_op_done(sft_storage_req_t *req);
+static void sft_sftp_complete(sft_sftp_request_t *r);
+static sft_int_t sft_sftp_get_handle(sft_sftp_session_t *s,
+    sft_sftp_buf_t *b, sft_sftp_handle_t **h);
+static sft_sftp_handle_t *sft_sftp_handle_new(sft_sftp_session_t *s,
+    u_char *path, size_t len, sft_uint_t is_dir);
+static void sft_sftp_handle_free(sft_sftp_session_t *s,
+    sft_sftp_handle_t *h);
+static void sft_sftp_handle_release(sft_sftp_session_t *s,
+    sft_sftp_handle_t *h);
+static void sft_sftp_status(sft_sftp_session_t *s, uint32_t id,
+    uint32_t code, const char *msg);
+static void sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_err_t err);
+static void sft_sftp_reply_handle(sft_sftp_session_t *s, uint32_t id,
+    sft_sftp_handle_t *h);
+static void sft_sftp_reply_attrs(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_stat_t *st);
+static void sft_sftp_reply_names(sft_sftp_request_t *r);
+static void sft_sftp_reply_realpath(sft_sftp_session_t *s, uint32_t id,
+    u_char *path, size_t len);
+static void sft_sftp_reply_version(sft_sftp_session_t *s);
+static void sft_sftp_reply_limits(sft_sftp_session_t *s, uint32_t id);
+static void sft_sftp_reply_statvfs(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_statvfs_t *v);
+static u_char *sft_sftp_mode(u_char *p, mode_t mode);
+static u_char *sft_sftp_put_u32(u_char *p, uint32_t v);
+static u_char *sft_sftp_put_u64(u_char *p, uint64_t v);
+static u_char *sft_sftp_put_string(u_char *p, const u_char *s, size_t len);
+static u_char *sft_sftp_put_attrs(u_char *p, sft_storage_stat_t *st);
+static void sft_sftp_packet_done(sft_sftp_session_t *s, u_char *start,
+    u_char *end);
+
+
+/* the getters: each returns SFT_ERROR rather than read past the end */
+
+sft_int_t
+sft_sftp_get_u8(sft_sftp_buf_t *b, u_char *v)
+{
+    if (b->last - b->pos < 1) {
+        return SFT_ERROR;
+    }
+
+    *v = *b->pos++;
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_sftp_get_u32(sft_sftp_buf_t *b, uint32_t *v)
+{
+    if (b->last - b->pos < 4) {
+        return SFT_ERROR;
+    }
+
+    *v = ((uint32_t) b->pos[0] << 24) | ((uint32_t) b->pos[1] << 16)
+         | ((uint32_t) b->pos[2] << 8) | b->pos[3];
+    b->pos += 4;
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_sftp_get_u64(sft_sftp_buf_t *b, uint64_t *v)
+{
+    uint32_t  hi, lo;
+
+    if (sft_sftp_get_u32(b, &hi) != SFT_OK
+        || sft_sftp_get_u32(b, &lo) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    *v = ((uint64_t) hi << 32) | lo;
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_sftp_get_string(sft_sftp_buf_t *b, u_char **data, uint32_t *len)
+{
+    uint32_t  n;
+
+    if (sft_sftp_get_u32(b, &n) != SFT_OK
+        || (size_t) (b->last - b->pos) < n)
+    {
+        return SFT_ERROR;
+    }
+
+    *data = b->pos;
+    *len = n;
+    b->pos += n;
+
+    return SFT_OK;
+}
+
+
+/* attributes: only what can be applied is kept */
+
+static sft_int_t
+sft_sftp_get_attrs(sft_sftp_buf_t *b, sft_sftp_request_t *r)
+{
+    u_char    *d;
+    uint32_t   i, n, len, atime, uid, gid;
+    uint64_t   size;
+
+    if (sft_sftp_get_u32(b, &r->attr_flags) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    if ((r->attr_flags & SSH_FILEXFER_ATTR_SIZE)
+        && sft_sftp_get_u64(b, &size) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if ((r->attr_flags & SSH_FILEXFER_ATTR_UIDGID)
+        && (sft_sftp_get_u32(b, &uid) != SFT_OK
+            || sft_sftp_get_u32(b, &gid) != SFT_OK))
+    {
+        return SFT_ERROR;
+    }
+
+    if ((r->attr_flags & SSH_FILEXFER_ATTR_PERMISSIONS)
+        && sft_sftp_get_u32(b, &r->perm) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if ((r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME)
+        && (sft_sftp_get_u32(b, &atime) != SFT_OK
+            || sft_sftp_get_u32(b, &r->mtime) != SFT_OK))
+    {
+        return SFT_ERROR;
+    }
+
+    if (r->attr_flags & SSH_FILEXFER_ATTR_EXTENDED) {
+        if (sft_sftp_get_u32(b, &n) != SFT_OK) {
+            return SFT_ERROR;
+        }
+
+        for (i = 0; i < n; i++) {
+            if (sft_sftp_get_string(b, &d, &len) != SFT_OK
+                || sft_sftp_get_string(b, &d, &len) != SFT_OK)
+            {
+                return SFT_ERROR;
+            }
+        }
+    }
+
+    return SFT_OK;
+}
+
+
+/*
+ * Every complete packet in the input, while the replies and the requests
+ * in flight stay under their limits; SFT_ERROR closes the session.
+ */
+
+sft_int_t
+sft_sftp_process(sft_sftp_session_t *s)
+{
+    u_char    *p;
+    uint32_t   len;
+
+    while (!s->closed) {
+
+        if (s->inflight >= SFT_SFTP_MAX_INFLIGHT
+            || s->out_len - s->out_pos + s->reserved >= SFT_SFTP_OUT_HIGH)
+        {
+            return SFT_OK;
+        }
+
+        if (s->in_len - s->in_pos < 4) {
+            return SFT_OK;
+        }
+
+        p = s->in + s->in_pos;
+        len = ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16)
+              | ((uint32_t) p[2] << 8) | p[3];
+
+        if (len < 5 || len > SFT_SFTP_MAX_PACKET) {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "client sent sftp packet of bad length %lu",
+                          (unsigned long) len);
+            return SFT_ERROR;
+        }
+
+        if (s->in_len - s->in_pos - 4 < len) {
+            return SFT_OK;
+        }
+
+        s->in_pos += 4 + len;
+
+        if (sft_sftp_request(s, p + 4, len) != SFT_OK) {
+            return SFT_ERROR;
+        }
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
+{
+    u_char               type, *path, *path2, *name;
+    size_t               reserve;
+    uint32_t             id, plen, plen2, nlen, pflags, rlen, version;
+    uint64_t             offset;
+    sft_int_t            rc;
+    sft_uint_t           flags;
+    sft_sftp_buf_t       b;
+    sft_sftp_handle_t   *h;
+    sft_sftp_request_t  *r;
+
+    b.pos = p;
+    b.last = p + len;
+
+    rlen = 0;
+    offset = 0;
+
+    (void) sft_sftp_get_u8(&b, &type);
+
+    if (type == SSH_FXP_INIT) {
+        if (s->inited || sft_sftp_get_u32(&b, &version) != SFT_OK) {
+            goto bad;
+        }
+
+        s->inited = 1;
+        sft_sftp_reply_version(s);
+        return SFT_OK;
+    }
+
+    if (!s->inited || sft_sftp_get_u32(&b, &id) != SFT_OK) {
+        goto bad;
+    }
+
+    h = NULL;
+    reserve = SFT_SFTP_SMALL_REPLY;
+
+    switch (type) {
+
+    case SSH_FXP_REALPATH:
+        if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        sft_sftp_reply_realpath(s, id, path, plen);
+        return SFT_OK;
+
+    case SSH_FXP_STAT:
+    case SSH_FXP_LSTAT:
+    case SSH_FXP_OPENDIR:
+    case SSH_FXP_REMOVE:
+    case SSH_FXP_RMDIR:
+        if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, type, id, reserve);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        switch (type) {
+
+        case SSH_FXP_STAT:
+            rc = sft_vfs_stat(&s->vfs, &r->req, path, plen);
+            break;
+
+        case SSH_FXP_LSTAT:
+            rc = sft_vfs_lstat(&s->vfs, &r->req, path, plen);
+            break;
+
+        case SSH_FXP_REMOVE:
+            rc = sft_vfs_unlink(&s->vfs, &r->req, path, plen);
+            break;
+
+        case SSH_FXP_RMDIR:
+            rc = sft_vfs_rmdir(&s->vfs, &r->req, path, plen);
+            break;
+
+        default: /* SSH_FXP_OPENDIR */
+            h = sft_sftp_handle_new(s, path, plen, 1);
+            if (h == NULL) {
+                sft_sftp_request_done(r);
+                sft_sftp_status(s, id, SSH_FX_FAILURE, "Too many handles");
+                return SFT_OK;
+            }
+
+            r->handle = h;
+            h->busy++;
+            rc = sft_vfs_opendir(&s->vfs, &r->req, &h->dir, path, plen);
+            break;
+        }
+
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+
+    case SSH_FXP_MKDIR:
+    case SSH_FXP_SETSTAT:
+        if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, type, id, reserve);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        if (sft_sftp_get_attrs(&b, r) != SFT_OK) {
+            sft_sftp_request_done(r);
+            goto bad;
+        }
+
+        if (type == SSH_FXP_MKDIR) {
+            rc = sft_vfs_mkdir(&s->vfs, &r->req, path, plen);
+            sft_sftp_result(r, rc);
+            return SFT_OK;
+        }
+
+        r->path = sft_pnalloc(r->pool, plen);
+        if (r->path == NULL) {
+            sft_sftp_request_done(r);
+            return SFT_ERROR;
+        }
+
+        sft_memcpy(r->path, path, plen);
+        r->path_len = plen;
+
+        r->req.err = SFT_STORAGE_OK;
+        sft_sftp_complete(r);
+        return SFT_OK;
+
+    case SSH_FXP_RENAME:
+        if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK
+            || sft_sftp_get_string(&b, &path2, &plen2) != SFT_OK)
+        {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, type, id, reserve);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        rc = sft_vfs_rename(&s->vfs, &r->req, path, plen, path2, plen2);
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+
+    case SSH_FXP_OPEN:
+        if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK
+            || sft_sftp_get_u32(&b, &pflags) != SFT_OK)
+        {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, type, id, reserve);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        if (sft_sftp_get_attrs(&b, r) != SFT_OK) {
+            sft_sftp_request_done(r);
+            goto bad;
+        }
+
+        h = sft_sftp_handle_new(s, path, plen, 0);
+        if (h == NULL) {
+            sft_sftp_request_done(r);
+            sft_sftp_status(s, id, SSH_FX_FAILURE, "Too many handles");
+            return SFT_OK;
+        }
+
+        r->handle = h;
+        h->busy++;
+
+        if (!(pflags & SSH_FXF_WRITE)) {
+            rc = sft_vfs_open_read(&s->vfs, &r->req, &h->file, path, plen);
+            sft_sftp_result(r, rc);
+            return SFT_OK;
+        }
+
+        h->write = 1;
+
+        if (pflags & SSH_FXF_APPEND) {
+            flags = SFT_STORAGE_WRITE_APPEND;
+
+        } else if (pflags & SSH_FXF_TRUNC) {
+            flags = SFT_STORAGE_WRITE_REPLACE;
+
+        } else if (pflags & SSH_FXF_EXCL) {
+            flags = SFT_STORAGE_WRITE_REPLACE;
+
+        } else {
+            flags = SFT_STORAGE_WRITE_INPLACE;
+        }
+
+        if (pflags & SSH_FXF_EXCL) {
+            flags |= SFT_STORAGE_WRITE_EXCL;
+        }
+
+        rc = sft_vfs_open_write(&s->vfs, &r->req, &h->file, path, plen,
+                                flags, 0);
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+
+    case SSH_FXP_CLOSE:
+    case SSH_FXP_FSTAT:
+    case SSH_FXP_READDIR:
+    case SSH_FXP_READ:
+    case SSH_FXP_WRITE:
+    case SSH_FXP_FSETSTAT:
+        if (sft_sftp_get_handle(s, &b, &h) != SFT_OK) {
+            goto bad;
+        }
+
+        if (h == NULL || h->closing) {
+            sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid handle");
+            return SFT_OK;
+        }
+
+        if (type == SSH_FXP_READ) {
+            if (sft_sftp_get_u64(&b, &offset) != SFT_OK
+                || sft_sftp_get_u32(&b, &rlen) != SFT_OK)
+            {
+                goto bad;
+            }
+
+            if (h->is_dir || h->write) {
+                sft_sftp_status(s, id, SSH_FX_FAILURE, "Bad handle");
+                return SFT_OK;
+            }
+
+            /* clamped, as OpenSSH does */
+            rlen = sft_min(rlen, (uint32_t) SFT_SFTP_MAX_READ);
+            reserve = 13 + rlen;
+        }
+
+        if (type == SSH_FXP_READDIR) {
+            if (!h->is_dir) {
+                sft_sftp_status(s, id, SSH_FX_FAILURE, "Bad handle");
+                return SFT_OK;
+            }
+
+            reserve = SFT_SFTP_DIR_REPLY;
+        }
+
+        if (type == SSH_FXP_WRITE) {
+            if (sft_sftp_get_u64(&b, &offset) != SFT_OK
+                || sft_sftp_get_string(&b, &name, &nlen) != SFT_OK)
+            {
+                goto bad;
+            }
+
+            if (!h->write) {
+                sft_sftp_status(s, id, SSH_FX_PERMISSION_DENIED,
+                                "Not open for writing");
+                return SFT_OK;
+            }
+        }
+
+        r = sft_sftp_request_new(s, type, id, reserve);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        r->handle = h;
+
+        switch (type) {
+
+        case SSH_FXP_CLOSE:
+            h->closing = r;
+
+            if (h->busy == 0) {
+                sft_sftp_complete(r);
+            }
+
+            return SFT_OK;
+
+        case SSH_FXP_FSTAT:
+            if (h->write) {
+                sft_memzero(&r->req.st, sizeof(sft_storage_stat_t));
+                r->req.st.mode = S_IFREG | 0644;
+                r->req.st.size = h->file.size;
+                r->req.st.mtime = sft_current_sec;
+                r->req.err = SFT_STORAGE_OK;
+                sft_sftp_complete(r);
+                return SFT_OK;
+            }
+
+            h->busy++;
+            rc = sft_vfs_stat(&s->vfs, &r->req, h->path, h->path_len);
+            break;
+
+        case SSH_FXP_FSETSTAT:
+            if (sft_sftp_get_attrs(&b, r) != SFT_OK) {
+                sft_sftp_request_done(r);
+                goto bad;
+            }
+
+            r->req.err = SFT_STORAGE_OK;
+
+            if (h->write) {
+                /* applied to the name at CLOSE would be more; not yet */
+                sft_sftp_complete(r);
+                return SFT_OK;
+            }
+
+            r->path = h->path;
+            r->path_len = h->path_len;
+            r->type = SSH_FXP_SETSTAT;
+            r->handle = NULL;
+            sft_sftp_complete(r);
+            return SFT_OK;
+
+        case SSH_FXP_READDIR:
+            if (h->dir_read && h->entry < h->dir.nentries) {
+                r->req.err = SFT_STORAGE_OK;
+                sft_sftp_complete(r);
+                return SFT_OK;
+            }
+
+            if (h->dir.eof) {
+                sft_sftp_status(s, id, SSH_FX_EOF, "End of file");
+                sft_sftp_request_done(r);
+                return SFT_OK;
+            }
+
+            h->busy++;
+            rc = sft_vfs_readdir(&s->vfs, &r->req, &h->dir);
+            break;
+
+        case SSH_FXP_READ:
+            r->path = sft_pnalloc(r->pool, 13 + rlen);
+            if (r->path == NULL) {
+                sft_sftp_request_done(r);
+                return SFT_ERROR;
+            }
+
+            h->busy++;
+            rc = sft_vfs_read(&s->vfs, &r->req, &h->file, r->path + 13,
+                              rlen, (off_t) offset);
+            break;
+
+        default: /* SSH_FXP_WRITE */
+            if (h->write_err != SFT_STORAGE_OK) {
+                r->req.err = h->write_err;
+                sft_sftp_complete(r);
+                return SFT_OK;
+            }
+
+            r->path = sft_pnalloc(r->pool, nlen ? nlen : 1);
+            if (r->path == NULL) {
+                sft_sftp_request_done(r);
+                return SFT_ERROR;
+            }
+
+            sft_memcpy(r->path, name, nlen);
+
+            r->step = 1;
+            h->busy++;
+            rc = sft_vfs_write(&s->vfs, &r->req, &h->file, r->path, nlen,
+                               (off_t) offset);
+            break;
+        }
+
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+
+    case SSH_FXP_EXTENDED:
+        if (sft_sftp_get_string(&b, &name, &nlen) != SFT_OK) {
+            goto bad;
+        }
+
+        if (nlen == 18 && sft_strncmp(name, "limits@openssh.com", 18) == 0) {
+            sft_sftp_reply_limits(s, id);
+            return SFT_OK;
+        }
+
+        if (nlen == 24
+            && sft_strncmp(name, "posix-rename@openssh.com", 24) == 0)
+        {
+            if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK
+                || sft_sftp_get_string(&b, &path2, &plen2) != SFT_OK)
+            {
+                goto bad;
+            }
+
+            r = sft_sftp_request_new(s, SSH_FXP_RENAME, id, reserve);
+            if (r == NULL) {
+                return SFT_ERROR;
+            }
+
+            rc = sft_vfs_rename(&s->vfs, &r->req, path, plen, path2, plen2);
+            sft_sftp_result(r, rc);
+            return SFT_OK;
+        }
+
+        if (nlen == 19 && sft_strncmp(name, "statvfs@openssh.com", 19) == 0)
+        {
+            if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK) {
+                goto bad;
+            }
+
+            r = sft_sftp_request_new(s, SSH_FXP_EXTENDED, id, reserve);
+            if (r == NULL) {
+                return SFT_ERROR;
+            }
+
+            rc = sft_vfs_statvfs(&s->vfs, &r->req, path, plen);
+            sft_sftp_result(r, rc);
+            return SFT_OK;
+        }
+
+        sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED,
+                        "Unsupported extension");
+        return SFT_OK;
+
+    default:
+        sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED, "Unsupported request");
+        return SFT_OK;
+    }
+
+bad:
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "client sent malformed sftp packet of type %u",
+                  (unsigned) type);
+
+    return SFT_ERROR;
+}
+
+
+/* requests in flight */
+
+static sft_sftp_request_t *
+sft_sftp_request_new(sft_sftp_session_t *s, u_char type, uint32_t id,
+    size_t reserve)
+{
+    sft_pool_t          *pool;
+    sft_sftp_request_t  *r;
+
+    pool = sft_create_pool(1024, s->log);
+    if (pool == NULL) {
+        return NULL;
+    }
+
+    r = sft_pcalloc(pool, sizeof(sft_sftp_request_t));
+    if (r == NULL) {
+        sft_destroy_pool(pool);
+        return NULL;
+    }
+
+    r->session = s;
+    r->pool = pool;
+    r->id = id;
+    r->type = type;
+    r->reserve = reserve;
+
+    r->req.pool = pool;
+    r->req.handler = sft_sftp_op_done;
+    r->req.data = r;
+
+    s->inflight++;
+    s->reserved += reserve;
+
+    return r;
+}
+
+
+static void
+sft_sftp_request_done(sft_sftp_request_t *r)
+{
+    sft_sftp_session_t  *s = r->session;
+
+    s->inflight--;
+    s->reserved -= r->reserve;
+
+    sft_destroy_pool(r->pool);
+}
+
+
+static void
+sft_sftp_result(sft_sftp_request_t *r, sft_int_t rc)
+{
+    if (rc == SFT_AGAIN) {
+        r->session->pending++;
+        return;
+    }
+
+    if (rc == SFT_OK) {
+        r->req.err = SFT_STORAGE_OK;
+    }
+
+    sft_sftp_complete(r);
+}
+
+
+static void
+sft_sftp_op_done(sft_storage_req_t *req)
+{
+    sft_sftp_request_t  *r = req->data;
+    sft_sftp_session_t  *s = r->session;
+
+    if (s->closed) {
+        if (r->handle) {
+            sft_sftp_handle_release(s, r->handle);
+        }
+
+        sft_sftp_request_done(r);
+        sft_sftp_op_finished(s);
+        return;
+    }
+
+    s->pending--;
+
+    sft_sftp_complete(r);
+    sft_sftp_resume(s);
+}
+
+
+/* one step of a request is over: reply, or start the next step */
+
+static void
+sft_sftp_complete(sft_sftp_request_t *r)
+{
+    u_char              *p;
+    sft_int_t            rc;
+    sft_storage_err_t    err;
+    sft_sftp_handle_t   *h;
+    sft_sftp_session_t  *s;
+
+    s = r->session;
+    h = r->handle;
+    err = r->req.err;
+
+    switch (r->type) {
+
+    case SSH_FXP_STAT:
+    case SSH_FXP_LSTAT:
+    case SSH_FXP_FSTAT:
+        if (h) {
+            h->busy--;
+        }
+
+        if (err == SFT_STORAGE_OK) {
+            sft_sftp_reply_attrs(s, r->id, &r->req.st);
+
+        } else {
+            sft_sftp_storage_status(s, r->id, err);
+        }
+
+        break;
+
+    case SSH_FXP_OPEN:
+    case SSH_FXP_OPENDIR:
+        h->busy--;
+
+        if (err == SFT_STORAGE_OK) {
+            h->opened = 1;
+            sft_sftp_reply_handle(s, r->id, h);
+
+        } else {
+            sft_sftp_storage_status(s, r->id, err);
+            sft_sftp_handle_free(s, h);
+            h = NULL;
+        }
+
+        break;
+
+    case SSH_FXP_READ:
+        h->busy--;
+
+        if (err != SFT_STORAGE_OK) {
+            sft_sftp_storage_status(s, r->id, err);
+            break;
+        }
+
+        if (r->req.nbytes <= 0) {
+            sft_sftp_status(s, r->id, SSH_FX_EOF, "End of file");
+            break;
+        }
+
+        p = sft_sftp_reply_space(s, 13 + r->req.nbytes);
+        if (p == NULL) {
+            break;
+        }
+
+        (void) sft_sftp_put_u32(r->path, 9 + r->req.nbytes);
+        r->path[4] = SSH_FXP_DATA;
+        (void) sft_sftp_put_u32(r->path + 5, r->id);
+        (void) sft_sftp_put_u32(r->path + 9, r->req.nbytes);
+
+        sft_memcpy(p, r->path, 13 + r->req.nbytes);
+        s->out_len += 13 + r->req.nbytes;
+        break;
+
+    case SSH_FXP_WRITE:
+        if (r->step) {
+            h->busy--;
+        }
+
+        if (err != SFT_STORAGE_OK) {
+            if (h->write_err == SFT_STORAGE_OK) {
+                h->write_err = err;
+            }
+
+            sft_sftp_storage_status(s, r->id, err);
+            break;
+        }
+
+        if ((size_t) r->req.nbytes != r->req.len) {
+            h->write_err = SFT_STORAGE_IO;
+            sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Short write");
+            break;
+        }
+
+        sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
+        break;
+
+    case SSH_FXP_READDIR:
+        if (r->req.op == SFT_STORAGE_READDIR) {
+            h->busy--;
+            r->req.op = SFT_STORAGE_NOPS;
+
+            if (err != SFT_STORAGE_OK) {
+                sft_sftp_storage_status(s, r->id, err);
+                break;
+            }
+
+            h->dir_read = 1;
+            h->entry = 0;
+
+            if (h->dir.nentries == 0) {
+                sft_sftp_status(s, r->id, SSH_FX_EOF, "End of file");
+                break;
+            }
+        }
+
+        sft_sftp_reply_names(r);
+        break;
+
+    case SSH_FXP_CLOSE:
+        if (r->step == 0) {
+            r->step = 1;
+
+            if (!h->opened) {
+                err = SFT_STORAGE_OK;
+
+            } else {
+                h->busy++;
+                h->opened = 0;
+
+                if (h->is_dir) {
+                    rc = sft_vfs_closedir(&s->vfs, &r->req, &h->dir);
+
+                } else {
+                    rc = sft_vfs_close(&s->vfs, &r->req, &h->file,
+                                       h->write_err == SFT_STORAGE_OK);
+                }
+
+                if (rc == SFT_AGAIN) {
+                    s->pending++;
+                    return;
+                }
+
+                if (rc == SFT_OK) {
+                    r->req.err = SFT_STORAGE_OK;
+                }
+
+                err = r->req.err;
+            }
+
+        }
+
+        if (h->busy) {
+            h->busy--;
+        }
+
+        h->opened = 0;
+
+        if (err == SFT_STORAGE_OK && h->write_err != SFT_STORAGE_OK) {
+            err = h->write_err;
+        }
+
+        if (err == SFT_STORAGE_OK) {
+            sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
+
+        } else {
+            sft_sftp_storage_status(s, r->id, err);
+        }
+
+        sft_sftp_handle_free(s, h);
+        h = NULL;
+        break;
+
+    case SSH_FXP_SETSTAT:
+        /* step 0: chmod; step 1: mtime; step 2: the reply */
+
+        if (err != SFT_STORAGE_OK) {
+            sft_sftp_storage_status(s, r->id, err);
+            break;
+        }
+
+        if (r->attr_flags & SSH_FILEXFER_ATTR_SIZE) {
+            sft_sftp_status(s, r->id, SSH_FX_OP_UNSUPPORTED,
+                            "Changing the size is not supported");
+            break;
+        }
+
+        while (r->step < 2) {
+            r->step++;
+
+            if (r->step == 1
+                && (r->attr_flags & SSH_FILEXFER_ATTR_PERMISSIONS))
+            {
+                rc = sft_vfs_chmod(&s->vfs, &r->req, r->path, r->path_len,
+                                   r->perm & 07777);
+
+            } else if (r->step == 2
+                       && (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME))
+            {
+                rc = sft_vfs_setmtime(&s->vfs, &r->req, r->path,
+                                      r->path_len, (time_t) r->mtime);
+
+            } else {
+                continue;
+            }
+
+            if (rc == SFT_AGAIN) {
+                s->pending++;
+                return;
+            }
+
+            if (rc != SFT_OK) {
+                sft_sftp_storage_status(s, r->id, r->req.err);
+                goto done;
+            }
+        }
+
+        sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
+        break;
+
+    case SSH_FXP_EXTENDED:
+        /* statvfs@openssh.com */
+        if (err == SFT_STORAGE_OK) {
+            sft_sftp_reply_statvfs(s, r->id, &r->req.vfs);
+
+        } else {
+            sft_sftp_storage_status(s, r->id, err);
+        }
+
+        break;
+
+    default:
+        /* MKDIR, RMDIR, REMOVE, RENAME */
+        if (err == SFT_STORAGE_OK) {
+            sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
+
+        } else {
+            sft_sftp_storage_status(s, r->id, err);
+        }
+
+        break;
+    }
+
+done:
+
+    if (h && h->busy == 0 && h->closing && h->closing != r) {
+        /* a CLOSE waited for the operations on the handle */
+        sft_sftp_complete(h->closing);
+    }
+
+    sft_sftp_request_done(r);
+}
+
+
+/* handles: a 4-byte index into the session's table */
+
+static sft_sftp_handle_t *
+sft_sftp_handle_new(sft_sftp_session_t *s, u_char *path, size_t len,
+    sft_uint_t is_dir)
+{
+    size_t              size;
+    sft_uint_t          i;
+    sft_sftp_handle_t  *h;
+
+    if (s->nhandles == SFT_SFTP_MAX_HANDLES || len > SFT_STORAGE_PATH_MAX) {
+        return NULL;
+    }
+
+    for (i = 0; s->handles[i]; i++) { /* void */ }
+
+    /*
+     * a directory's batch of entries lives as long as the handle: the
+     * READDIRs fill it from a thread long after OPENDIR's pool is gone
+     */
+
+    size = sft_align(sizeof(sft_sftp_handle_t) + len + 1, sizeof(void *));
+
+    h = sft_alloc(size + (is_dir ? SFT_STORAGE_DIR_BATCH
+                                   * sizeof(sft_storage_dirent_t) : 0),
+                  s->log);
+    if (h == NULL) {
+        return NULL;
+    }
+
+    sft_memzero(h, sizeof(sft_sftp_handle_t));
+
+    h->index = i;
+    h->path = (u_char *) (h + 1);
+    sft_memcpy(h->path, path, len);
+    h->path[len] = '\0';
+    h->path_len = len;
+
+    if (is_dir) {
+        h->is_dir = 1;
+        h->dir.entries = (sft_storage_dirent_t *) ((u_char *) h + size);
+    }
+
+    s->handles[i] = h;
+    s->nhandles++;
+
+    return h;
+}
+
+
+static void
+sft_sftp_handle_free(sft_sftp_session_t *s, sft_sftp_handle_t *h)
+{
+    s->handles[h->index] = NULL;
+    s->nhandles--;
+
+    sft_free(h);
+}
+
+
+static sft_int_t
+sft_sftp_get_handle(sft_sftp_session_t *s, sft_sftp_buf_t *b,
+    sft_sftp_handle_t **h)
+{
+    u_char    *d;
+    uint32_t   len, i;
+
+    if (sft_sftp_get_string(b, &d, &len) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    *h = NULL;
+
+    if (len != 4) {
+        return SFT_OK;
+    }
+
+    i = ((uint32_t) d[0] << 24) | ((uint32_t) d[1] << 16)
+        | ((uint32_t) d[2] << 8) | d[3];
+
+    if (i < SFT_SFTP_MAX_HANDLES && s->handles[i] && s->handles[i]->opened) {
+        *h = s->handles[i];
+    }
+
+    return SFT_OK;
+}
+
+
+/* a closed session: files closed at once, uploads not committed */
+
+static void
+sft_sftp_handle_release(sft_sftp_session_t *s, sft_sftp_handle_t *h)
+{
+    sft_storage_req_t  req;
+
+    if (h->busy) {
+        h->busy--;
+    }
+
+    if (h->busy || !h->released) {
+        return;
+    }
+
+    if (h->opened) {
+        sft_memzero(&req, sizeof(sft_storage_req_t));
+        req.pool = s->pool;
+
+        if (h->is_dir) {
+            (void) sft_vfs_closedir(&s->vfs, &req, &h->dir);
+
+        } else {
+            (void) sft_vfs_close(&s->vfs, &req, &h->file, 0);
+        }
+    }
+
+    sft_sftp_handle_free(s, h);
+}
+
+
+void
+sft_sftp_free_handles(sft_sftp_session_t *s)
+{
+    sft_uint_t          i;
+    sft_sftp_handle_t  *h;
+
+    /* synchronously from now on: a close is quick */
+    s->vfs.thread_pool = NULL;
+
+    for (i = 0; i < SFT_SFTP_MAX_HANDLES; i++) {
+        h = s->handles[i];
+
+        if (h == NULL) {
+            continue;
+        }
+
+        if (h->closing && h->closing->step == 0) {
+            /* a CLOSE that waited */
+            sft_sftp_request_done(h->closing);
+        }
+
+        /* released by the last operation running on it */
+        h->closing = NULL;
+        h->released = 1;
+        h->busy++;
+        sft_sftp_handle_release(s, h);
+    }
+}
+
+
+/* replies */
+
+static u_char *
+sft_sftp_mode(u_char *p, mode_t mode)
+{
+    sft_uint_t   i;
+    static char  rwx[] = "rwxrwxrwx";
+
+    *p++ = S_ISDIR(mode) ? 'd' : S_ISLNK(mode) ? 'l' : '-';
+
+    for (i = 0; i < 9; i++) {
+        *p++ = (mode & (0400 >> i)) ? rwx[i] : '-';
+    }
+
+    return p;
+}
+
+
+static u_char *
+sft_sftp_put_u32(u_char *p, uint32_t v)
+{
+    *p++ = (u_char) (v >> 24);
+    *p++ = (u_char) (v >> 16);
+    *p++ = (u_char) (v >> 8);
+    *p++ = (u_char) v;
+
+    return p;
+}
+
+
+static u_char *
+sft_sftp_put_u64(u_char *p, uint64_t v)
+{
+    p = sft_sftp_put_u32(p, (uint32_t) (v >> 32));
+    return sft_sftp_put_u32(p, (uint32_t) v);
+}
+
+
+static u_char *
+sft_sftp_put_string(u_char *p, const u_char *s, size_t len)
+{
+    p = sft_sftp_put_u32(p, (uint32_t) len);
+    return sft_cpymem(p, s, len);
+}
+
+
+static u_char *
+sft_sftp_put_attrs(u_char *p, sft_storage_stat_t *st)
+{
+    p = sft_sftp_put_u32(p, SSH_FILEXFER_ATTR_SIZE|SSH_FILEXFER_ATTR_UIDGID
+                            |SSH_FILEXFER_ATTR_PERMISSIONS
+                            |SSH_FILEXFER_ATTR_ACMODTIME);
+    p = sft_sftp_put_u64(p, (uint64_t) st->size);
+    p = sft_sftp_put_u32(p, st->uid);
+    p = sft_sftp_put_u32(p, st->gid);
+    p = sft_sftp_put_u32(p, st->mode);
+    p = sft_sftp_put_u32(p, (uint32_t) st->atime);
+    return sft_sftp_put_u32(p, (uint32_t) st->mtime);
+}
+
+
+/* the length field of a packet written from start, now that it is known */
+
+static void
+sft_sftp_packet_done(sft_sftp_session_t *s, u_char *start, u_char *end)
+{
+    (void) sft_sftp_put_u32(start, (uint32_t) (end - start - 4));
+    s->out_len += end - start;
+}
+
+
+static void
+sft_sftp_status(sft_sftp_session_t *s, uint32_t id, uint32_t code,
+    const char *msg)
+{
+    u_char  *p, *start;
+    size_t   len;
+
+    len = sft_strlen(msg);
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 4 + 4 + len + 4);
+    if (start == NULL) {
+        return;
+    }
+
+    p = start + 4;
+    *p++ = SSH_FXP_STATUS;
+    p = sft_sftp_put_u32(p, id);
+    p = sft_sftp_put_u32(p, code);
+    p = sft_sftp_put_string(p, (u_char *) msg, len);
+    p = sft_sftp_put_string(p, (u_char *) "", 0);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+static void
+sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_err_t err)
+{
+    switch (err) {
+
+    case SFT_STORAGE_NOT_FOUND:
+        sft_sftp_status(s, id, SSH_FX_NO_SUCH_FILE, "No such file");
+        break;
+
+    case SFT_STORAGE_PERMISSION:
+    case SFT_STORAGE_NAME_INVALID:
+        sft_sftp_status(s, id, SSH_FX_PERMISSION_DENIED,
+                        "Permission denied");
+        break;
+
+    case SFT_STORAGE_UNSUPPORTED:
+        sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED,
+                        "Operation unsupported");
+        break;
+
+    default:
+        sft_sftp_status(s, id, SSH_FX_FAILURE, sft_storage_strerror(err));
+        break;
+    }
+}
+
+
+static void
+sft_sftp_reply_handle(sft_sftp_session_t *s, uint32_t id,
+    sft_sftp_handle_t *h)
+{
+    u_char  *p, *start;
+    u_char   hid[4];
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 8);
+    if (start == NULL) {
+        return;
+    }
+
+    (void) sft_sftp_put_u32(hid, (uint32_t) h->index);
+
+    p = start + 4;
+    *p++ = SSH_FXP_HANDLE;
+    p = sft_sftp_put_u32(p, id);
+    p = sft_sftp_put_string(p, hid, 4);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+static void
+sft_sftp_reply_attrs(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_stat_t *st)
+{
+    u_char  *p, *start;
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 32);
+    if (start == NULL) {
+        return;
+    }
+
+    p = start + 4;
+    *p++ = SSH_FXP_ATTRS;
+    p = sft_sftp_put_u32(p, id);
+    p = sft_sftp_put_attrs(p, st);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+/* the entries of a directory batch that fit the reply, ls -l style */
+
+static void
+sft_sftp_reply_names(sft_sftp_request_t *r)
+{
+    u_char                *p, *start, *count, *l, *last;
+    char                   date[32];
+    u_char                 line[SFT_STORAGE_NAME_MAX + 128];
+    struct tm              tm;
+    sft_uint_t             n;
+    sft_sftp_handle_t     *h;
+    sft_sftp_session_t    *s;
+    sft_storage_dirent_t  *e;
+
+    s = r->session;
+    h = r->handle;
+
+    start = sft_sftp_reply_space(s, SFT_SFTP_DIR_REPLY);
+    if (start == NULL) {
+        return;
+    }
+
+    last = start + SFT_SFTP_DIR_REPLY;
+    p = start + 4;
+    *p++ = SSH_FXP_NAME;
+    p = sft_sftp_put_u32(p, r->id);
+    count = p;
+    p += 4;
+    n = 0;
+
+    for ( /* void */ ; h->entry < h->dir.nentries; h->entry++) {
+        e = &h->dir.entries[h->entry];
+
+        if (!sft_vfs_visible(&s->vfs, e->name, e->len)) {
+            continue;
+        }
+
+        if ((size_t) (last - p) < 2 * e->len + 128 + 48) {
+            break;
+        }
+
+        (void) gmtime_r(&e->st.mtime, &tm);
+        (void) strftime(date, sizeof(date), "%b %e %H:%M", &tm);
+
+        l = sft_sftp_mode(line, e->st.mode);
+        l = sft_slprintf(l, line + sizeof(line),
+                         " %4lu %-8lu %-8lu %8lld %s %.*s",
+                         (unsigned long) e->st.nlink,
+                         (unsigned long) e->st.uid,
+                         (unsigned long) e->st.gid,
+                         (long long) e->st.size, date,
+                         (int) e->len, e->name);
+
+        p = sft_sftp_put_string(p, e->name, e->len);
+        p = sft_sftp_put_string(p, line, l - line);
+        p = sft_sftp_put_attrs(p, &e->st);
+        n++;
+    }
+
+    if (n == 0) {
+        /* everything hidden: the next batch */
+        sft_sftp_status(s, r->id, h->dir.eof ? SSH_FX_EOF : SSH_FX_OK,
+                        h->dir.eof ? "End of file" : "Success");
+        return;
+    }
+
+    (void) sft_sftp_put_u32(count, (uint32_t) n);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+static void
+sft_sftp_reply_realpath(sft_sftp_session_t *s, uint32_t id, u_char *path,
+    size_t len)
+{
+    u_char             *p, *start;
+    size_t              olen;
+    sft_storage_err_t   err;
+    u_char              out[SFT_STORAGE_PATH_MAX + 1];
+
+    if (len == 0) {
+        path = (u_char *) ".";
+        len = 1;
+    }
+
+    err = sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len, path, len, out,
+                            &olen);
+    if (err != SFT_STORAGE_OK) {
+        sft_sftp_storage_status(s, id, err);
+        return;
+    }
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 4 + 2 * (4 + olen) + 4);
+    if (start == NULL) {
+        return;
+    }
+
+    p = start + 4;
+    *p++ = SSH_FXP_NAME;
+    p = sft_sftp_put_u32(p, id);
+    p = sft_sftp_put_u32(p, 1);
+    p = sft_sftp_put_string(p, out, olen);
+    p = sft_sftp_put_string(p, out, olen);
+    p = sft_sftp_put_u32(p, 0);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+static void
+sft_sftp_reply_version(sft_sftp_session_t *s)
+{
+    u_char  *p, *start;
+
+    start = sft_sftp_reply_space(s, 256);
+    if (start == NULL) {
+        return;
+    }
+
+    p = start + 4;
+    *p++ = SSH_FXP_VERSION;
+    p = sft_sftp_put_u32(p, 3);
+    p = sft_sftp_put_string(p, (u_char *) "posix-rename@openssh.com", 24);
+    p = sft_sftp_put_string(p, (u_char *) "1", 1);
+    p = sft_sftp_put_string(p, (u_char *) "statvfs@openssh.com", 19);
+    p = sft_sftp_put_string(p, (u_char *) "2", 1);
+    p = sft_sftp_put_string(p, (u_char *) "limits@openssh.com", 18);
+    p = sft_sftp_put_string(p, (u_char *) "1", 1);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+static void
+sft_sftp_reply_limits(sft_sftp_session_t *s, uint32_t id)
+{
+    u_char  *p, *start;
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 4 * 8);
+    if (start == NULL) {
+        return;
+    }
+
+    p = start + 4;
+    *p++ = SSH_FXP_EXTENDED_REPLY;
+    p = sft_sftp_put_u32(p, id);
+    p = sft_sftp_put_u64(p, SFT_SFTP_MAX_PACKET);
+    p = sft_sftp_put_u64(p, SFT_SFTP_MAX_READ);
+    p = sft_sftp_put_u64(p, SFT_SFTP_MAX_WRITE);
+    p = sft_sftp_put_u64(p, SFT_SFTP_MAX_HANDLES);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+static void
+sft_sftp_reply_statvfs(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_statvfs_t *v)
+{
+    u_char    *p, *start;
+    uint64_t   bs;
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 11 * 8);
+    if (start == NULL) {
+        return;
+    }
+
+    bs = v->block_size ? v->block_size : 4096;
+
+    p = start + 4;
+    *p++ = SSH_FXP_EXTENDED_REPLY;
+    p = sft_sftp_put_u32(p, id);
+    p = sft_sftp_put_u64(p, bs);
+    p = sft_sftp_put_u64(p, bs);
+    p = sft_sftp_put_u64(p, v->total_bytes / bs);
+    p = sft_sftp_put_u64(p, v->free_bytes / bs);
+    p = sft_sftp_put_u64(p, v->free_bytes / bs);
+    p = sft_sftp_put_u64(p, v->total_files);
+    p = sft_sftp_put_u64(p, v->free_files);
+    p = sft_sftp_put_u64(p, v->free_files);
+    p = sft_sftp_put_u64(p, 0);
+    p = sft_sftp_put_u64(p, 0);
+    p = sft_sftp_put_u64(p, v->name_max ? v->name_max : 255);
+
+    sft_sftp_packet_done(s, start, p);
+}
