@@ -144,9 +144,15 @@ EOF
 
     $t->run('user.conf');
     ok($t->wait_for(sub { scalar($t->workers()) == 1 }), 'user: worker up');
-    my ($uw) = $t->workers();
-    is(proc_field($uw, 'status', qr/^Uid:\s+(\d+)/m), $pw[2],
-        'user: worker runs as nobody');
+    # the worker drops privileges right after fork: give it a moment
+    my $uid;
+    $t->wait_for(sub {
+        my ($uw) = $t->workers();
+        $uid = defined $uw ? proc_field($uw, 'status', qr/^Uid:\s+(\d+)/m)
+                           : undef;
+        defined $uid && $uid == $pw[2];
+    }, 10);
+    is($uid, $pw[2], 'user: worker runs as nobody');
     is(proc_field($t->pid(), 'status', qr/^Uid:\s+(\d+)/m), 0,
         'user: master stays root');
 }
