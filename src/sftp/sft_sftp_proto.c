@@ -3,7 +3,8 @@
  * the channel bytes with a 256 KiB cap, read only through bounds-checked
  * getters, every complete request started at once, each answered when
  * its storage operation completes, handles, and OpenSSH's extensions
- * posix-rename, statvfs and limits.
+ * (posix-rename, statvfs, fstatvfs, fsync, lsetstat, limits, expand-path,
+ * home-directory, users-groups-by-id).
  */
 
 #include <sft_config.h>
@@ -12,10 +13,30 @@
 
 
 #define SFT_SFTP_SMALL_REPLY  1024
+#define SFT_SFTP_MAX_IDS      1024      /* users-groups-by-id, each */
+
+/* request types of our own, for the extensions that need a step */
+#define SFT_SFTP_FSYNC        230
+
+
+typedef struct {
+    sft_fd_t              fd;
+    int                   err;
+} sft_sftp_fsync_t;
 
 
 static sft_int_t sft_sftp_request(sft_sftp_session_t *s, u_char *p,
     size_t len);
+static sft_int_t sft_sftp_extended(sft_sftp_session_t *s,
+    sft_sftp_buf_t *b, uint32_t id, u_char *name, uint32_t nlen);
+static sft_int_t sft_sftp_ext_is(u_char *name, uint32_t nlen,
+    const char *ext);
+static void sft_sftp_reply_ids(sft_sftp_session_t *s, uint32_t id,
+    u_char *uids, uint32_t ulen, u_char *gids, uint32_t glen);
+static sft_int_t sft_sftp_fsync(sft_sftp_request_t *r);
+static void sft_sftp_fsync_thread(void *data, sft_log_t *log);
+static void sft_sftp_task_done(sft_event_t *ev);
+static void sft_sftp_reply_readlink(sft_sftp_request_t *r);
 static sft_sftp_request_t *sft_sftp_request_new(sft_sftp_session_t *s,
     u_char type, uint32_t id, size_t reserve);
 static void sft_sftp_request_done(sft_sftp_request_t *r);
@@ -374,6 +395,46 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
         sft_sftp_result(r, rc);
         return SFT_OK;
 
+    case SSH_FXP_READLINK:
+        if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, type, id,
+                                 SFT_SFTP_SMALL_REPLY
+                                 + 2 * SFT_STORAGE_PATH_MAX);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        r->path = sft_pnalloc(r->pool, SFT_STORAGE_PATH_MAX);
+        if (r->path == NULL) {
+            sft_sftp_request_done(r);
+            return SFT_ERROR;
+        }
+
+        rc = sft_vfs_readlink(&s->vfs, &r->req, path, plen, r->path,
+                              SFT_STORAGE_PATH_MAX);
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+
+    case SSH_FXP_SYMLINK:
+        /* OpenSSH's order, the draft's swapped: the target, then the link */
+        if (sft_sftp_get_string(&b, &path2, &plen2) != SFT_OK
+            || sft_sftp_get_string(&b, &path, &plen) != SFT_OK)
+        {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, type, id, reserve);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        rc = sft_vfs_symlink(&s->vfs, &r->req, path, plen, path2, plen2);
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+
     case SSH_FXP_OPEN:
         if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK
             || sft_sftp_get_u32(&b, &pflags) != SFT_OK)
@@ -639,9 +700,7 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             return SFT_OK;
         }
 
-        sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED,
-                        "Unsupported extension");
-        return SFT_OK;
+        return sft_sftp_extended(s, &b, id, name, nlen);
 
     default:
         sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED, "Unsupported request");
@@ -655,6 +714,246 @@ bad:
                   (unsigned) type);
 
     return SFT_ERROR;
+}
+
+
+/* the extensions other than posix-rename, statvfs and limits */
+
+static sft_int_t
+sft_sftp_ext_is(u_char *name, uint32_t nlen, const char *ext)
+{
+    size_t  len;
+
+    len = sft_strlen(ext);
+
+    return nlen == len && sft_strncmp(name, ext, len) == 0;
+}
+
+
+static sft_int_t
+sft_sftp_extended(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
+    u_char *name, uint32_t nlen)
+{
+    u_char              *path, *path2;
+    uint32_t             plen, plen2;
+    sft_int_t            rc;
+    sft_sftp_handle_t   *h;
+    sft_sftp_request_t  *r;
+
+    if (sft_sftp_ext_is(name, nlen, "fstatvfs@openssh.com")
+        || sft_sftp_ext_is(name, nlen, "fsync@openssh.com"))
+    {
+        if (sft_sftp_get_handle(s, b, &h) != SFT_OK) {
+            goto bad;
+        }
+
+        if (h == NULL || h->closing) {
+            sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid handle");
+            return SFT_OK;
+        }
+
+        if (name[2] == 't') {   /* fstatvfs, not fsync */
+            r = sft_sftp_request_new(s, SSH_FXP_EXTENDED, id,
+                                     SFT_SFTP_SMALL_REPLY);
+            if (r == NULL) {
+                return SFT_ERROR;
+            }
+
+            rc = sft_vfs_statvfs(&s->vfs, &r->req, h->path, h->path_len);
+            sft_sftp_result(r, rc);
+            return SFT_OK;
+        }
+
+        if (h->is_dir) {
+            sft_sftp_status(s, id, SSH_FX_FAILURE, "Bad handle");
+            return SFT_OK;
+        }
+
+        r = sft_sftp_request_new(s, SFT_SFTP_FSYNC, id, SFT_SFTP_SMALL_REPLY);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        r->handle = h;
+        h->busy++;
+        sft_sftp_result(r, sft_sftp_fsync(r));
+        return SFT_OK;
+    }
+
+    if (sft_sftp_ext_is(name, nlen, "lsetstat@openssh.com")) {
+        if (sft_sftp_get_string(b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, SSH_FXP_SETSTAT, id,
+                                 SFT_SFTP_SMALL_REPLY);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        if (sft_sftp_get_attrs(b, r) != SFT_OK) {
+            sft_sftp_request_done(r);
+            goto bad;
+        }
+
+        r->path = sft_pnalloc(r->pool, plen ? plen : 1);
+        if (r->path == NULL) {
+            sft_sftp_request_done(r);
+            return SFT_ERROR;
+        }
+
+        sft_memcpy(r->path, path, plen);
+        r->path_len = plen;
+
+        r->req.err = SFT_STORAGE_OK;
+        sft_sftp_complete(r);
+        return SFT_OK;
+    }
+
+    if (sft_sftp_ext_is(name, nlen, "expand-path@openssh.com")) {
+        if (sft_sftp_get_string(b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        /* the home is the session's "/": "~" and "~/x" are "/" and "/x" */
+
+        if (plen && path[0] == '~') {
+            if (plen > 1 && path[1] != '/') {
+                sft_sftp_status(s, id, SSH_FX_NO_SUCH_FILE, "No such user");
+                return SFT_OK;
+            }
+
+            path[0] = '/';
+        }
+
+        sft_sftp_reply_realpath(s, id, path, plen);
+        return SFT_OK;
+    }
+
+    if (sft_sftp_ext_is(name, nlen, "home-directory")) {
+        if (sft_sftp_get_string(b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        if (plen
+            && (plen != s->user.len
+                || sft_strncmp(path, s->user.data, plen) != 0))
+        {
+            sft_sftp_status(s, id, SSH_FX_NO_SUCH_FILE, "No such user");
+            return SFT_OK;
+        }
+
+        sft_sftp_reply_realpath(s, id, (u_char *) "/", 1);
+        return SFT_OK;
+    }
+
+    if (sft_sftp_ext_is(name, nlen, "users-groups-by-id@openssh.com")) {
+        if (sft_sftp_get_string(b, &path, &plen) != SFT_OK
+            || sft_sftp_get_string(b, &path2, &plen2) != SFT_OK
+            || plen % 4 || plen2 % 4)
+        {
+            goto bad;
+        }
+
+        if (plen / 4 > SFT_SFTP_MAX_IDS || plen2 / 4 > SFT_SFTP_MAX_IDS) {
+            sft_sftp_status(s, id, SSH_FX_FAILURE, "Too many ids");
+            return SFT_OK;
+        }
+
+        sft_sftp_reply_ids(s, id, path, plen, path2, plen2);
+        return SFT_OK;
+    }
+
+    sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED, "Unsupported extension");
+    return SFT_OK;
+
+bad:
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "client sent malformed sftp extension \"%.*s\"",
+                  (int) nlen, name);
+
+    return SFT_ERROR;
+}
+
+
+/* fsync@openssh.com: fsync(2) of the handle's file, on the thread pool */
+
+static sft_int_t
+sft_sftp_fsync(sft_sftp_request_t *r)
+{
+    sft_fd_t             fd;
+    sft_storage_file_t  *file;
+    sft_sftp_fsync_t    *ctx;
+    sft_thread_task_t   *task;
+    sft_sftp_session_t  *s;
+
+    s = r->session;
+    file = &r->handle->file;
+
+    if (file->storage == NULL || file->storage->driver->file_fd == NULL
+        || s->thread_pool == NULL)
+    {
+        r->req.err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    fd = file->storage->driver->file_fd(file);
+    if (fd == -1) {
+        r->req.err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_fsync_t));
+    if (task == NULL) {
+        r->req.err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    ctx = task->ctx;
+    ctx->fd = fd;
+    ctx->err = 0;
+
+    task->handler = sft_sftp_fsync_thread;
+    task->event.handler = sft_sftp_task_done;
+    task->event.data = r;
+    task->event.log = s->log;
+
+    r->req.task = task;
+
+    if (sft_thread_task_post(s->thread_pool, task) != SFT_OK) {
+        r->req.err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    return SFT_AGAIN;
+}
+
+
+static void
+sft_sftp_fsync_thread(void *data, sft_log_t *log)
+{
+    sft_sftp_fsync_t  *ctx = data;
+
+    (void) log;
+
+    ctx->err = (fsync(ctx->fd) == -1) ? errno : 0;
+}
+
+
+static void
+sft_sftp_task_done(sft_event_t *ev)
+{
+    sft_sftp_request_t  *r = ev->data;
+    sft_sftp_fsync_t    *ctx;
+
+    if (r->type == SFT_SFTP_FSYNC) {
+        ctx = r->req.task->ctx;
+        r->req.err = sft_storage_map_errno(ctx->err);
+        r->req.sys_err = ctx->err;
+    }
+
+    sft_sftp_op_done(&r->req);
 }
 
 
@@ -968,8 +1267,30 @@ sft_sftp_complete(sft_sftp_request_t *r)
         sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
         break;
 
+    case SSH_FXP_READLINK:
+        if (err == SFT_STORAGE_OK) {
+            sft_sftp_reply_readlink(r);
+
+        } else {
+            sft_sftp_storage_status(s, r->id, err);
+        }
+
+        break;
+
+    case SFT_SFTP_FSYNC:
+        h->busy--;
+
+        if (err == SFT_STORAGE_OK) {
+            sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
+
+        } else {
+            sft_sftp_storage_status(s, r->id, err);
+        }
+
+        break;
+
     case SSH_FXP_EXTENDED:
-        /* statvfs@openssh.com */
+        /* statvfs@openssh.com, fstatvfs@openssh.com */
         if (err == SFT_STORAGE_OK) {
             sft_sftp_reply_statvfs(s, r->id, &r->req.vfs);
 
@@ -1429,11 +1750,97 @@ sft_sftp_reply_realpath(sft_sftp_session_t *s, uint32_t id, u_char *path,
 
 
 static void
+sft_sftp_reply_readlink(sft_sftp_request_t *r)
+{
+    u_char              *p, *start;
+    size_t               len;
+    sft_sftp_session_t  *s;
+
+    s = r->session;
+    len = (size_t) r->req.nbytes;
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 4 + 2 * (4 + len) + 4);
+    if (start == NULL) {
+        return;
+    }
+
+    p = start + 4;
+    *p++ = SSH_FXP_NAME;
+    p = sft_sftp_put_u32(p, r->id);
+    p = sft_sftp_put_u32(p, 1);
+    p = sft_sftp_put_string(p, r->path, len);
+    p = sft_sftp_put_string(p, r->path, len);
+    p = sft_sftp_put_u32(p, 0);
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+/* users-groups-by-id@openssh.com: the server's own ids are "siftp" */
+
+static void
+sft_sftp_reply_ids(sft_sftp_session_t *s, uint32_t id, u_char *uids,
+    uint32_t ulen, u_char *gids, uint32_t glen)
+{
+    u_char          *p, *start, *list;
+    uint32_t         v, i, n, own;
+    sft_sftp_buf_t   b;
+
+    start = sft_sftp_reply_space(s, 4 + 1 + 4 + 8 + 9 * (ulen + glen) / 4);
+    if (start == NULL) {
+        return;
+    }
+
+    p = start + 4;
+    *p++ = SSH_FXP_EXTENDED_REPLY;
+    p = sft_sftp_put_u32(p, id);
+
+    for (i = 0; i < 2; i++) {
+        b.pos = i ? gids : uids;
+        b.last = b.pos + (i ? glen : ulen);
+        own = i ? (uint32_t) getgid() : (uint32_t) getuid();
+
+        list = p;
+        p += 4;
+
+        for (n = 0; n < SFT_SFTP_MAX_IDS
+                    && sft_sftp_get_u32(&b, &v) == SFT_OK; n++)
+        {
+            if (v == own) {
+                p = sft_sftp_put_string(p, (u_char *) "siftp", 5);
+
+            } else {
+                p = sft_sftp_put_string(p, (u_char *) "", 0);
+            }
+        }
+
+        (void) sft_sftp_put_u32(list, (uint32_t) (p - list - 4));
+    }
+
+    sft_sftp_packet_done(s, start, p);
+}
+
+
+static void
 sft_sftp_reply_version(sft_sftp_session_t *s)
 {
-    u_char  *p, *start;
+    u_char        *p, *start;
+    const char   **e;
 
-    start = sft_sftp_reply_space(s, 256);
+    static const char  *ext[] = {
+        "posix-rename@openssh.com", "1",
+        "statvfs@openssh.com", "2",
+        "fstatvfs@openssh.com", "2",
+        "fsync@openssh.com", "1",
+        "lsetstat@openssh.com", "1",
+        "limits@openssh.com", "1",
+        "expand-path@openssh.com", "1",
+        "home-directory", "1",
+        "users-groups-by-id@openssh.com", "1",
+        NULL
+    };
+
+    start = sft_sftp_reply_space(s, 1024);
     if (start == NULL) {
         return;
     }
@@ -1441,12 +1848,10 @@ sft_sftp_reply_version(sft_sftp_session_t *s)
     p = start + 4;
     *p++ = SSH_FXP_VERSION;
     p = sft_sftp_put_u32(p, 3);
-    p = sft_sftp_put_string(p, (u_char *) "posix-rename@openssh.com", 24);
-    p = sft_sftp_put_string(p, (u_char *) "1", 1);
-    p = sft_sftp_put_string(p, (u_char *) "statvfs@openssh.com", 19);
-    p = sft_sftp_put_string(p, (u_char *) "2", 1);
-    p = sft_sftp_put_string(p, (u_char *) "limits@openssh.com", 18);
-    p = sft_sftp_put_string(p, (u_char *) "1", 1);
+
+    for (e = ext; *e; e++) {
+        p = sft_sftp_put_string(p, (u_char *) *e, sft_strlen(*e));
+    }
 
     sft_sftp_packet_done(s, start, p);
 }
