@@ -40,6 +40,14 @@
 #define SFT_FTP_END_CLOSED        5
 #define SFT_FTP_END_TLS           6        /* data TLS failed or not reused */
 
+/* HASH algorithms (draft-bryan-ftpext-hash), the first is the default */
+#define SFT_FTP_HASH_SHA256       0
+#define SFT_FTP_HASH_SHA1         1
+#define SFT_FTP_HASH_MD5          2
+#define SFT_FTP_HASH_CRC32        3
+#define SFT_FTP_HASH_N            4
+#define SFT_FTP_HASH_CHUNK        65536
+
 /* transfer kinds */
 #define SFT_FTP_RETR              1
 #define SFT_FTP_STOR              2
@@ -47,6 +55,7 @@
 #define SFT_FTP_LIST              4
 #define SFT_FTP_NLST              5
 #define SFT_FTP_MLSD              6
+#define SFT_FTP_STOU              7        /* a STOR to a new unique name */
 
 
 typedef struct sft_ftp_session_s   sft_ftp_session_t;
@@ -141,6 +150,12 @@ struct sft_ftp_transfer_s {
     sft_buffer_waiter_t       waiter;
     sft_event_t               wake;        /* a chunk may be free */
 
+    /* the user's download_rate or upload_rate: a token bucket */
+    off_t                     rate;        /* bytes/s, 0: unlimited */
+    off_t                     tokens;
+    sft_msec_t                rate_last;
+    sft_event_t               rate_ev;     /* tokens again */
+
     unsigned                  opened:1;    /* file or dir is open */
     unsigned                  started:1;   /* 150 sent, data may flow */
     unsigned                  io:1;        /* a storage op is running */
@@ -153,6 +168,7 @@ struct sft_ftp_transfer_s {
     unsigned                  cr:1;        /* upload: a CR held back */
     unsigned                  reading:1;   /* pooled download: a read runs */
     unsigned                  copy:1;      /* pooled download, no sendfile */
+    unsigned                  unique:1;    /* STOU */
 };
 
 
@@ -203,6 +219,11 @@ struct sft_ftp_session_s {
     sft_uint_t                errors;
     sft_uint_t                login_failures;
     sft_uint_t                pending;     /* storage ops in flight */
+    sft_uint_t                hash_algo;   /* SFT_FTP_HASH_* of HASH */
+    sft_vfs_rule_t           *rules_alloc; /* kept for a login after REIN */
+    sft_ftp_session_t        *user_prev;   /* logged-in sessions of the */
+    sft_ftp_session_t        *user_next;   /*   worker, for max_sessions */
+    sft_uint_t                nrules_alloc;
 
     unsigned                  logged_in:1;
     unsigned                  busy:1;      /* a command is completing */
@@ -217,6 +238,7 @@ struct sft_ftp_session_s {
     unsigned                  implicit:1;  /* "listen ... ssl" */
     unsigned                  pbsz:1;
     unsigned                  prot_p:1;    /* data connections use TLS */
+    unsigned                  listed:1;    /* in the logged-in list */
 };
 
 
@@ -240,11 +262,20 @@ sft_int_t sft_ftp_user_login(sft_ftp_session_t *s);
 sft_int_t sft_ftp_user_password(sft_ftp_session_t *s);
 sft_int_t sft_ftp_auth(sft_ftp_session_t *s);
 sft_int_t sft_ftp_login_allowed(sft_ftp_session_t *s);
+void sft_ftp_logout(sft_ftp_session_t *s);
 
 /* sft_ftp_commands.c */
 sft_ftp_command_t *sft_ftp_find_command(sft_str_t *verb);
 u_char *sft_ftp_quote_path(sft_pool_t *pool, u_char *path, size_t len,
     size_t *outlen);
+
+/* sft_ftp_hash.c */
+sft_int_t sft_ftp_hash(sft_ftp_session_t *s);
+sft_int_t sft_ftp_hash_select(sft_ftp_session_t *s, u_char *name,
+    size_t len);
+u_char *sft_ftp_hash_feat(sft_ftp_session_t *s, u_char *p, u_char *last);
+const char *sft_ftp_hash_name(sft_uint_t algo);
+uint32_t sft_ftp_crc32(uint32_t crc, const u_char *p, size_t len);
 
 /* sft_ftp_data.c */
 sft_int_t sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended);
@@ -268,6 +299,8 @@ void sft_ftp_transfer_abort(sft_ftp_session_t *s, sft_uint_t reply);
 void sft_ftp_transfer_run(sft_ftp_session_t *s);
 void sft_ftp_data_event(sft_event_t *ev);
 void sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
+size_t sft_ftp_rate_allow(sft_ftp_session_t *s, size_t want);
+void sft_ftp_rate_spend(sft_ftp_session_t *s, size_t n);
 size_t sft_ftp_ascii_to_crlf(const u_char *in, size_t len, size_t *used,
     u_char *out, size_t size);
 size_t sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,
@@ -278,6 +311,7 @@ u_char *sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind,
     u_char *p, u_char *last, u_char *name, size_t len,
     sft_storage_stat_t *st, uint32_t perms);
 sft_int_t sft_ftp_mlst(sft_ftp_session_t *s);
+sft_int_t sft_ftp_stat_path(sft_ftp_session_t *s);
 sft_int_t sft_ftp_list_fill(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
 
 #define SFT_FTP_LIST_ENTRY_MAX  (SFT_STORAGE_NAME_MAX * 2 + 256)

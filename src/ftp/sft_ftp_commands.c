@@ -47,6 +47,10 @@ static sft_int_t sft_ftp_stat(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_pbsz(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_prot(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_ccc(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_site(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_mfmt(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_stou(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_rein(sft_ftp_session_t *s);
 
 
 #define SFT_FTP_P   SFT_FTP_PRELOGIN
@@ -106,10 +110,12 @@ static sft_ftp_command_t  sft_ftp_commands[] = {
     { sft_string("MLST"), 0, sft_ftp_mlst },
     { sft_string("ABOR"), SFT_FTP_N|SFT_FTP_T, sft_ftp_abor },
     { sft_string("STAT"), SFT_FTP_T, sft_ftp_stat },
+    { sft_string("HASH"), SFT_FTP_A, sft_ftp_hash },
+    { sft_string("SITE"), SFT_FTP_A, sft_ftp_site },
+    { sft_string("MFMT"), SFT_FTP_A, sft_ftp_mfmt },
+    { sft_string("STOU"), 0, sft_ftp_stou },
+    { sft_string("REIN"), SFT_FTP_N, sft_ftp_rein },
     { sft_string("ACCT"), SFT_FTP_NOT_IMPL, NULL },
-    { sft_string("SITE"), SFT_FTP_NOT_IMPL, NULL },
-    { sft_string("STOU"), SFT_FTP_NOT_IMPL, NULL },
-    { sft_string("REIN"), SFT_FTP_NOT_IMPL, NULL },
     { sft_string("SMNT"), SFT_FTP_NOT_IMPL, NULL },
 };
 
@@ -189,31 +195,31 @@ sft_ftp_syst(sft_ftp_session_t *s)
 static sft_int_t
 sft_ftp_feat(sft_ftp_session_t *s)
 {
-    static u_char  tls[] =
-        "211-Features:\r\n"
-        " AUTH TLS\r\n"
-        " PBSZ\r\n"
-        " PROT\r\n";
+    u_char  *p, *last;
+    u_char   buf[512];
 
-    static u_char  feat[] =
-        "211-Features:\r\n"
-        " EPSV\r\n"
-        " MDTM\r\n"
-        " MLST type*;size*;modify*;perm*;unix.mode*;\r\n"
-        " REST STREAM\r\n"
-        " SIZE\r\n"
-        " TVFS\r\n"
-        " UTF8\r\n"
-        "211 End\r\n";
+    p = buf;
+    last = buf + sizeof(buf);
+
+    p = sft_slprintf(p, last, "211-Features:\r\n");
 
     if (s->conf->tls.ctx) {
-        sft_ftp_reply_raw(s, tls, sizeof(tls) - 1);
-        sft_ftp_reply_raw(s, feat + sizeof("211-Features:\r\n") - 1,
-                          sizeof(feat) - sizeof("211-Features:\r\n"));
-        return SFT_OK;
+        p = sft_slprintf(p, last, " AUTH TLS\r\n PBSZ\r\n PROT\r\n");
     }
 
-    sft_ftp_reply_raw(s, feat, sizeof(feat) - 1);
+    p = sft_slprintf(p, last, " EPSV\r\n");
+    p = sft_ftp_hash_feat(s, p, last);
+    p = sft_slprintf(p, last,
+                     " MDTM\r\n"
+                     " MFMT\r\n"
+                     " MLST type*;size*;modify*;perm*;unix.mode*;\r\n"
+                     " REST STREAM\r\n"
+                     " SIZE\r\n"
+                     " TVFS\r\n"
+                     " UTF8\r\n"
+                     "211 End\r\n");
+
+    sft_ftp_reply_raw(s, buf, p - buf);
     return SFT_OK;
 }
 
@@ -221,6 +227,8 @@ sft_ftp_feat(sft_ftp_session_t *s)
 static sft_int_t
 sft_ftp_opts(sft_ftp_session_t *s)
 {
+    u_char  *p, *end;
+
     if (sft_str_caseeq(&s->arg, "UTF8 ON")
         || sft_str_caseeq(&s->arg, "UTF8"))
     {
@@ -232,6 +240,26 @@ sft_ftp_opts(sft_ftp_session_t *s)
     if (s->arg.len >= 4 && strncasecmp((char *) s->arg.data, "MLST", 4) == 0)
     {
         sft_ftp_reply(s, 200, "MLST OPTS type;size;modify;perm;unix.mode;");
+        return SFT_OK;
+    }
+
+    if (s->arg.len >= 4 && strncasecmp((char *) s->arg.data, "HASH", 4) == 0
+        && (s->arg.len == 4 || s->arg.data[4] == ' '))
+    {
+        p = s->arg.data + 4;
+        end = s->arg.data + s->arg.len;
+
+        while (p < end && *p == ' ') {
+            p++;
+        }
+
+        if (p < end && sft_ftp_hash_select(s, p, end - p) != SFT_OK) {
+            sft_ftp_reply(s, 501, "Unknown algorithm, current selection "
+                                  "not changed.");
+            return SFT_OK;
+        }
+
+        sft_ftp_reply(s, 200, "%s", sft_ftp_hash_name(s->hash_algo));
         return SFT_OK;
     }
 
@@ -818,8 +846,12 @@ sft_ftp_stat(sft_ftp_session_t *s)
     u_char   buf[1024];
 
     if (s->arg.len) {
-        sft_ftp_reply(s, 502, "STAT with a path is not implemented.");
-        return SFT_OK;
+        if (s->transfer) {
+            sft_ftp_reply(s, 450, "Transfer in progress, try STAT later.");
+            return SFT_OK;
+        }
+
+        return sft_ftp_stat_path(s);
     }
 
     p = buf;
@@ -913,6 +945,216 @@ sft_ftp_ccc(sft_ftp_session_t *s)
 
     sft_ftp_reply(s, 533, "CCC refused: the control connection stays "
                           "encrypted.");
+
+    return SFT_OK;
+}
+
+
+/* SITE CHMOD mode path, SITE HELP */
+
+static void
+sft_ftp_chmod_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    sft_ftp_reply(s, 200, "SITE CHMOD command ok.");
+}
+
+
+static sft_int_t
+sft_ftp_site(sft_ftp_session_t *s)
+{
+    u_char             *p, *end;
+    mode_t              mode;
+    sft_int_t           rc;
+    sft_uint_t          n;
+    sft_storage_req_t  *r;
+
+    p = s->arg.data;
+    end = p + s->arg.len;
+
+    if (sft_str_caseeq(&s->arg, "HELP")) {
+        sft_ftp_reply_raw(s, (u_char *)
+                          "214-The following SITE commands are recognized.\r\n"
+                          " CHMOD HELP\r\n"
+                          "214 Help OK.\r\n",
+                          sizeof("214-The following SITE commands are "
+                                 "recognized.\r\n CHMOD HELP\r\n"
+                                 "214 Help OK.\r\n") - 1);
+        return SFT_OK;
+    }
+
+    if (s->arg.len < 6 || strncasecmp((char *) p, "CHMOD ", 6) != 0) {
+        sft_ftp_reply(s, 500, "Unknown SITE command.");
+        return SFT_OK;
+    }
+
+    p += 6;
+
+    while (p < end && *p == ' ') {
+        p++;
+    }
+
+    mode = 0;
+
+    for (n = 0; p < end && *p != ' '; n++, p++) {
+        if (*p < '0' || *p > '7' || n == 4) {
+            sft_ftp_reply(s, 501, "SITE CHMOD needs an octal mode.");
+            return SFT_OK;
+        }
+
+        mode = (mode << 3) | (*p - '0');
+    }
+
+    while (p < end && *p == ' ') {
+        p++;
+    }
+
+    if (n == 0 || p == end) {
+        sft_ftp_reply(s, 501, "Usage: SITE CHMOD <mode> <path>.");
+        return SFT_OK;
+    }
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    rc = sft_vfs_chmod(&s->vfs, r, p, end - p, mode & 0777);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_chmod_done);
+}
+
+
+/* MFMT YYYYMMDDHHMMSS path (draft-somers-ftp-mfxx), UTC */
+
+static void
+sft_ftp_mfmt_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    /* r->buf: "YYYYMMDDHHMMSS path", copied at the start */
+    sft_ftp_reply(s, 213, "Modify=%.14s; %s", r->buf, r->buf + 15);
+}
+
+
+static sft_int_t
+sft_ftp_mfmt(sft_ftp_session_t *s)
+{
+    u_char             *p, *copy;
+    time_t              mtime;
+    sft_int_t           rc;
+    sft_uint_t          i, v[6];
+    struct tm           tm;
+    sft_storage_req_t  *r;
+
+    p = s->arg.data;
+
+    if (s->arg.len < 16 || p[14] != ' ') {
+        sft_ftp_reply(s, 501, "Usage: MFMT YYYYMMDDHHMMSS path.");
+        return SFT_OK;
+    }
+
+    for (i = 0; i < 14; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            sft_ftp_reply(s, 501, "Usage: MFMT YYYYMMDDHHMMSS path.");
+            return SFT_OK;
+        }
+    }
+
+    v[0] = sft_atoi(p, 4);
+    v[1] = sft_atoi(p + 4, 2);
+    v[2] = sft_atoi(p + 6, 2);
+    v[3] = sft_atoi(p + 8, 2);
+    v[4] = sft_atoi(p + 10, 2);
+    v[5] = sft_atoi(p + 12, 2);
+
+    if (v[0] < 1970 || v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31
+        || v[3] > 23 || v[4] > 59 || v[5] > 60)
+    {
+        sft_ftp_reply(s, 501, "Invalid time in MFMT.");
+        return SFT_OK;
+    }
+
+    sft_memzero(&tm, sizeof(struct tm));
+    tm.tm_year = v[0] - 1900;
+    tm.tm_mon = v[1] - 1;
+    tm.tm_mday = v[2];
+    tm.tm_hour = v[3];
+    tm.tm_min = v[4];
+    tm.tm_sec = v[5];
+
+    mtime = timegm(&tm);
+
+    if (mtime == (time_t) -1) {
+        sft_ftp_reply(s, 501, "Invalid time in MFMT.");
+        return SFT_OK;
+    }
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    copy = sft_pnalloc(r->pool, s->arg.len + 1);
+    if (copy == NULL) {
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(copy, p, s->arg.len);
+    copy[s->arg.len] = '\0';
+
+    /* the reply's text; setmtime does not use buf */
+    r->buf = copy;
+
+    rc = sft_vfs_setmtime(&s->vfs, r, p + 15, s->arg.len - 15, mtime);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_mfmt_done);
+}
+
+
+static sft_int_t
+sft_ftp_stou(sft_ftp_session_t *s)
+{
+    return sft_ftp_transfer_start(s, SFT_FTP_STOU);
+}
+
+
+/* REIN: back to the state after the greeting; TLS stays as it is */
+
+static sft_int_t
+sft_ftp_rein(sft_ftp_session_t *s)
+{
+    sft_ftp_data_close(s);
+    s->data.active = 0;
+
+    sft_ftp_logout(s);
+
+    s->user.len = 0;
+    s->rest = 0;
+    s->binary = 0;
+    s->epsv_all = 0;
+    s->errors = 0;
+    s->hash_algo = SFT_FTP_HASH_SHA256;
+
+    if (s->rnfr) {
+        s->rnfr[0] = '\0';
+    }
+
+    if (s->last - s->start <= SFT_FTP_PRELOGIN_BUFFER) {
+        s->end = s->start + SFT_FTP_PRELOGIN_BUFFER;
+    }
+
+    /* the login timer, not the idle one, from now on */
+    sft_del_timer(s->connection->read);
+
+    sft_ftp_reply(s, 220, "Service ready for new user.");
 
     return SFT_OK;
 }

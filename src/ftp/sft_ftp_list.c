@@ -290,3 +290,255 @@ sft_ftp_mlst(sft_ftp_session_t *s)
 
     return sft_ftp_op_result(s, rc, sft_ftp_mlst_done);
 }
+
+
+/*
+ * STAT path: "213-" and the LIST lines on the control connection; a
+ * directory is listed until the reply would pass SFT_FTP_STAT_MAX (then
+ * "(truncated)"), so the reply buffer always holds it
+ */
+
+#define SFT_FTP_STAT_MAX  (SFT_FTP_REPLY_BUFFER / 2 + SFT_FTP_LIST_ENTRY_MAX)
+
+
+typedef struct {
+    u_char                   *path;
+    size_t                    path_len;
+    u_char                   *out;
+    u_char                   *pos;
+    u_char                   *last;
+    sft_uint_t                entry;
+    unsigned                  opened:1;
+    unsigned                  truncated:1;
+} sft_ftp_stat_ctx_t;
+
+
+static void sft_ftp_stat_done(sft_ftp_session_t *s, sft_storage_req_t *r);
+static void sft_ftp_stat_dir(sft_ftp_session_t *s, sft_ftp_stat_ctx_t *c);
+static void sft_ftp_stat_io(sft_storage_req_t *req);
+static void sft_ftp_stat_end(sft_ftp_session_t *s, sft_ftp_stat_ctx_t *c,
+    sft_storage_err_t err);
+static sft_storage_req_t *sft_ftp_stat_req(sft_ftp_session_t *s,
+    sft_ftp_stat_ctx_t *c);
+
+
+sft_int_t
+sft_ftp_stat_path(sft_ftp_session_t *s)
+{
+    sft_int_t            rc;
+    sft_storage_req_t   *r;
+    sft_ftp_stat_ctx_t  *c;
+
+    r = sft_ftp_op_request(s);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    c = sft_pcalloc(r->pool, sizeof(sft_ftp_stat_ctx_t));
+    if (c == NULL) {
+        return SFT_ERROR;
+    }
+
+    c->out = sft_pnalloc(r->pool, SFT_FTP_STAT_MAX);
+    c->path = sft_pnalloc(r->pool, s->arg.len);
+
+    if (c->out == NULL || c->path == NULL) {
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(c->path, s->arg.data, s->arg.len);
+    c->path_len = s->arg.len;
+    c->last = c->out + SFT_FTP_STAT_MAX;
+
+    c->pos = sft_slprintf(c->out, c->last, "213-Status of %.*s:\r\n",
+                          (int) c->path_len, c->path);
+
+    /* stat, opendir and readdir do not use buf */
+    r->buf = (u_char *) c;
+
+    rc = sft_vfs_stat(&s->vfs, r, c->path, c->path_len);
+
+    return sft_ftp_op_result(s, rc, sft_ftp_stat_done);
+}
+
+
+static sft_storage_req_t *
+sft_ftp_stat_req(sft_ftp_session_t *s, sft_ftp_stat_ctx_t *c)
+{
+    sft_storage_req_t  *r;
+
+    r = sft_ftp_op_request(s);     /* the op pool exists: cannot fail */
+
+    r->handler = sft_ftp_stat_io;
+    r->buf = (u_char *) c;
+
+    return r;
+}
+
+
+static void
+sft_ftp_stat_done(sft_ftp_session_t *s, sft_storage_req_t *r)
+{
+    sft_int_t            rc;
+    sft_ftp_stat_ctx_t  *c;
+
+    c = (sft_ftp_stat_ctx_t *) r->buf;
+
+    if (r->err != SFT_STORAGE_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    if (!S_ISDIR(r->st.mode)) {
+        c->pos = sft_ftp_list_format(s, SFT_FTP_LIST, c->pos, c->last,
+                                     c->path, c->path_len, &r->st, 0);
+        sft_ftp_stat_end(s, c, SFT_STORAGE_OK);
+        return;
+    }
+
+    /* entries of an earlier STAT were in an op pool now gone */
+    sft_memzero(&s->op_dir, sizeof(sft_storage_dir_t));
+
+    r = sft_ftp_stat_req(s, c);
+
+    rc = sft_vfs_opendir(&s->vfs, r, &s->op_dir, c->path, c->path_len);
+
+    if (rc == SFT_AGAIN) {
+        s->pending++;
+        s->busy = 1;
+        return;
+    }
+
+    if (rc == SFT_OK) {
+        r->err = SFT_STORAGE_OK;
+    }
+
+    sft_ftp_stat_dir(s, c);
+}
+
+
+static void
+sft_ftp_stat_dir(sft_ftp_session_t *s, sft_ftp_stat_ctx_t *c)
+{
+    sft_int_t              rc;
+    sft_storage_req_t     *r;
+    sft_storage_dirent_t  *e;
+
+    r = &s->req;
+
+    /* bounded by the directory: each pass reads the next batch */
+
+    for ( ;; ) {
+
+        if (r->err != SFT_STORAGE_OK) {
+            sft_ftp_stat_end(s, c, r->err);
+            return;
+        }
+
+        c->opened = 1;
+
+        while (c->entry < s->op_dir.nentries) {
+            if (c->last - c->pos < SFT_FTP_LIST_ENTRY_MAX) {
+                c->truncated = 1;
+                sft_ftp_stat_end(s, c, SFT_STORAGE_OK);
+                return;
+            }
+
+            e = &s->op_dir.entries[c->entry++];
+
+            if ((e->len == 1 && e->name[0] == '.')
+                || (e->len == 2 && e->name[0] == '.' && e->name[1] == '.'))
+            {
+                continue;
+            }
+
+            c->pos = sft_ftp_list_format(s, SFT_FTP_LIST, c->pos, c->last,
+                                         e->name, e->len, &e->st, 0);
+        }
+
+        if (s->op_dir.eof) {
+            sft_ftp_stat_end(s, c, SFT_STORAGE_OK);
+            return;
+        }
+
+        r = sft_ftp_stat_req(s, c);
+
+        rc = sft_vfs_readdir(&s->vfs, r, &s->op_dir);
+
+        if (rc == SFT_AGAIN) {
+            s->pending++;
+            s->busy = 1;
+            return;
+        }
+
+        if (rc == SFT_OK) {
+            r->err = SFT_STORAGE_OK;
+        }
+
+        c->entry = 0;
+    }
+}
+
+
+static void
+sft_ftp_stat_io(sft_storage_req_t *req)
+{
+    sft_ftp_session_t   *s = req->data;
+    sft_ftp_stat_ctx_t  *c;
+
+    c = (sft_ftp_stat_ctx_t *) req->buf;
+
+    s->pending--;
+
+    if (s->closed) {
+        if (req->op == SFT_STORAGE_OPENDIR && req->err == SFT_STORAGE_OK) {
+            c->opened = 1;
+        }
+
+        if (c->opened) {
+            c->opened = 0;
+            (void) sft_vfs_closedir(&s->vfs, sft_ftp_stat_req(s, c),
+                                    &s->op_dir);
+        }
+
+        if (s->pending == 0) {
+            sft_ftp_session_free(s);
+        }
+
+        return;
+    }
+
+    s->busy = 0;
+    c->entry = 0;
+
+    sft_ftp_stat_dir(s, c);
+    sft_ftp_resume(s);
+}
+
+
+static void
+sft_ftp_stat_end(sft_ftp_session_t *s, sft_ftp_stat_ctx_t *c,
+    sft_storage_err_t err)
+{
+    sft_storage_req_t  *r;
+
+    if (c->opened) {
+        c->opened = 0;
+        (void) sft_vfs_closedir(&s->vfs, sft_ftp_stat_req(s, c),
+                                &s->op_dir);
+    }
+
+    if (err != SFT_STORAGE_OK) {
+        r = sft_ftp_stat_req(s, c);
+        r->err = err;
+        sft_ftp_reply_storage_error(s, r);
+        return;
+    }
+
+    /* the room for this line is kept by SFT_FTP_LIST_ENTRY_MAX */
+
+    c->pos = sft_slprintf(c->pos, c->last, "213 End of status%s.\r\n",
+                          c->truncated ? " (truncated)" : "");
+
+    sft_ftp_reply_raw(s, c->out, c->pos - c->out);
+}

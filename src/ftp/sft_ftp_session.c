@@ -27,12 +27,17 @@ static void sft_ftp_delay_handler(sft_event_t *ev);
 static sft_int_t sft_ftp_setup_vfs(sft_ftp_session_t *s);
 static int sft_ftp_filter(void *data, const u_char *name, size_t len,
     int kind);
+static sft_uint_t sft_ftp_session_limit(sft_ftp_session_t *s);
+static void sft_ftp_unlist(sft_ftp_session_t *s);
 static void sft_ftp_lingering_close(sft_ftp_session_t *s);
 static void sft_ftp_lingering_handler(sft_event_t *ev);
 static u_char *sft_ftp_log_error(sft_log_t *log, u_char *buf, size_t len);
 
 
 static sft_str_t  sft_ftp_default_pool = sft_string("default");
+
+/* the logged-in sessions of this worker: max_sessions counts them */
+static sft_ftp_session_t  *sft_ftp_logged_in;
 
 
 void
@@ -833,6 +838,18 @@ sft_ftp_auth_result(sft_ftp_session_t *s)
         s->account = ar->account;
         ar->account = NULL;
 
+        if (sft_ftp_session_limit(s)) {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "max_sessions (%lu) of \"%.*s\" reached",
+                          (unsigned long) s->account->max_sessions,
+                          SFT_STR_FMT(&s->user));
+            sft_user_release(s->account);
+            s->account = NULL;
+            s->busy = 0;
+            sft_ftp_reply(s, 530, "Too many sessions for this user.");
+            return;
+        }
+
         if (sft_ftp_setup_vfs(s) != SFT_OK) {
             sft_user_release(s->account);
             s->account = NULL;
@@ -840,6 +857,16 @@ sft_ftp_auth_result(sft_ftp_session_t *s)
             sft_ftp_reply(s, 530, "Login incorrect.");
             return;
         }
+
+        s->user_prev = NULL;
+        s->user_next = sft_ftp_logged_in;
+
+        if (sft_ftp_logged_in) {
+            sft_ftp_logged_in->user_prev = s;
+        }
+
+        sft_ftp_logged_in = s;
+        s->listed = 1;
 
         s->busy = 0;
         s->logged_in = 1;
@@ -965,9 +992,20 @@ sft_ftp_setup_vfs(sft_ftp_session_t *s)
     }
 
     if (n) {
-        vr = sft_pcalloc(s->pool, n * sizeof(sft_vfs_rule_t));
-        if (vr == NULL) {
-            return SFT_ERROR;
+        /* reused after REIN: logins do not grow the session pool */
+
+        if (n <= s->nrules_alloc) {
+            vr = s->rules_alloc;
+            sft_memzero(vr, n * sizeof(sft_vfs_rule_t));
+
+        } else {
+            vr = sft_pcalloc(s->pool, n * sizeof(sft_vfs_rule_t));
+            if (vr == NULL) {
+                return SFT_ERROR;
+            }
+
+            s->rules_alloc = vr;
+            s->nrules_alloc = n;
         }
 
         s->vfs.rules = vr;
@@ -983,6 +1021,78 @@ sft_ftp_setup_vfs(sft_ftp_session_t *s)
     }
 
     return SFT_OK;
+}
+
+
+/*
+ * max_sessions: the user's sessions in this worker (each worker counts
+ * its own); bounded by the worker's connections
+ */
+
+static sft_uint_t
+sft_ftp_session_limit(sft_ftp_session_t *s)
+{
+    sft_uint_t          n;
+    sft_ftp_session_t  *o;
+
+    if (s->account->max_sessions == 0) {
+        return 0;
+    }
+
+    n = 0;
+
+    for (o = sft_ftp_logged_in; o; o = o->user_next) {
+        if (o->account
+            && o->account->name.len == s->account->name.len
+            && sft_memcmp(o->account->name.data, s->account->name.data,
+                          s->account->name.len) == 0)
+        {
+            n++;
+        }
+    }
+
+    return n >= s->account->max_sessions;
+}
+
+
+static void
+sft_ftp_unlist(sft_ftp_session_t *s)
+{
+    if (!s->listed) {
+        return;
+    }
+
+    if (s->user_prev) {
+        s->user_prev->user_next = s->user_next;
+
+    } else {
+        sft_ftp_logged_in = s->user_next;
+    }
+
+    if (s->user_next) {
+        s->user_next->user_prev = s->user_prev;
+    }
+
+    s->user_prev = NULL;
+    s->user_next = NULL;
+    s->listed = 0;
+}
+
+
+/* REIN: the account goes, the session waits for USER and PASS again */
+
+void
+sft_ftp_logout(sft_ftp_session_t *s)
+{
+    sft_ftp_unlist(s);
+
+    if (s->account) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp logout (REIN)");
+        sft_user_release(s->account);
+        s->account = NULL;
+    }
+
+    s->logged_in = 0;
 }
 
 
@@ -1120,6 +1230,8 @@ sft_ftp_close_session(sft_ftp_session_t *s)
     s->closed = 1;
     c = s->connection;
 
+    sft_ftp_unlist(s);
+
     if (s->transfer) {
         sft_ftp_transfer_abort(s, 0);
     }
@@ -1157,6 +1269,10 @@ void
 sft_ftp_session_free(sft_ftp_session_t *s)
 {
     if (s->transfer && s->transfer->pool) {
+        if (s->transfer->rate_ev.timer_set) {
+            sft_del_timer(&s->transfer->rate_ev);
+        }
+
         sft_destroy_pool(s->transfer->pool);
         s->transfer = NULL;
     }

@@ -38,6 +38,8 @@ static const char  *sft_ftp_kind_names[] = {
     "", "RETR", "STOR", "APPE", "LIST", "NLST", "MLSD"
 };
 
+static sft_uint_t   sft_ftp_stou_count;
+
 
 void
 sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
@@ -53,9 +55,10 @@ sft_int_t
 sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 {
     u_char              *p, *end, vpath[SFT_STORAGE_PATH_MAX + 1];
+    u_char               uname[SFT_STORAGE_PATH_MAX + 1];
     size_t               len, vlen;
     sft_int_t            rc;
-    sft_uint_t           flags;
+    sft_uint_t           flags, unique;
     sft_pool_t          *pool;
     sft_ftp_transfer_t  *t;
 
@@ -111,6 +114,34 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 
     len = end - p;
 
+    unique = 0;
+
+    if (kind == SFT_FTP_STOU) {
+        /* a new name: the argument (or "stou") and a suffix; EXCL below */
+
+        kind = SFT_FTP_STOR;
+        unique = 1;
+        s->rest = 0;
+
+        if (len == 0) {
+            p = (u_char *) "stou";
+            len = 4;
+        }
+
+        if (len > SFT_STORAGE_PATH_MAX - 64) {
+            sft_ftp_data_close(s);
+            sft_ftp_reply(s, 553, "File name not allowed.");
+            return SFT_OK;
+        }
+
+        end = sft_slprintf(uname, uname + sizeof(uname) - 1,
+                           "%.*s.%ld.%ld.%lu", (int) len, p, (long) sft_pid,
+                           (long) time(NULL),
+                           (unsigned long) sft_ftp_stou_count++);
+        p = uname;
+        len = end - uname;
+    }
+
     if (len == 0) {
         p = (u_char *) ".";
         len = 1;
@@ -130,6 +161,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     t->pool = pool;
     t->kind = kind;
     t->ascii = !s->binary && kind <= SFT_FTP_APPE;
+    t->unique = unique;
 
     t->path = sft_pnalloc(pool, len);
     if (t->path == NULL) {
@@ -145,6 +177,22 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     t->wake.log = s->log;
     t->waiter.event = &t->wake;
 
+    t->rate_ev.handler = sft_ftp_transfer_wake;
+    t->rate_ev.data = s;
+    t->rate_ev.log = s->log;
+
+    if (s->account) {
+        t->rate = (kind == SFT_FTP_RETR) ? s->account->download_rate
+                  : (kind == SFT_FTP_STOR || kind == SFT_FTP_APPE)
+                    ? s->account->upload_rate : 0;
+    }
+
+    if (t->rate) {
+        /* a quarter of a second's worth to start with */
+        t->tokens = sft_max(t->rate / 4, (off_t) 1);
+        t->rate_last = sft_current_msec;
+    }
+
     s->transfer = t;
     sft_ftp_transfer_req(s, t);
 
@@ -156,6 +204,11 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 
     case SFT_FTP_STOR:
         flags = s->rest ? SFT_STORAGE_WRITE_INPLACE : 0;
+
+        if (unique) {
+            flags = SFT_STORAGE_WRITE_EXCL|SFT_STORAGE_WRITE_NOREPLACE;
+        }
+
         rc = sft_vfs_open_write(&s->vfs, &t->req, &t->file, p, len, flags,
                                 s->rest);
         break;
@@ -197,9 +250,32 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 static void
 sft_ftp_transfer_opened(sft_ftp_session_t *s)
 {
+    sft_int_t            rc;
     sft_ftp_transfer_t  *t;
 
     t = s->transfer;
+
+    if (t->req.err == SFT_STORAGE_NOT_DIR && !t->single
+        && (t->kind == SFT_FTP_LIST || t->kind == SFT_FTP_NLST))
+    {
+        /* LIST or NLST of one file: its stat, one entry */
+
+        t->single = 1;
+        sft_ftp_transfer_req(s, t);
+
+        rc = sft_vfs_stat(&s->vfs, &t->req, t->path, t->path_len);
+
+        if (rc == SFT_AGAIN) {
+            t->io = 1;
+            s->pending++;
+            s->busy = 1;
+            return;
+        }
+
+        if (rc == SFT_OK) {
+            t->req.err = SFT_STORAGE_OK;
+        }
+    }
 
     if (t->req.err != SFT_STORAGE_OK) {
         s->rest = 0;
@@ -209,7 +285,28 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
         return;
     }
 
-    t->opened = 1;
+    if (t->single) {
+        t->out = sft_pnalloc(t->pool, t->path_len + SFT_FTP_LIST_ENTRY_MAX);
+        if (t->out == NULL) {
+            s->rest = 0;
+            t->reason = SFT_FTP_END_STORAGE;
+            t->err = SFT_STORAGE_IO;
+            sft_ftp_transfer_finish(s);
+            return;
+        }
+
+        t->out_len = sft_ftp_list_format(s, t->kind, t->out,
+                                         t->out + t->path_len
+                                         + SFT_FTP_LIST_ENTRY_MAX,
+                                         t->path, t->path_len, &t->req.st,
+                                         0)
+                     - t->out;
+        t->out_pos = 0;
+        t->eof = 1;
+
+    } else {
+        t->opened = 1;
+    }
 
     if (s->data.listener == NULL && s->data.conn == NULL) {
         /* the passive wait timed out or the active connect failed */
@@ -240,6 +337,12 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
 
     case SFT_FTP_STOR:
         t->offset = s->rest;
+
+        if (t->unique) {
+            sft_ftp_reply(s, 150, "FILE: %.*s", (int) t->path_len, t->path);
+            break;
+        }
+
         sft_ftp_reply(s, 150, "Ok to send data.");
         break;
 
@@ -301,7 +404,71 @@ sft_ftp_data_event(sft_event_t *ev)
 static void
 sft_ftp_transfer_wake(sft_event_t *ev)
 {
+    ev->timedout = 0;
     sft_ftp_transfer_run(ev->data);
+}
+
+
+/*
+ * The user's rate: how much of want may move now (at least 1 byte), or 0
+ * with the rate timer set for when tokens are back.  The bucket holds a
+ * quarter of a second's worth, so a limited sendfile(2) goes in slices.
+ */
+
+size_t
+sft_ftp_rate_allow(sft_ftp_session_t *s, size_t want)
+{
+    off_t                burst;
+    sft_msec_t           now, elapsed, delay;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+
+    if (t->rate == 0) {
+        return want;
+    }
+
+    burst = sft_max(t->rate / 4, (off_t) 1);
+
+    now = sft_current_msec;
+    elapsed = now - t->rate_last;
+
+    if (elapsed > 0) {
+        t->rate_last = now;
+        t->tokens += (elapsed >= 1000) ? burst
+                                       : t->rate * (off_t) elapsed / 1000;
+        if (t->tokens > burst) {
+            t->tokens = burst;
+        }
+    }
+
+    if (t->tokens > 0) {
+        return (size_t) sft_min((off_t) want, t->tokens);
+    }
+
+    /* until an eighth of the bucket is back, at least 10 ms */
+
+    delay = (sft_msec_t) ((burst / 8 - t->tokens) * 1000 / t->rate);
+    delay = sft_max(delay, (sft_msec_t) 10);
+
+    if (!t->rate_ev.timer_set) {
+        sft_add_timer(&t->rate_ev, delay);
+    }
+
+    return 0;
+}
+
+
+void
+sft_ftp_rate_spend(sft_ftp_session_t *s, size_t n)
+{
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+
+    if (t->rate) {
+        t->tokens -= (off_t) n;
+    }
 }
 
 
@@ -340,6 +507,7 @@ sft_ftp_transfer_run(sft_ftp_session_t *s)
 static void
 sft_ftp_send_file(sft_ftp_session_t *s)
 {
+    size_t               size;
     ssize_t              n;
     sft_fd_t             fd;
     sft_connection_t    *dc;
@@ -367,9 +535,14 @@ sft_ftp_send_file(sft_ftp_session_t *s)
     }
 
     while (t->offset < t->end) {
-        n = sendfile(dc->fd, fd, &t->offset,
-                     (size_t) sft_min(t->end - t->offset,
-                                      (off_t) SFT_FTP_SENDFILE_MAX));
+        size = sft_ftp_rate_allow(s,
+                                  (size_t) sft_min(t->end - t->offset,
+                                                (off_t) SFT_FTP_SENDFILE_MAX));
+        if (size == 0) {
+            return;     /* the rate timer comes back */
+        }
+
+        n = sendfile(dc->fd, fd, &t->offset, size);
 
         if (n == -1) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -393,6 +566,7 @@ sft_ftp_send_file(sft_ftp_session_t *s)
             break;      /* the file got shorter */
         }
 
+        sft_ftp_rate_spend(s, n);
         sft_stat_add(SFT_STAT_BYTES_SENT, n);
         t->bytes += n;
     }
@@ -409,7 +583,7 @@ static void
 sft_ftp_send_copy(sft_ftp_session_t *s)
 {
     u_char              *tmp;
-    size_t               used;
+    size_t               used, size;
     ssize_t              n;
     sft_connection_t    *dc;
     sft_ftp_transfer_t  *t;
@@ -424,7 +598,12 @@ sft_ftp_send_copy(sft_ftp_session_t *s)
         }
 
         while (t->out_pos < t->out_len) {
-            n = dc->send(dc, t->chunk + t->out_pos, t->out_len - t->out_pos);
+            size = sft_ftp_rate_allow(s, t->out_len - t->out_pos);
+            if (size == 0) {
+                return;     /* the rate timer comes back */
+            }
+
+            n = dc->send(dc, t->chunk + t->out_pos, size);
 
             if (n == SFT_AGAIN) {
                 sft_add_timer(dc->write, s->conf->data_timeout);
@@ -437,6 +616,7 @@ sft_ftp_send_copy(sft_ftp_session_t *s)
                 return;
             }
 
+            sft_ftp_rate_spend(s, n);
             sft_stat_add(SFT_STAT_BYTES_SENT, n);
             t->out_pos += n;
             t->bytes += n;
@@ -676,6 +856,7 @@ sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,
 static void
 sft_ftp_recv_file(sft_ftp_session_t *s)
 {
+    size_t               size;
     ssize_t              n;
     sft_int_t            rc;
     sft_uint_t           cr;
@@ -734,8 +915,12 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
 
         /* a held CR keeps one byte free before the new data */
 
-        n = dc->recv(dc, t->chunk + t->out_len + t->cr,
-                     t->chunk_size - t->out_len - t->cr);
+        size = sft_ftp_rate_allow(s, t->chunk_size - t->out_len - t->cr);
+        if (size == 0) {
+            return;     /* the rate timer comes back */
+        }
+
+        n = dc->recv(dc, t->chunk + t->out_len + t->cr, size);
 
         if (n == SFT_AGAIN) {
             sft_add_timer(dc->read, s->conf->data_timeout);
@@ -760,6 +945,7 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
         }
 
         t->bytes += n;
+        sft_ftp_rate_spend(s, n);
 
         if (t->ascii) {
             cr = t->cr;
@@ -894,6 +1080,7 @@ sft_ftp_transfer_io_done(sft_storage_req_t *req)
     case SFT_STORAGE_OPEN_READ:
     case SFT_STORAGE_OPEN_WRITE:
     case SFT_STORAGE_OPENDIR:
+    case SFT_STORAGE_STAT:     /* LIST of one file */
         s->busy = 0;
         sft_ftp_transfer_opened(s);
         break;
@@ -995,6 +1182,10 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
     }
 
     t->finishing = 1;
+
+    if (t->rate_ev.timer_set) {
+        sft_del_timer(&t->rate_ev);
+    }
 
     /*
      * the data connection's close is the end of a download for the client;
@@ -1135,6 +1326,10 @@ sft_ftp_transfer_release(sft_ftp_session_t *s)
     sft_ftp_transfer_t  *t;
 
     t = s->transfer;
+
+    if (t->rate_ev.timer_set) {
+        sft_del_timer(&t->rate_ev);
+    }
 
     if (t->reading) {
         return;     /* the read's completion comes back here */
