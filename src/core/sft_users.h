@@ -42,7 +42,7 @@ typedef struct {
 } sft_user_cidr_t;
 
 
-typedef struct {
+typedef struct sft_user_s {
     sft_str_t          name;
     sft_str_t          password;       /* PHC string, "" = no password */
     sft_str_t          home;

@@ -25,8 +25,6 @@ static void sft_ftp_auth_done(sft_auth_request_t *ar);
 static void sft_ftp_auth_result(sft_ftp_session_t *s);
 static void sft_ftp_delay_handler(sft_event_t *ev);
 static sft_int_t sft_ftp_setup_vfs(sft_ftp_session_t *s);
-static int sft_ftp_filter(void *data, const u_char *name, size_t len,
-    int kind);
 static sft_uint_t sft_ftp_session_limit(sft_ftp_session_t *s);
 static void sft_ftp_unlist(sft_ftp_session_t *s);
 static void sft_ftp_lingering_close(sft_ftp_session_t *s);
@@ -935,90 +933,15 @@ sft_ftp_delay_handler(sft_event_t *ev)
 static sft_int_t
 sft_ftp_setup_vfs(sft_ftp_session_t *s)
 {
-    u_char           *p, *e;
-    sft_str_t         home, root;
-    sft_uint_t        i, n;
-    sft_user_t       *u;
-    sft_storage_t    *st;
-    sft_vfs_rule_t   *vr;
-    sft_user_rule_t  *r;
-
-    u = s->account;
-    st = s->conf->storage;
-
-    if (u->storage.len) {
-        st = sft_storage_find((sft_cycle_t *) sft_cycle, &u->storage);
-    }
-
-    if (st == NULL) {
-        sft_log_error(SFT_LOG_ERR, s->log, 0,
-                      "user \"%.*s\" has no storage (\"%.*s\")",
-                      SFT_STR_FMT(&u->name), SFT_STR_FMT(&u->storage));
+    if (sft_vfs_session_for_user(&s->vfs, s->account, s->conf->storage,
+                                 s->pool, &s->rules_alloc, &s->nrules_alloc,
+                                 s->log)
+        != SFT_OK)
+    {
         return SFT_ERROR;
     }
 
-    /* "/alice/" -> "alice", under the storage root */
-
-    p = u->home.data;
-    e = p + u->home.len;
-
-    while (p < e && *p == '/') {
-        p++;
-    }
-
-    while (e > p && e[-1] == '/') {
-        e--;
-    }
-
-    home.data = p;
-    home.len = e - p;
-
-    sft_str_set(&root, "/");
-
-    sft_vfs_session_init(&s->vfs, st, &home, sft_user_perms(u, &root),
-                         s->log);
-
     s->vfs.thread_pool = s->thread_pool;
-    s->vfs.filter = sft_ftp_filter;
-    s->vfs.filter_data = s;
-
-    r = u->rules.elts;
-    n = 0;
-
-    for (i = 0; i < u->rules.nelts; i++) {
-        if (r[i].perms != -1) {
-            n++;
-        }
-    }
-
-    if (n) {
-        /* reused after REIN: logins do not grow the session pool */
-
-        if (n <= s->nrules_alloc) {
-            vr = s->rules_alloc;
-            sft_memzero(vr, n * sizeof(sft_vfs_rule_t));
-
-        } else {
-            vr = sft_pcalloc(s->pool, n * sizeof(sft_vfs_rule_t));
-            if (vr == NULL) {
-                return SFT_ERROR;
-            }
-
-            s->rules_alloc = vr;
-            s->nrules_alloc = n;
-        }
-
-        s->vfs.rules = vr;
-
-        for (i = 0; i < u->rules.nelts; i++) {
-            if (r[i].perms != -1) {
-                vr->path = r[i].path;
-                vr->perms = (uint32_t) r[i].perms;
-                vr++;
-                s->vfs.nrules++;
-            }
-        }
-    }
 
     return SFT_OK;
 }
@@ -1090,35 +1013,12 @@ sft_ftp_logout(sft_ftp_session_t *s)
         sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp logout (REIN)");
         sft_user_release(s->account);
         s->account = NULL;
+        s->vfs.account = NULL;
     }
 
     s->logged_in = 0;
 }
 
-
-/* the user's deny and hide patterns, for the current directory's rules */
-
-static int
-sft_ftp_filter(void *data, const u_char *name, size_t len, int kind)
-{
-    sft_str_t           dir, n;
-    sft_ftp_session_t  *s = data;
-
-    if (s->account == NULL) {
-        return 0;
-    }
-
-    dir.data = s->vfs.cwd;
-    dir.len = s->vfs.cwd_len;
-    n.data = (u_char *) name;
-    n.len = len;
-
-    if (kind == SFT_VFS_FILTER_DENY) {
-        return sft_user_name_denied(s->account, &dir, &n) ? 1 : 0;
-    }
-
-    return sft_user_name_hidden(s->account, &dir, &n) ? 1 : 0;
-}
 
 
 /* closing */

@@ -30,8 +30,6 @@ static void sft_sftp_auth_done(sft_auth_request_t *ar);
 static void sft_sftp_auth_result(sft_sftp_session_t *s);
 static void sft_sftp_delay_handler(sft_event_t *ev);
 static sft_int_t sft_sftp_login(sft_sftp_session_t *s);
-static int sft_sftp_filter(void *data, const u_char *name, size_t len,
-    int kind);
 static int sft_sftp_channel_data(ssh_session session, ssh_channel channel,
     void *data, uint32_t len, int is_stderr, void *userdata);
 static void sft_sftp_channel_eof(ssh_session session, ssh_channel channel,
@@ -780,82 +778,19 @@ sft_sftp_delay_handler(sft_event_t *ev)
 }
 
 
-/* the user is known: the virtual filesystem, as FTP sets it up */
+/* the user is known: the virtual filesystem */
 
 static sft_int_t
 sft_sftp_login(sft_sftp_session_t *s)
 {
-    u_char           *p, *e;
-    sft_str_t         home, root;
-    sft_uint_t        i, n;
-    sft_user_t       *u;
-    sft_storage_t    *st;
-    sft_vfs_rule_t   *vr;
-    sft_user_rule_t  *r;
-
-    u = s->account;
-    st = s->conf->storage;
-
-    if (u->storage.len) {
-        st = sft_storage_find((sft_cycle_t *) sft_cycle, &u->storage);
-    }
-
-    if (st == NULL) {
-        sft_log_error(SFT_LOG_ERR, s->log, 0,
-                      "user \"%.*s\" has no storage (\"%.*s\")",
-                      SFT_STR_FMT(&u->name), SFT_STR_FMT(&u->storage));
+    if (sft_vfs_session_for_user(&s->vfs, s->account, s->conf->storage,
+                                 s->pool, NULL, NULL, s->log)
+        != SFT_OK)
+    {
         goto failed;
     }
 
-    p = u->home.data;
-    e = p + u->home.len;
-
-    while (p < e && *p == '/') {
-        p++;
-    }
-
-    while (e > p && e[-1] == '/') {
-        e--;
-    }
-
-    home.data = p;
-    home.len = e - p;
-
-    sft_str_set(&root, "/");
-
-    sft_vfs_session_init(&s->vfs, st, &home, sft_user_perms(u, &root),
-                         s->log);
-
     s->vfs.thread_pool = s->thread_pool;
-    s->vfs.filter = sft_sftp_filter;
-    s->vfs.filter_data = s;
-
-    r = u->rules.elts;
-    n = 0;
-
-    for (i = 0; i < u->rules.nelts; i++) {
-        if (r[i].perms != -1) {
-            n++;
-        }
-    }
-
-    if (n) {
-        vr = sft_pcalloc(s->pool, n * sizeof(sft_vfs_rule_t));
-        if (vr == NULL) {
-            goto failed;
-        }
-
-        s->vfs.rules = vr;
-
-        for (i = 0; i < u->rules.nelts; i++) {
-            if (r[i].perms != -1) {
-                vr->path = r[i].path;
-                vr->perms = (uint32_t) r[i].perms;
-                vr++;
-                s->vfs.nrules++;
-            }
-        }
-    }
 
     s->logged_in = 1;
     s->auth_tries = 0;
@@ -873,28 +808,6 @@ failed:
     return SFT_ERROR;
 }
 
-
-static int
-sft_sftp_filter(void *data, const u_char *name, size_t len, int kind)
-{
-    sft_str_t            dir, n;
-    sft_sftp_session_t  *s = data;
-
-    if (s->account == NULL) {
-        return 0;
-    }
-
-    dir.data = s->vfs.cwd;
-    dir.len = s->vfs.cwd_len;
-    n.data = (u_char *) name;
-    n.len = len;
-
-    if (kind == SFT_VFS_FILTER_DENY) {
-        return sft_user_name_denied(s->account, &dir, &n) ? 1 : 0;
-    }
-
-    return sft_user_name_hidden(s->account, &dir, &n) ? 1 : 0;
-}
 
 
 /*

@@ -56,6 +56,7 @@ typedef struct {
 
     sft_vfs_filter_pt    filter;
     void                *filter_data;
+    void                *account;       /* sft_user_t, for its filters */
 
     sft_vfs_quota_t     *quota;         /* NULL: none */
 
@@ -70,6 +71,11 @@ void sft_vfs_session_init(sft_vfs_session_t *s, sft_storage_t *storage,
     sft_str_t *home, uint32_t perms, sft_log_t *log);
 
 /* out has SFT_STORAGE_PATH_MAX + 1 bytes; NUL-terminated; "/" for root */
+struct sft_user_s;
+
+sft_int_t sft_vfs_session_for_user(sft_vfs_session_t *vs,
+    struct sft_user_s *u, sft_storage_t *storage, sft_pool_t *pool,
+    sft_vfs_rule_t **rules, sft_uint_t *nrules_alloc, sft_log_t *log);
 sft_storage_err_t sft_vfs_normalize(const u_char *cwd, size_t cwd_len,
     const u_char *path, size_t len, u_char *out, size_t *out_len);
 uint32_t sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath,
