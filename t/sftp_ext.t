@@ -3,8 +3,9 @@
 # sftp_ext.t -- SFTP requests and OpenSSH extensions at the request level,
 # with paramiko: READLINK, SYMLINK (and a symlink escape), statvfs,
 # fstatvfs, fsync, lsetstat, limits, expand-path, home-directory,
-# users-groups-by-id, an unknown extension; then OpenSSH sftp's df and
-# ln -s.
+# users-groups-by-id, hardlink, check-file-name and -handle, an unknown
+# extension; then OpenSSH sftp's
+# df, ln -s and ln, and hardlink permissions.
 
 use warnings;
 use strict;
@@ -45,11 +46,20 @@ open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
 print $fh "pw-alice\n";
 close $fh;
 
+# the same home, fewer permissions: for hardlink's checks
+for (['ro', 'list,download'], ['wo', 'list,upload']) {
+    open $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
+        'user', 'add', $_->[0], '--home', '/alice', '--perms', $_->[1]
+        or die;
+    print $fh "pw-$_->[0]\n";
+    close $fh;
+}
+
 system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0 or die;
 my $pub = $t->read_file('key.pub');
 chomp $pub;
 my $users = $t->read_file('users');
-$users =~ s/^\[alice\]\n/[alice]\nssh_key = $pub\n/mg;
+$users =~ s/^\[(alice|ro|wo)\]\n/[$1]\nssh_key = $pub\n/mg;
 $t->write_file('users', $users);
 
 $t->write_file('data/alice/f', "hello\n" x 100);
@@ -60,7 +70,7 @@ my $port = port(8022);
 # the client: one line per check, "ok NAME" or "not ok NAME: why"
 
 $t->write_file('client.py', <<'EOF2');
-import os, sys, struct, paramiko
+import os, sys, struct, hashlib, zlib, paramiko
 from paramiko.sftp import CMD_EXTENDED, CMD_EXTENDED_REPLY
 
 port, key, data = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -171,6 +181,114 @@ gn = [g.get_text()]
 check('users-groups-by-id', un == ['siftp', ''] and gn == ['siftp'],
       (un, gn))
 
+# hardlink@openssh.com: the existing file, then the new name
+t, msg = ext('hardlink@openssh.com', 'f', 'hl1')
+check('hardlink', t == 101 and os.path.exists(data + '/hl1')
+      and os.stat(data + '/hl1').st_ino == os.stat(data + '/f').st_ino
+      and os.stat(data + '/f').st_nlink == 2)
+fails('hardlink onto an existing name',
+      lambda: ext('hardlink@openssh.com', 'f', 'g'))
+check('existing name kept', os.path.getsize(data + '/g') == 10000)
+fails('hardlink of nothing',
+      lambda: ext('hardlink@openssh.com', 'nothing', 'hl2'), 2)
+fails('hardlink of a symbolic link',
+      lambda: ext('hardlink@openssh.com', 'l1', 'hl3'))
+check('no link of a symbolic link', not os.path.lexists(data + '/hl3'))
+sftp.mkdir('hd')
+fails('hardlink of a directory',
+      lambda: ext('hardlink@openssh.com', 'hd', 'hl4'))
+fails('hardlink above the root',
+      lambda: ext('hardlink@openssh.com', '../../../../etc/passwd', 'hl5'))
+check('nothing linked from outside', not os.path.lexists(data + '/hl5'))
+fails('hardlink into a missing directory',
+      lambda: ext('hardlink@openssh.com', 'f', 'nodir/hl6'), 2)
+t, msg = ext('hardlink@openssh.com', '/f', 'hd/hl7')
+check('hardlink into a subdirectory', t == 101
+      and os.stat(data + '/hd/hl7').st_ino == os.stat(data + '/f').st_ino)
+
+# check-file-name, check-file-handle: hashes against hashlib and zlib
+class Raw(paramiko.SFTPAttributes):
+    # paramiko packs every int as uint64: the uint32 block size goes raw
+    def __init__(self, b):
+        self.b = b
+    def _pack(self, msg):
+        msg.add_bytes(self.b)
+
+def cf(kind, target, algos, start=0, length=0, block=0):
+    t, msg = ext('check-file-' + kind, target, algos,
+                 Raw(struct.pack('>QQI', start, length, block)))
+    if t != CMD_EXTENDED_REPLY or msg.get_text() != 'check-file':
+        return None, None
+    return msg.get_text(), msg.get_remainder()
+
+def crc(b):
+    return struct.pack('>I', zlib.crc32(b) & 0xffffffff)
+
+big = os.urandom(300000)
+with open(data + '/big', 'wb') as f:
+    f.write(big)
+
+for a in ['md5', 'sha1', 'sha256', 'sha512']:
+    r = cf('name', 'big', a)
+    check('check-file-name ' + a, r == (a, hashlib.new(a, big).digest()), r)
+r = cf('name', '/big', 'crc32')
+check('check-file-name crc32', r == ('crc32', crc(big)), r)
+r = cf('name', 'big', 'foo,sha256,md5')
+check('check-file the first known algorithm',
+      r == ('sha256', hashlib.sha256(big).digest()), r)
+r = cf('name', 'big', 'sha1', 1000, 5000)
+check('check-file start and length',
+      r == ('sha1', hashlib.sha1(big[1000:6000]).digest()), r)
+r = cf('name', 'big', 'crc32', 299000)
+check('check-file length 0: to the end',
+      r == ('crc32', crc(big[299000:])), r)
+r = cf('name', 'big', 'md5', 0, 10 ** 9)
+check('check-file length past the end',
+      r == ('md5', hashlib.md5(big).digest()), r)
+r = cf('name', 'big', 'md5', 300000)
+check('check-file empty range', r == ('md5', hashlib.md5(b'').digest()), r)
+r = cf('name', 'big', 'sha1', 0, 0, 65536)
+want = b''.join(hashlib.sha1(big[i:i + 65536]).digest()
+                for i in range(0, len(big), 65536))
+check('check-file blocks', r == ('sha1', want), r and len(r[1]))
+r = cf('name', 'big', 'crc32', 100, 2500, 1000)
+want = crc(big[100:1100]) + crc(big[1100:2100]) + crc(big[2100:2600])
+check('check-file blocks of a range', r == ('crc32', want), r)
+r = cf('name', 'big', 'sha512', 0, 0, 256)
+check('check-file 1172 blocks', r is not None and r[0] == 'sha512'
+      and len(r[1]) == 1172 * 64
+      and r[1][-64:] == hashlib.sha512(big[1171 * 256:]).digest(),
+      r and len(r[1]))
+fails('check-file unknown algorithms',
+      lambda: cf('name', 'big', 'foo,bar'))
+fails('check-file block size under 256',
+      lambda: cf('name', 'big', 'md5', 0, 0, 255))
+fails('check-file start past the end',
+      lambda: cf('name', 'big', 'md5', 300001))
+fails('check-file of nothing', lambda: cf('name', 'nothing', 'md5'), 2)
+fails('check-file of a directory', lambda: cf('name', 'hd', 'md5'))
+fails('check-file above the root',
+      lambda: cf('name', '../../../../etc/passwd', 'md5'), 2)
+
+fh = sftp.open('big', 'r')
+fh.prefetch = None
+r = cf('handle', fh.handle, 'sha256', 4096, 8192)
+check('check-file-handle',
+      r == ('sha256', hashlib.sha256(big[4096:12288]).digest()), r)
+r = cf('handle', fh.handle, 'md5', 0, 0, 100000)
+want = b''.join(hashlib.md5(big[i:i + 100000]).digest()
+                for i in range(0, len(big), 100000))
+check('check-file-handle blocks', r == ('md5', want), r)
+check('read after check-file-handle', fh.read(5) == big[:5])
+fh.close()
+fails('check-file-handle of a closed handle',
+      lambda: cf('handle', fh.handle, 'md5'))
+fh = sftp.open('cfw', 'w')
+fh.write(b'abc')
+fails('check-file-handle of a write handle',
+      lambda: cf('handle', fh.handle, 'md5'), 13)
+fh.close()
+
 fails('unknown extension', lambda: ext('nothing@example.com'))
 
 # still usable after all of it
@@ -216,6 +334,25 @@ $t->write_file('batch', "ln -s ../../../../etc/passwd esc2\n");
 $out = `$sftp`;
 isnt($? >> 8, 0, 'sftp ln -s escape refused');
 ok(!-l "$d/data/alice/esc2", 'no escaping link');
+
+# ln without -s: hardlink@openssh.com
+
+$t->write_file('batch', "ln f hl8\n");
+$out = `$sftp`;
+is($? >> 8, 0, 'sftp ln') or diag($out);
+ok(-f "$d/data/alice/hl8"
+    && (stat("$d/data/alice/hl8"))[1] == (stat("$d/data/alice/f"))[1],
+    'ln made a hard link');
+
+for my $u (['ro', 'without upload'], ['wo', 'without download']) {
+    my $c = $sftp;
+    $c =~ s/alice\@/$u->[0]\@/;
+    $t->write_file('batch', "ln f hl9\n");
+    $out = `$c`;
+    isnt($? >> 8, 0, "sftp ln refused $u->[1]");
+    like($out, qr/denied/i, "ln $u->[1]: permission denied");
+    ok(!-e "$d/data/alice/hl9", "no link $u->[1]");
+}
 
 $t->stop();
 

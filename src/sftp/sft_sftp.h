@@ -144,6 +144,7 @@ struct sft_sftp_request_s {
     uint32_t                  perm;
     uint32_t                  mtime;
     uint32_t                  pflags;
+    void                     *ctx;         /* check-file */
 };
 
 

@@ -3,13 +3,16 @@
  * the channel bytes with a 256 KiB cap, read only through bounds-checked
  * getters, every complete request started at once, each answered when
  * its storage operation completes, handles, and OpenSSH's extensions
- * (posix-rename, statvfs, fstatvfs, fsync, lsetstat, limits, expand-path,
- * home-directory, users-groups-by-id).
+ * (posix-rename, hardlink, statvfs, fstatvfs, fsync, lsetstat, limits,
+ * expand-path, home-directory, users-groups-by-id, check-file-name and
+ * check-file-handle).
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_sftp.h>
+
+#include <openssl/evp.h>
 
 
 #define SFT_SFTP_SMALL_REPLY  1024
@@ -17,12 +20,38 @@
 
 /* request types of our own, for the extensions that need a step */
 #define SFT_SFTP_FSYNC        230
+#define SFT_SFTP_CHECK_FILE   231
+
+#define SFT_SFTP_CHECK_CHUNK  65536     /* the read buffer of a check */
+#define SFT_SFTP_CHECK_MAX    131072    /* bytes of hashes in a reply */
+#define SFT_SFTP_CHECK_ALGOS  "md5,sha1,sha256,sha512,crc32"
 
 
 typedef struct {
     sft_fd_t              fd;
     int                   err;
 } sft_sftp_fsync_t;
+
+
+/* check-file-name, check-file-handle */
+
+typedef struct {
+    sft_storage_file_t    file;         /* check-file-name's own open */
+    sft_fd_t              fd;
+    const char           *algo;
+    sft_uint_t            algo_len;
+    const EVP_MD         *md;           /* NULL: CRC-32 */
+    uint64_t              start;
+    uint64_t              length;       /* 0: to the end */
+    uint32_t              block;        /* 0: one hash */
+    u_char               *buf;          /* SFT_SFTP_CHECK_CHUNK */
+    u_char               *out;          /* the hashes */
+    size_t                out_size;
+    size_t                out_len;
+    sft_storage_err_t     err;          /* the thread's */
+    int                   sys_err;
+    sft_thread_task_t    *task;
+} sft_sftp_check_t;
 
 
 static sft_int_t sft_sftp_request(sft_sftp_session_t *s, u_char *p,
@@ -37,6 +66,15 @@ static sft_int_t sft_sftp_fsync(sft_sftp_request_t *r);
 static void sft_sftp_fsync_thread(void *data, sft_log_t *log);
 static void sft_sftp_task_done(sft_event_t *ev);
 static void sft_sftp_reply_readlink(sft_sftp_request_t *r);
+static sft_int_t sft_sftp_check_file(sft_sftp_session_t *s,
+    sft_sftp_buf_t *b, uint32_t id, sft_uint_t by_handle);
+static sft_int_t sft_sftp_check_post(sft_sftp_request_t *r);
+static void sft_sftp_check_thread(void *data, sft_log_t *log);
+static sft_int_t sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset,
+    off_t len, u_char *out);
+static void sft_sftp_check_complete(sft_sftp_request_t *r);
+static void sft_sftp_check_abort(sft_sftp_request_t *r);
+static void sft_sftp_crc32_init(void);
 static sft_sftp_request_t *sft_sftp_request_new(sft_sftp_session_t *s,
     u_char type, uint32_t id, size_t reserve);
 static void sft_sftp_request_done(sft_sftp_request_t *r);
@@ -700,6 +738,27 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             return SFT_OK;
         }
 
+        if (nlen == 20
+            && sft_strncmp(name, "hardlink@openssh.com", 20) == 0)
+        {
+            /* the existing file, then the new name */
+
+            if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK
+                || sft_sftp_get_string(&b, &path2, &plen2) != SFT_OK)
+            {
+                goto bad;
+            }
+
+            r = sft_sftp_request_new(s, SSH_FXP_RENAME, id, reserve);
+            if (r == NULL) {
+                return SFT_ERROR;
+            }
+
+            rc = sft_vfs_link(&s->vfs, &r->req, path, plen, path2, plen2);
+            sft_sftp_result(r, rc);
+            return SFT_OK;
+        }
+
         return sft_sftp_extended(s, &b, id, name, nlen);
 
     default:
@@ -717,7 +776,7 @@ bad:
 }
 
 
-/* the extensions other than posix-rename, statvfs and limits */
+/* the extensions other than posix-rename, hardlink, statvfs and limits */
 
 static sft_int_t
 sft_sftp_ext_is(u_char *name, uint32_t nlen, const char *ext)
@@ -864,6 +923,14 @@ sft_sftp_extended(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_OK;
     }
 
+    if (sft_sftp_ext_is(name, nlen, "check-file-name")) {
+        return sft_sftp_check_file(s, b, id, 0);
+    }
+
+    if (sft_sftp_ext_is(name, nlen, "check-file-handle")) {
+        return sft_sftp_check_file(s, b, id, 1);
+    }
+
     sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED, "Unsupported extension");
     return SFT_OK;
 
@@ -947,13 +1014,542 @@ sft_sftp_task_done(sft_event_t *ev)
     sft_sftp_request_t  *r = ev->data;
     sft_sftp_fsync_t    *ctx;
 
+    sft_sftp_check_t    *check;
+
     if (r->type == SFT_SFTP_FSYNC) {
         ctx = r->req.task->ctx;
         r->req.err = sft_storage_map_errno(ctx->err);
         r->req.sys_err = ctx->err;
+
+    } else if (r->type == SFT_SFTP_CHECK_FILE) {
+        check = r->ctx;
+        r->req.err = check->err;
+        r->req.sys_err = check->sys_err;
     }
 
     sft_sftp_op_done(&r->req);
+}
+
+
+/*
+ * check-file-name, check-file-handle (draft-ietf-secsh-filexfer-09,
+ * 9.1.2): the hash of a range of a file, or one per block, with the first
+ * of the client's algorithms we have.  The name is opened through the VFS
+ * ("download"), a handle must be open for reading; the file is read and
+ * hashed on the thread pool through a bounded buffer.
+ *
+ *     string  handle or file name
+ *     string  hash algorithms, comma-separated
+ *     uint64  start offset
+ *     uint64  length, 0: to the end of the file
+ *     uint32  block size, 0: one hash of the range, else at least 256
+ *
+ * The reply: EXTENDED_REPLY, string "check-file", string the algorithm,
+ * the hashes back to back.
+ */
+
+static sft_int_t
+sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
+    sft_uint_t by_handle)
+{
+    u_char              *path, *algos, *p, *a, *last;
+    uint32_t             plen, alen, block;
+    uint64_t             start, length;
+    sft_int_t            rc;
+    sft_uint_t           i;
+    const EVP_MD        *md;
+    sft_sftp_check_t    *ctx;
+    sft_sftp_handle_t   *h;
+    sft_sftp_request_t  *r;
+
+    static const char   *names[] = { "md5", "sha1", "sha256", "sha512",
+                                     "crc32" };
+
+    h = NULL;
+    path = NULL;
+    plen = 0;
+
+    if (by_handle) {
+        if (sft_sftp_get_handle(s, b, &h) != SFT_OK) {
+            return SFT_ERROR;
+        }
+
+    } else if (sft_sftp_get_string(b, &path, &plen) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    if (sft_sftp_get_string(b, &algos, &alen) != SFT_OK
+        || sft_sftp_get_u64(b, &start) != SFT_OK
+        || sft_sftp_get_u64(b, &length) != SFT_OK
+        || sft_sftp_get_u32(b, &block) != SFT_OK)
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "client sent malformed sftp extension \"check-file\"");
+        return SFT_ERROR;
+    }
+
+    /* the first of the client's algorithms that we have */
+
+    i = sizeof(names) / sizeof(names[0]);
+    last = algos + alen;
+
+    for (p = algos; p < last; p++) {
+        a = p;
+
+        while (p < last && *p != ',') {
+            p++;
+        }
+
+        for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            if ((size_t) (p - a) == sft_strlen(names[i])
+                && sft_strncmp(a, names[i], p - a) == 0)
+            {
+                break;
+            }
+        }
+
+        if (i < sizeof(names) / sizeof(names[0])) {
+            break;
+        }
+    }
+
+    if (i >= sizeof(names) / sizeof(names[0])) {
+        sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED,
+                        "No supported hash algorithm");
+        return SFT_OK;
+    }
+
+    switch (i) {
+    case 0:
+        md = EVP_md5();
+        break;
+    case 1:
+        md = EVP_sha1();
+        break;
+    case 2:
+        md = EVP_sha256();
+        break;
+    case 3:
+        md = EVP_sha512();
+        break;
+    default:
+        md = NULL;
+        sft_sftp_crc32_init();
+        break;
+    }
+
+    if (block != 0 && block < 256) {
+        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid block size");
+        return SFT_OK;
+    }
+
+    if (start > (uint64_t) INT64_MAX
+        || length > (uint64_t) INT64_MAX - start)
+    {
+        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid range");
+        return SFT_OK;
+    }
+
+    if (by_handle) {
+        if (h == NULL || h->closing) {
+            sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid handle");
+            return SFT_OK;
+        }
+
+        if (h->is_dir || h->write) {
+            sft_sftp_status(s, id, SSH_FX_PERMISSION_DENIED,
+                            "Handle not open for reading");
+            return SFT_OK;
+        }
+    }
+
+    r = sft_sftp_request_new(s, SFT_SFTP_CHECK_FILE, id,
+                             SFT_SFTP_SMALL_REPLY
+                             + (block ? SFT_SFTP_CHECK_MAX : 0));
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    ctx = sft_pcalloc(r->pool, sizeof(sft_sftp_check_t));
+    if (ctx == NULL) {
+        sft_sftp_request_done(r);
+        return SFT_ERROR;
+    }
+
+    ctx->out_size = block ? SFT_SFTP_CHECK_MAX : EVP_MAX_MD_SIZE;
+    ctx->buf = sft_pnalloc(r->pool, SFT_SFTP_CHECK_CHUNK);
+    ctx->out = sft_pnalloc(r->pool, ctx->out_size);
+
+    if (ctx->buf == NULL || ctx->out == NULL) {
+        sft_sftp_request_done(r);
+        return SFT_ERROR;
+    }
+
+    ctx->algo = names[i];
+    ctx->algo_len = sft_strlen(names[i]);
+    ctx->md = md;
+    ctx->start = start;
+    ctx->length = length;
+    ctx->block = block;
+    ctx->fd = SFT_INVALID_FILE;
+    ctx->file.fd = SFT_INVALID_FILE;
+    r->ctx = ctx;
+
+    if (by_handle) {
+        r->handle = h;
+        r->step = 1;
+        h->busy++;
+
+        if (h->file.storage == NULL
+            || h->file.storage->driver->file_fd == NULL)
+        {
+            r->req.err = SFT_STORAGE_UNSUPPORTED;
+            sft_sftp_complete(r);
+            return SFT_OK;
+        }
+
+        ctx->fd = h->file.storage->driver->file_fd(&h->file);
+        sft_sftp_result(r, sft_sftp_check_post(r));
+        return SFT_OK;
+    }
+
+    /* step 0: open the name */
+
+    rc = sft_vfs_open_read(&s->vfs, &r->req, &ctx->file, path, plen);
+    sft_sftp_result(r, rc);
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_sftp_check_post(sft_sftp_request_t *r)
+{
+    sft_sftp_check_t    *ctx = r->ctx;
+    sft_thread_task_t   *task;
+    sft_sftp_session_t  *s = r->session;
+
+    if (ctx->fd == SFT_INVALID_FILE || s->thread_pool == NULL) {
+        r->req.err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_check_t *));
+    if (task == NULL) {
+        r->req.err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    *(sft_sftp_check_t **) task->ctx = ctx;
+    task->handler = sft_sftp_check_thread;
+    task->event.handler = sft_sftp_task_done;
+    task->event.data = r;
+    task->event.log = s->log;
+
+    ctx->task = task;
+
+    if (sft_thread_task_post(s->thread_pool, task) != SFT_OK) {
+        r->req.err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    return SFT_AGAIN;
+}
+
+
+/* in a thread: the range, then a hash of it or of each block */
+
+static void
+sft_sftp_check_thread(void *data, sft_log_t *log)
+{
+    off_t              end, off, n;
+    size_t             mdlen;
+    struct stat        sb;
+    sft_sftp_check_t  *ctx = *(sft_sftp_check_t **) data;
+
+    (void) log;
+
+    ctx->err = SFT_STORAGE_OK;
+    ctx->out_len = 0;
+
+    if (fstat(ctx->fd, &sb) == -1) {
+        ctx->sys_err = errno;
+        ctx->err = sft_storage_map_errno(errno);
+        return;
+    }
+
+    if ((off_t) ctx->start > sb.st_size) {
+        ctx->err = SFT_STORAGE_INVALID;
+        return;
+    }
+
+    end = sb.st_size;
+
+    if (ctx->length && (off_t) (ctx->start + ctx->length) < end) {
+        end = ctx->start + ctx->length;
+    }
+
+    mdlen = ctx->md ? (size_t) EVP_MD_size(ctx->md) : 4;
+
+    if (ctx->block == 0) {
+        if (sft_sftp_check_range(ctx, ctx->start, end - ctx->start,
+                                 ctx->out)
+            == SFT_OK)
+        {
+            ctx->out_len = mdlen;
+        }
+
+        return;
+    }
+
+    /* the number of blocks is bounded by the reply's room */
+
+    n = (end - (off_t) ctx->start + ctx->block - 1) / ctx->block;
+
+    if ((size_t) n > ctx->out_size / mdlen) {
+        ctx->err = SFT_STORAGE_INVALID;
+        return;
+    }
+
+    for (off = ctx->start; off < end; off += ctx->block) {
+        if (sft_sftp_check_range(ctx, off,
+                                 sft_min((off_t) ctx->block, end - off),
+                                 ctx->out + ctx->out_len)
+            != SFT_OK)
+        {
+            return;
+        }
+
+        ctx->out_len += mdlen;
+    }
+}
+
+
+static uint32_t  sft_sftp_crc32_table[256];
+static sft_uint_t  sft_sftp_crc32_ready;
+
+
+/* the IEEE 802.3 CRC-32 (reflected 0xedb88320), as zlib's crc32() */
+
+static void
+sft_sftp_crc32_init(void)
+{
+    uint32_t    c;
+    sft_uint_t  i, k;
+
+    if (sft_sftp_crc32_ready) {
+        return;
+    }
+
+    for (i = 0; i < 256; i++) {
+        c = (uint32_t) i;
+
+        for (k = 0; k < 8; k++) {
+            c = (c & 1) ? 0xedb88320 ^ (c >> 1) : c >> 1;
+        }
+
+        sft_sftp_crc32_table[i] = c;
+    }
+
+    sft_sftp_crc32_ready = 1;
+}
+
+
+/* in a thread: one hash of len bytes at offset, short if the file shrank */
+
+static sft_int_t
+sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset, off_t len,
+    u_char *out)
+{
+    size_t         want, i;
+    ssize_t        n;
+    uint32_t       crc;
+    sft_int_t      rc;
+    EVP_MD_CTX    *md;
+    unsigned int   mdlen;
+
+    md = NULL;
+    crc = 0xffffffff;
+    rc = SFT_ERROR;
+
+    if (ctx->md) {
+        md = EVP_MD_CTX_new();
+        if (md == NULL || EVP_DigestInit_ex(md, ctx->md, NULL) != 1) {
+            ctx->err = SFT_STORAGE_IO;
+            goto done;
+        }
+    }
+
+    while (len > 0) {
+        want = (size_t) sft_min((off_t) SFT_SFTP_CHECK_CHUNK, len);
+
+        n = pread(ctx->fd, ctx->buf, want, offset);
+
+        if (n == -1) {
+            if (errno == EINTR) {
+                continue;
+            }
+
+            ctx->sys_err = errno;
+            ctx->err = sft_storage_map_errno(errno);
+            goto done;
+        }
+
+        if (n == 0) {
+            break;
+        }
+
+        if (md) {
+            if (EVP_DigestUpdate(md, ctx->buf, n) != 1) {
+                ctx->err = SFT_STORAGE_IO;
+                goto done;
+            }
+
+        } else {
+            for (i = 0; i < (size_t) n; i++) {
+                crc = sft_sftp_crc32_table[(crc ^ ctx->buf[i]) & 0xff]
+                      ^ (crc >> 8);
+            }
+        }
+
+        offset += n;
+        len -= n;
+    }
+
+    if (md) {
+        if (EVP_DigestFinal_ex(md, out, &mdlen) != 1) {
+            ctx->err = SFT_STORAGE_IO;
+            goto done;
+        }
+
+    } else {
+        crc ^= 0xffffffff;
+        out[0] = (u_char) (crc >> 24);
+        out[1] = (u_char) (crc >> 16);
+        out[2] = (u_char) (crc >> 8);
+        out[3] = (u_char) crc;
+    }
+
+    rc = SFT_OK;
+
+done:
+
+    if (md) {
+        EVP_MD_CTX_free(md);
+    }
+
+    return rc;
+}
+
+
+/*
+ * On the loop.  check-file-name: step 0 the open is done, step 1 the
+ * hashes, step 2 the close; check-file-handle starts at step 1.
+ */
+
+static void
+sft_sftp_check_complete(sft_sftp_request_t *r)
+{
+    u_char              *p, *start;
+    sft_int_t            rc;
+    sft_sftp_check_t    *ctx = r->ctx;
+    sft_sftp_handle_t   *h = r->handle;
+    sft_sftp_session_t  *s = r->session;
+
+    if (r->step == 0) {
+        r->step = 1;
+
+        if (r->req.err != SFT_STORAGE_OK) {
+            ctx->err = r->req.err;
+            goto reply;
+        }
+
+        ctx->fd = ctx->file.storage->driver->file_fd(&ctx->file);
+
+        rc = sft_sftp_check_post(r);
+
+        if (rc == SFT_AGAIN) {
+            s->pending++;
+            return;
+        }
+
+        /* not started: the error is the reply, the file is closed */
+    }
+
+    if (r->step == 1) {
+        r->step = 2;
+        ctx->err = r->req.err;
+
+        if (h == NULL) {
+            rc = sft_vfs_close(&s->vfs, &r->req, &ctx->file, 0);
+
+            if (rc == SFT_AGAIN) {
+                s->pending++;
+                return;
+            }
+        }
+    }
+
+reply:
+
+    if (ctx->err != SFT_STORAGE_OK) {
+        if (ctx->err == SFT_STORAGE_INVALID) {
+            sft_sftp_status(s, r->id, SSH_FX_FAILURE,
+                            "Invalid range or too many blocks");
+
+        } else {
+            sft_sftp_storage_status(s, r->id, ctx->err);
+        }
+
+    } else {
+        start = sft_sftp_reply_space(s, 4 + 1 + 4 + 4 + 10 + 4
+                                        + ctx->algo_len + ctx->out_len);
+        if (start != NULL) {
+            p = start + 4;
+            *p++ = SSH_FXP_EXTENDED_REPLY;
+            p = sft_sftp_put_u32(p, r->id);
+            p = sft_sftp_put_string(p, (u_char *) "check-file", 10);
+            p = sft_sftp_put_string(p, (u_char *) ctx->algo, ctx->algo_len);
+            p = sft_cpymem(p, ctx->out, ctx->out_len);
+            sft_sftp_packet_done(s, start, p);
+        }
+    }
+
+    if (h) {
+        h->busy--;
+
+        if (h->busy == 0 && h->closing) {
+            /* a CLOSE waited for the operations on the handle */
+            sft_sftp_complete(h->closing);
+        }
+    }
+
+    sft_sftp_request_done(r);
+}
+
+
+/* the session is gone: close check-file-name's own file, if open */
+
+static void
+sft_sftp_check_abort(sft_sftp_request_t *r)
+{
+    sft_storage_req_t   cr;
+    sft_sftp_check_t   *ctx = r->ctx;
+
+    if (ctx == NULL || r->handle || ctx->file.storage == NULL
+        || ctx->file.fd == SFT_INVALID_FILE || ctx->file.closed)
+    {
+        return;
+    }
+
+    sft_memzero(&cr, sizeof(sft_storage_req_t));
+    cr.op = SFT_STORAGE_CLOSE;
+    cr.storage = ctx->file.storage;
+    cr.pool = r->pool;
+    cr.log = r->session->log;
+    cr.file = &ctx->file;
+
+    (void) ctx->file.storage->driver->ops[SFT_STORAGE_CLOSE](&cr);
 }
 
 
@@ -1031,6 +1627,10 @@ sft_sftp_op_done(sft_storage_req_t *req)
     if (s->closed) {
         if (r->handle) {
             sft_sftp_handle_release(s, r->handle);
+        }
+
+        if (r->type == SFT_SFTP_CHECK_FILE) {
+            sft_sftp_check_abort(r);
         }
 
         sft_sftp_request_done(r);
@@ -1288,6 +1888,10 @@ sft_sftp_complete(sft_sftp_request_t *r)
         }
 
         break;
+
+    case SFT_SFTP_CHECK_FILE:
+        sft_sftp_check_complete(r);
+        return;
 
     case SSH_FXP_EXTENDED:
         /* statvfs@openssh.com, fstatvfs@openssh.com */
@@ -1829,6 +2433,7 @@ sft_sftp_reply_version(sft_sftp_session_t *s)
 
     static const char  *ext[] = {
         "posix-rename@openssh.com", "1",
+        "hardlink@openssh.com", "1",
         "statvfs@openssh.com", "2",
         "fstatvfs@openssh.com", "2",
         "fsync@openssh.com", "1",
@@ -1837,6 +2442,7 @@ sft_sftp_reply_version(sft_sftp_session_t *s)
         "expand-path@openssh.com", "1",
         "home-directory", "1",
         "users-groups-by-id@openssh.com", "1",
+        "check-file", SFT_SFTP_CHECK_ALGOS,
         NULL
     };
 

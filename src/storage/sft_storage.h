@@ -59,6 +59,7 @@ typedef enum {
     SFT_STORAGE_STATVFS,
     SFT_STORAGE_READLINK,
     SFT_STORAGE_SYMLINK,
+    SFT_STORAGE_LINK,             /* a hard link: path2 names path */
     SFT_STORAGE_NOPS
 } sft_storage_op_t;
 
@@ -156,7 +157,8 @@ struct sft_storage_req_s {
     sft_thread_pool_t     *thread_pool;   /* NULL: run synchronously */
 
     u_char                *path;          /* NUL-terminated */
-    u_char                *path2;         /* rename target, symlink target */
+    u_char                *path2;         /* rename, link: the new name;
+                                             symlink: the target */
 
     sft_storage_file_t    *file;
     sft_storage_dir_t     *dir;

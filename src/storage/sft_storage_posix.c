@@ -62,6 +62,7 @@ static sft_int_t sft_posix_chmod(sft_storage_req_t *req);
 static sft_int_t sft_posix_statvfs(sft_storage_req_t *req);
 static sft_int_t sft_posix_readlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_symlink(sft_storage_req_t *req);
+static sft_int_t sft_posix_link(sft_storage_req_t *req);
 static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
 
 
@@ -92,7 +93,8 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_chmod,
         sft_posix_statvfs,
         sft_posix_readlink,
-        sft_posix_symlink
+        sft_posix_symlink,
+        sft_posix_link
     },
     sft_posix_file_fd
 };
@@ -1298,6 +1300,71 @@ sft_posix_symlink(sft_storage_req_t *req)
 
     if (rc == -1) {
         return sft_posix_fail(req, "symlink()");
+    }
+
+    return SFT_OK;
+}
+
+
+/*
+ * path2 becomes a new name of the regular file path (neither followed as
+ * a symbolic link, both beneath the root; path2 must not exist).  The
+ * source is opened first and the link made to that very inode through
+ * /proc, so a name swapped in between cannot make it link something else.
+ * req->st: the source.
+ */
+
+static sft_int_t
+sft_posix_link(sft_storage_req_t *req)
+{
+    int           sfd, tfd, fd, rc;
+    char          sname[SFT_STORAGE_NAME_MAX + 1];
+    char          tname[SFT_STORAGE_NAME_MAX + 1];
+    char          proc[32];
+    struct stat   sb;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    sfd = sft_posix_parent(p, (char *) req->path, sname);
+    if (sfd == -1) {
+        return sft_posix_fail(req, "link()");
+    }
+
+    fd = openat(sfd, sname, O_PATH|O_NOFOLLOW);
+    close(sfd);
+
+    if (fd == -1) {
+        return sft_posix_fail(req, "link()");
+    }
+
+    if (fstat(fd, &sb) == -1) {
+        close(fd);
+        return sft_posix_fail(req, "fstat()");
+    }
+
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        req->err = S_ISDIR(sb.st_mode) ? SFT_STORAGE_IS_DIR
+                                       : SFT_STORAGE_PERMISSION;
+        return SFT_ERROR;
+    }
+
+    sft_storage_stat_from_sys(&req->st, &sb);
+
+    tfd = sft_posix_parent(p, (char *) req->path2, tname);
+    if (tfd == -1) {
+        close(fd);
+        return sft_posix_fail(req, "link()");
+    }
+
+    (void) snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+
+    rc = linkat(AT_FDCWD, proc, tfd, tname, AT_SYMLINK_FOLLOW);
+
+    close(tfd);
+    close(fd);
+
+    if (rc == -1) {
+        return sft_posix_fail(req, "link()");
     }
 
     return SFT_OK;

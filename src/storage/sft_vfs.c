@@ -537,6 +537,21 @@ sft_vfs_post(sft_storage_req_t *req)
 
         break;
 
+    case SFT_STORAGE_LINK:
+
+        /*
+         * a new name of the file: charged as a file of its size, as an
+         * unlink of either name credits one (over the quota it is kept:
+         * the link used no space)
+         */
+
+        if (req->err == SFT_STORAGE_OK && s->quota) {
+            s->quota->used_bytes += req->st.size;
+            s->quota->used_files++;
+        }
+
+        break;
+
     case SFT_STORAGE_READDIR:
 
         if (req->err != SFT_STORAGE_OK) {
@@ -1085,6 +1100,45 @@ sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
         }
 
         *p = '\0';
+    }
+
+    return sft_storage_run(req);
+}
+
+
+/*
+ * A hard link: "download" in the source's directory, "upload" in the new
+ * name's; the new name must not exist and the source must be a regular
+ * file (the driver checks).
+ */
+
+sft_int_t
+sft_vfs_link(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *from, size_t flen, const u_char *to, size_t tlen)
+{
+    u_char  *vfrom, *vto;
+
+    req->op = SFT_STORAGE_LINK;
+
+    if (sft_vfs_prepare(s, req, from, flen, SFT_PERM_DOWNLOAD, 0, &vfrom,
+                        &req->path)
+        != SFT_OK
+        || sft_vfs_refuse_root(req, vfrom) != SFT_OK
+        || sft_vfs_prepare(s, req, to, tlen, SFT_PERM_UPLOAD, 0, &vto,
+                           &req->path2)
+           != SFT_OK
+        || sft_vfs_refuse_root(req, vto) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (s->quota && s->quota->max_files
+        && s->quota->used_files >= s->quota->max_files)
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "file quota exceeded: \"%s\"", vto);
+        req->err = SFT_STORAGE_QUOTA;
+        return SFT_ERROR;
     }
 
     return sft_storage_run(req);

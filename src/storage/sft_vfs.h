@@ -138,6 +138,8 @@ sft_int_t sft_vfs_readlink(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, u_char *buf, size_t size);
 sft_int_t sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, const u_char *target, size_t tlen);
+sft_int_t sft_vfs_link(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *from, size_t flen, const u_char *to, size_t tlen);
 
 
 #endif /* _SFT_VFS_H_INCLUDED_ */

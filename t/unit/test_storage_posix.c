@@ -225,7 +225,7 @@ main(void)
     sft_storage_dir_t    dir;
     sft_storage_file_t   f;
 
-    printf("1..55\n");
+    printf("1..63\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -463,6 +463,41 @@ main(void)
     r = R();
     ok(sft_vfs_symlink(&s, r, P("dir/l2"), P("/a1")) == SFT_OK
        && content_is("dir/l2", "a"), "absolute symlink target made relative");
+
+    /* hard links: a regular file inside, a new name */
+
+    {
+        struct stat  sa, sb;
+        char         pa[600], pb[600];
+
+        r = R();
+        ok(sft_vfs_link(&s, r, P("dir/file.txt"), P("hl1")) == SFT_OK
+           && content_is("hl1", "inner"), "hard link made");
+        snprintf(pa, sizeof(pa), "%s/dir/file.txt", root);
+        snprintf(pb, sizeof(pb), "%s/hl1", root);
+        ok(stat(pa, &sa) == 0 && stat(pb, &sb) == 0
+           && sa.st_ino == sb.st_ino && sa.st_nlink == 2,
+           "hard link: the same inode");
+        r = R();
+        ok(sft_vfs_link(&s, r, P("dir/file.txt"), P("hl1")) == SFT_ERROR
+           && r->err == SFT_STORAGE_EXISTS, "hard link onto a name refused");
+        r = R();
+        ok(sft_vfs_link(&s, r, P("abs"), P("hl2")) == SFT_ERROR
+           && !exists("hl2"), "hard link of a symlink out refused");
+        r = R();
+        ok(sft_vfs_link(&s, r, P("in"), P("hl3")) == SFT_ERROR
+           && r->err == SFT_STORAGE_PERMISSION && !exists("hl3"),
+           "hard link of a symlink refused");
+        r = R();
+        ok(sft_vfs_link(&s, r, P("dir"), P("hl4")) == SFT_ERROR
+           && r->err == SFT_STORAGE_IS_DIR, "hard link of a directory refused");
+        r = R();
+        ok(sft_vfs_link(&s, r, P("dir/up/secret"), P("hl5")) == SFT_ERROR
+           && !exists("hl5"), "hard link through a symlink out refused");
+        r = R();
+        ok(sft_vfs_link(&s, r, P("nothing"), P("hl6")) == SFT_ERROR
+           && r->err == SFT_STORAGE_NOT_FOUND, "hard link of nothing");
+    }
 
     /* quota */
 
