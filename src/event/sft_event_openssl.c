@@ -38,6 +38,16 @@ static sft_int_t sft_ssl_mkdirs(const char *path, sft_log_t *log);
 static sft_int_t sft_ssl_write_pem(const char *path, mode_t mode,
     X509 *x509, EVP_PKEY *pkey, sft_log_t *log);
 static void sft_ssl_fingerprint(X509 *x509, char *buf, size_t len);
+static void sft_ssl_gather_writes(sft_connection_t *c);
+static sft_int_t sft_ssl_flush(sft_ssl_connection_t *sc);
+static int sft_ssl_wbio_write(BIO *b, const char *data, int len);
+static long sft_ssl_wbio_ctrl(BIO *b, int cmd, long num, void *ptr);
+static int sft_ssl_wbio_create(BIO *b);
+static void sft_ssl_send_error(sft_connection_t *c, int sslerr,
+    sft_err_t err);
+
+
+static BIO_METHOD  *sft_ssl_wbio_method;
 
 
 /* protocol versions, lowest first */
@@ -133,7 +143,14 @@ sft_ssl_create(sft_ssl_t *ssl, sft_uint_t protocols, sft_log_t *log)
                                | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
                                | SSL_MODE_RELEASE_BUFFERS);
 
-    SSL_CTX_set_read_ahead(ssl->ctx, 0);
+    /*
+     * a read(2) takes up to SFT_SSL_RBUF_SIZE of records, not a record
+     * header and then its body; FTPS refuses CCC, so no plain byte
+     * follows TLS on a connection
+     */
+
+    SSL_CTX_set_read_ahead(ssl->ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ssl->ctx, SFT_SSL_RBUF_SIZE);
 
     if (sft_ssl_ciphers(ssl, SFT_SSL_DEFAULT_CIPHERS, 1) != SFT_OK
         || sft_ssl_ecdh_curve(ssl, SFT_SSL_DEFAULT_CURVES) != SFT_OK
@@ -466,6 +483,7 @@ sft_ssl_free_connection(sft_connection_t *c)
     }
 
     SSL_free(sc->connection);
+    free(sc->wbuf);
     free(sc);
 
     c->ssl = NULL;
@@ -554,6 +572,10 @@ sft_ssl_handshaked(sft_connection_t *c)
     sc->ktls_send = BIO_get_ktls_send(SSL_get_wbio(sc->connection)) ? 1 : 0;
     sc->ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(sc->connection)) ? 1 : 0;
 #endif
+
+    if (!sc->ktls_send) {
+        sft_ssl_gather_writes(c);
+    }
 
     /* a session kept in the server cache gets this connection's identity */
 
@@ -794,6 +816,12 @@ sft_ssl_read_handler(sft_event_t *rev)
  * full. After SFT_AGAIN or a short count the next call must start with
  * the bytes not yet counted (at least one record's worth): a record
  * partly on the wire is finished from OpenSSL's buffer.
+ *
+ * Without kTLS the records of a write larger than one record are gathered
+ * by the write BIO (sft_ssl_gather_writes()) and go out SFT_SSL_WBUF_SIZE
+ * a write(2). Bytes counted may still be in that buffer when the socket
+ * is full: the next call, or the close_notify of sft_ssl_shutdown(),
+ * sends them first.
  */
 
 ssize_t
@@ -801,6 +829,7 @@ sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size)
 {
     int                    n, sslerr;
     ssize_t                sent;
+    sft_int_t              rc;
     sft_err_t              err;
     sft_ssl_connection_t  *sc;
 
@@ -815,9 +844,27 @@ sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size)
         return SFT_ERROR;
     }
 
-    sent = 0;
-
     ERR_clear_error();
+
+    /* what the last call gathered goes first */
+
+    if (sc->wbuf_pos < sc->wbuf_len) {
+        rc = sft_ssl_flush(sc);
+
+        if (rc == SFT_AGAIN) {
+            c->write->ready = 0;
+            return SFT_AGAIN;
+        }
+
+        if (rc == SFT_ERROR) {
+            sft_ssl_send_error(c, SSL_ERROR_SYSCALL, sft_errno);
+            return SFT_ERROR;
+        }
+    }
+
+    sc->gather = (size > SSL3_RT_MAX_PLAIN_LENGTH);
+
+    sent = 0;
 
     for ( ;; ) {
 
@@ -837,7 +884,7 @@ sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size)
             }
 
             if ((size_t) sent == size) {
-                return sent;
+                break;
             }
 
             continue;
@@ -848,7 +895,7 @@ sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size)
 
         if (sslerr == SSL_ERROR_WANT_WRITE) {
             c->write->ready = 0;
-            return sent ? sent : SFT_AGAIN;
+            break;
         }
 
         if (sslerr == SSL_ERROR_WANT_READ) {
@@ -862,25 +909,258 @@ sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size)
                 c->read->handler = sft_ssl_read_handler;
             }
 
-            return sent ? sent : SFT_AGAIN;
+            break;
         }
 
-        sc->no_wait_shutdown = 1;
-        sc->no_send_shutdown = 1;
-        sc->last = SFT_ERROR;
-        c->write->error = 1;
+        sc->gather = 0;
 
-        if (sslerr == SSL_ERROR_SYSCALL
-            && (err == EPIPE || err == ECONNRESET))
-        {
-            ERR_clear_error();
-
-        } else {
-            sft_ssl_connection_error(c, sslerr, err, "SSL_write() failed");
-        }
+        sft_ssl_send_error(c, sslerr, err);
 
         return sent ? sent : SFT_ERROR;
     }
+
+    sc->gather = 0;
+
+    /* the last records gathered: the socket may take them now */
+
+    if (sc->wbuf_pos < sc->wbuf_len) {
+        rc = sft_ssl_flush(sc);
+
+        if (rc == SFT_AGAIN) {
+            c->write->ready = 0;
+
+        } else if (rc == SFT_ERROR) {
+            /* the error is reported by the next call */
+            sft_ssl_send_error(c, SSL_ERROR_SYSCALL, sft_errno);
+            c->write->error = 0;
+        }
+    }
+
+    return sent ? sent : SFT_AGAIN;
+}
+
+
+static void
+sft_ssl_send_error(sft_connection_t *c, int sslerr, sft_err_t err)
+{
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    sc->no_wait_shutdown = 1;
+    sc->no_send_shutdown = 1;
+    sc->last = SFT_ERROR;
+    c->write->error = 1;
+
+    if (sslerr == SSL_ERROR_SYSCALL && (err == EPIPE || err == ECONNRESET)) {
+        ERR_clear_error();
+        return;
+    }
+
+    sft_ssl_connection_error(c, sslerr, err, "SSL_write() failed");
+}
+
+
+/*
+ * The gathering write BIO replaces the socket BIO for writes once the
+ * handshake is done (the handshake has its own buffering BIO). Outside a
+ * large sft_ssl_send() and with nothing pending it writes through.
+ */
+
+static void
+sft_ssl_gather_writes(sft_connection_t *c)
+{
+    BIO                   *bio;
+    BIO_METHOD            *m;
+    sft_ssl_connection_t  *sc;
+
+    sc = c->ssl;
+
+    if (sft_ssl_wbio_method == NULL) {
+        m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
+                         "siftp gathered writes");
+
+        if (m == NULL
+            || BIO_meth_set_write(m, sft_ssl_wbio_write) != 1
+            || BIO_meth_set_ctrl(m, sft_ssl_wbio_ctrl) != 1
+            || BIO_meth_set_create(m, sft_ssl_wbio_create) != 1)
+        {
+            BIO_meth_free(m);
+            sft_ssl_error(SFT_LOG_WARN, c->log, 0, "BIO_meth_new() failed");
+            return;     /* the socket BIO writes a record at a time */
+        }
+
+        sft_ssl_wbio_method = m;
+    }
+
+    bio = BIO_new(sft_ssl_wbio_method);
+    if (bio == NULL) {
+        sft_ssl_error(SFT_LOG_WARN, c->log, 0, "BIO_new() failed");
+        return;
+    }
+
+    sc->fd = c->fd;
+    BIO_set_data(bio, sc);
+    BIO_set_init(bio, 1);
+
+    SSL_set0_wbio(sc->connection, bio);
+}
+
+
+static int
+sft_ssl_wbio_create(BIO *b)
+{
+    BIO_set_init(b, 0);
+    BIO_set_data(b, NULL);
+
+    return 1;
+}
+
+
+static int
+sft_ssl_wbio_write(BIO *b, const char *data, int len)
+{
+    ssize_t                n;
+    sft_ssl_connection_t  *sc;
+
+    sc = BIO_get_data(b);
+
+    BIO_clear_retry_flags(b);
+
+    if (len <= 0) {
+        return 0;
+    }
+
+    if (sc->gather && sc->wbuf == NULL) {
+        sc->wbuf = malloc(SFT_SSL_WBUF_SIZE);   /* NULL: written through */
+    }
+
+    if (sc->wbuf_len) {
+
+        if (sc->gather && (size_t) len <= SFT_SSL_WBUF_SIZE - sc->wbuf_len) {
+            sft_memcpy(sc->wbuf + sc->wbuf_len, data, len);
+            sc->wbuf_len += len;
+            return len;
+        }
+
+        switch (sft_ssl_flush(sc)) {
+
+        case SFT_OK:
+            break;
+
+        case SFT_AGAIN:
+            BIO_set_retry_write(b);
+            return -1;
+
+        default: /* SFT_ERROR, errno is kept */
+            return -1;
+        }
+    }
+
+    if (sc->gather && sc->wbuf && (size_t) len < SFT_SSL_WBUF_SIZE) {
+        sft_memcpy(sc->wbuf, data, len);
+        sc->wbuf_len = len;
+        return len;
+    }
+
+    for ( ;; ) {
+        n = write(sc->fd, data, len);
+
+        if (n >= 0) {
+            return (int) n;
+        }
+
+        if (sft_errno == EINTR) {
+            continue;
+        }
+
+        if (sft_errno == EAGAIN || sft_errno == EWOULDBLOCK) {
+            BIO_set_retry_write(b);
+        }
+
+        return -1;
+    }
+}
+
+
+static long
+sft_ssl_wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    sft_ssl_connection_t  *sc;
+
+    sc = BIO_get_data(b);
+
+    switch (cmd) {
+
+    case BIO_CTRL_FLUSH:
+        BIO_clear_retry_flags(b);
+
+        switch (sft_ssl_flush(sc)) {
+
+        case SFT_OK:
+            return 1;
+
+        case SFT_AGAIN:
+            BIO_set_retry_write(b);
+            return -1;
+
+        default: /* SFT_ERROR */
+            return -1;
+        }
+
+    case BIO_CTRL_WPENDING:
+        return (long) (sc->wbuf_len - sc->wbuf_pos);
+
+    case BIO_C_GET_FD:
+        if (ptr != NULL) {
+            *(int *) ptr = sc->fd;
+        }
+
+        return sc->fd;
+
+    case BIO_CTRL_GET_CLOSE:
+        return BIO_NOCLOSE;
+
+    case BIO_CTRL_SET_CLOSE:
+    case BIO_CTRL_DUP:
+        return 1;
+
+    default:
+        return 0;
+    }
+}
+
+
+/* SFT_OK: nothing gathered is left; SFT_ERROR keeps write()'s errno */
+
+static sft_int_t
+sft_ssl_flush(sft_ssl_connection_t *sc)
+{
+    ssize_t  n;
+
+    while (sc->wbuf_pos < sc->wbuf_len) {
+        n = write(sc->fd, sc->wbuf + sc->wbuf_pos,
+                  sc->wbuf_len - sc->wbuf_pos);
+
+        if (n == -1) {
+            if (sft_errno == EINTR) {
+                continue;
+            }
+
+            if (sft_errno == EAGAIN || sft_errno == EWOULDBLOCK) {
+                return SFT_AGAIN;
+            }
+
+            return SFT_ERROR;
+        }
+
+        sc->wbuf_pos += n;
+    }
+
+    sc->wbuf_pos = 0;
+    sc->wbuf_len = 0;
+
+    return SFT_OK;
 }
 
 

@@ -39,6 +39,13 @@
 
 #define SFT_SSL_TAG_LEN          16
 
+/*
+ * Without kTLS, records of one large write are gathered into a buffer of
+ * this size and go out in one write(2); TLS reads take this much a read(2).
+ */
+#define SFT_SSL_WBUF_SIZE        (128 * 1024)
+#define SFT_SSL_RBUF_SIZE        (128 * 1024)
+
 
 typedef struct {
     SSL_CTX                    *ctx;
@@ -61,7 +68,14 @@ struct sft_ssl_connection_s {
     /* this connection's identity in the tickets and cached sessions */
     u_char                      tag[SFT_SSL_TAG_LEN];
 
+    /* the gathering write BIO's buffer: wbuf_pos..wbuf_len not yet sent */
+    u_char                     *wbuf;
+    size_t                      wbuf_pos;
+    size_t                      wbuf_len;
+    sft_fd_t                    fd;
+
     unsigned                    handshaked:1;
+    unsigned                    gather:1;     /* a large write: gather */
     unsigned                    reused:1;
     unsigned                    ktls_send:1;
     unsigned                    ktls_recv:1;

@@ -168,6 +168,7 @@ struct sft_ftp_transfer_s {
     unsigned                  cr:1;        /* upload: a CR held back */
     unsigned                  reading:1;   /* pooled download: a read runs */
     unsigned                  copy:1;      /* pooled download, no sendfile */
+    unsigned                  direct:2;    /* pooled download's reads */
     unsigned                  unique:1;    /* STOU */
 };
 

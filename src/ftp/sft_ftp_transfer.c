@@ -1,11 +1,13 @@
 /*
  * sft_ftp_transfer.c -- RETR, STOR, APPE and the listings over the data
  * connection: binary downloads with sendfile(2) from the storage file's
- * descriptor on the event loop; ASCII downloads and files without a
- * descriptor through two chunks of the shared buffer pool (the next VFS
- * read runs while the last chunk is sent); uploads through a chunk of the
- * buffer pool written via the VFS (committed on the data connection's
- * EOF, aborted otherwise, so no truncated file appears under the name).
+ * descriptor on the event loop; TLS and ASCII downloads, and files without
+ * a descriptor, through two chunks of the shared buffer pool (the next
+ * read runs while the last chunk is sent: on the event loop when it cannot
+ * block, from tmpfs or with RWF_NOWAIT from the page cache, else a VFS
+ * read on the thread pool); uploads through a chunk of the buffer pool
+ * written via the VFS (committed on the data connection's EOF, aborted
+ * otherwise, so no truncated file appears under the name).
  * TYPE A converts LF to CRLF on the way out and CRLF to LF on the way in.
  */
 
@@ -14,9 +16,16 @@
 #include <sft_ftp.h>
 #include <sft_asm.h>
 #include <sys/sendfile.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 
 #define SFT_FTP_SENDFILE_MAX  (1024 * 1024)
+
+/* t->direct: how a pooled download reads a file with a descriptor */
+#define SFT_FTP_READ_VFS      0     /* the VFS, maybe on the thread pool */
+#define SFT_FTP_READ_MEMORY   1     /* tmpfs: pread(2) on the event loop */
+#define SFT_FTP_READ_NOWAIT   2     /* from the page cache or the VFS */
 
 
 static void sft_ftp_transfer_opened(sft_ftp_session_t *s);
@@ -26,6 +35,8 @@ static void sft_ftp_send_file(sft_ftp_session_t *s);
 static void sft_ftp_send_copy(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_read_ahead(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_read_done(sft_ftp_session_t *s);
+static void sft_ftp_read_direct_init(sft_ftp_transfer_t *t);
+static ssize_t sft_ftp_read_direct(sft_ftp_transfer_t *t, size_t len);
 static void sft_ftp_recv_file(sft_ftp_session_t *s);
 static void sft_ftp_send_list(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_write_done(sft_ftp_session_t *s);
@@ -530,6 +541,7 @@ sft_ftp_send_file(sft_ftp_session_t *s)
 
     if (fd == SFT_INVALID_FILE || t->ascii || dc->ssl) {
         t->copy = 1;
+        sft_ftp_read_direct_init(t);
         sft_ftp_send_copy(s);
         return;
     }
@@ -669,6 +681,7 @@ static sft_int_t
 sft_ftp_read_ahead(sft_ftp_session_t *s)
 {
     size_t               len;
+    ssize_t              n;
     sft_int_t            rc;
     sft_ftp_transfer_t  *t;
 
@@ -696,6 +709,18 @@ sft_ftp_read_ahead(sft_ftp_session_t *s)
     t->rlen = 0;
 
     len = (size_t) sft_min(t->end - t->offset, (off_t) t->chunk_size);
+
+    if (t->direct != SFT_FTP_READ_VFS) {
+        n = sft_ftp_read_direct(t, len);
+
+        if (n >= 0) {
+            t->req.err = SFT_STORAGE_OK;
+            t->req.nbytes = n;
+            return sft_ftp_read_done(s);
+        }
+
+        /* not in the page cache, or an error the VFS reports */
+    }
 
     sft_ftp_transfer_req(s, t);
 
@@ -738,6 +763,93 @@ sft_ftp_read_done(sft_ftp_session_t *s)
     t->offset += t->req.nbytes;
 
     return SFT_OK;
+}
+
+
+/*
+ * The pooled download of a file with a descriptor (TLS, TYPE A) reads it
+ * on the event loop when that cannot block: always from tmpfs (memory),
+ * else with RWF_NOWAIT, which fails with EAGAIN unless the page cache has
+ * the data; then, and for storage without a descriptor, a VFS read on the
+ * thread pool. A page cache read saves the thread pool round trip per
+ * chunk.
+ */
+
+static void
+sft_ftp_read_direct_init(sft_ftp_transfer_t *t)
+{
+    sft_fd_t        fd;
+    struct statfs   fs;
+    sft_storage_t  *st;
+
+    t->direct = SFT_FTP_READ_VFS;
+
+    st = t->file.storage;
+
+    fd = st->driver->file_fd ? st->driver->file_fd(&t->file)
+                             : SFT_INVALID_FILE;
+
+    if (fd == SFT_INVALID_FILE) {
+        return;
+    }
+
+    if (fstatfs(fd, &fs) == 0
+        && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC))
+    {
+        t->direct = SFT_FTP_READ_MEMORY;
+        return;
+    }
+
+#ifdef RWF_NOWAIT
+    t->direct = SFT_FTP_READ_NOWAIT;
+#endif
+}
+
+
+/* bytes, or -1: the VFS reads this chunk */
+
+static ssize_t
+sft_ftp_read_direct(sft_ftp_transfer_t *t, size_t len)
+{
+    ssize_t         n;
+    sft_fd_t        fd;
+    sft_storage_t  *st;
+#ifdef RWF_NOWAIT
+    struct iovec    iov;
+#endif
+
+    st = t->file.storage;
+    fd = st->driver->file_fd(&t->file);
+
+    for ( ;; ) {
+
+#ifdef RWF_NOWAIT
+        if (t->direct == SFT_FTP_READ_NOWAIT) {
+            iov.iov_base = t->rbuf;
+            iov.iov_len = len;
+
+            n = preadv2(fd, &iov, 1, t->offset, RWF_NOWAIT);
+
+        } else
+#endif
+        {
+            n = pread(fd, t->rbuf, len, t->offset);
+        }
+
+        if (n >= 0) {
+            return n;
+        }
+
+        if (sft_errno == EINTR) {
+            continue;
+        }
+
+        if (sft_errno == EOPNOTSUPP) {
+            t->direct = SFT_FTP_READ_VFS;   /* no RWF_NOWAIT on this file */
+        }
+
+        return -1;
+    }
 }
 
 
