@@ -698,67 +698,6 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             goto bad;
         }
 
-        if (nlen == 18 && sft_strncmp(name, "limits@openssh.com", 18) == 0) {
-            sft_sftp_reply_limits(s, id);
-            return SFT_OK;
-        }
-
-        if (nlen == 24
-            && sft_strncmp(name, "posix-rename@openssh.com", 24) == 0)
-        {
-            if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK
-                || sft_sftp_get_string(&b, &path2, &plen2) != SFT_OK)
-            {
-                goto bad;
-            }
-
-            r = sft_sftp_request_new(s, SSH_FXP_RENAME, id, reserve);
-            if (r == NULL) {
-                return SFT_ERROR;
-            }
-
-            rc = sft_vfs_rename(&s->vfs, &r->req, path, plen, path2, plen2);
-            sft_sftp_result(r, rc);
-            return SFT_OK;
-        }
-
-        if (nlen == 19 && sft_strncmp(name, "statvfs@openssh.com", 19) == 0)
-        {
-            if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK) {
-                goto bad;
-            }
-
-            r = sft_sftp_request_new(s, SSH_FXP_EXTENDED, id, reserve);
-            if (r == NULL) {
-                return SFT_ERROR;
-            }
-
-            rc = sft_vfs_statvfs(&s->vfs, &r->req, path, plen);
-            sft_sftp_result(r, rc);
-            return SFT_OK;
-        }
-
-        if (nlen == 20
-            && sft_strncmp(name, "hardlink@openssh.com", 20) == 0)
-        {
-            /* the existing file, then the new name */
-
-            if (sft_sftp_get_string(&b, &path, &plen) != SFT_OK
-                || sft_sftp_get_string(&b, &path2, &plen2) != SFT_OK)
-            {
-                goto bad;
-            }
-
-            r = sft_sftp_request_new(s, SSH_FXP_RENAME, id, reserve);
-            if (r == NULL) {
-                return SFT_ERROR;
-            }
-
-            rc = sft_vfs_link(&s->vfs, &r->req, path, plen, path2, plen2);
-            sft_sftp_result(r, rc);
-            return SFT_OK;
-        }
-
         return sft_sftp_extended(s, &b, id, name, nlen);
 
     default:
@@ -798,6 +737,57 @@ sft_sftp_extended(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     sft_int_t            rc;
     sft_sftp_handle_t   *h;
     sft_sftp_request_t  *r;
+
+    if (sft_sftp_ext_is(name, nlen, "limits@openssh.com")) {
+        sft_sftp_reply_limits(s, id);
+        return SFT_OK;
+    }
+
+    if (sft_sftp_ext_is(name, nlen, "statvfs@openssh.com")) {
+        if (sft_sftp_get_string(b, &path, &plen) != SFT_OK) {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, SSH_FXP_EXTENDED, id,
+                                 SFT_SFTP_SMALL_REPLY);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        rc = sft_vfs_statvfs(&s->vfs, &r->req, path, plen);
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+    }
+
+    /*
+     * posix-rename: the old name, then the new one;
+     * hardlink: the existing file, then the new name
+     */
+
+    if (sft_sftp_ext_is(name, nlen, "posix-rename@openssh.com")
+        || sft_sftp_ext_is(name, nlen, "hardlink@openssh.com"))
+    {
+        if (sft_sftp_get_string(b, &path, &plen) != SFT_OK
+            || sft_sftp_get_string(b, &path2, &plen2) != SFT_OK)
+        {
+            goto bad;
+        }
+
+        r = sft_sftp_request_new(s, SSH_FXP_RENAME, id,
+                                 SFT_SFTP_SMALL_REPLY);
+        if (r == NULL) {
+            return SFT_ERROR;
+        }
+
+        if (name[0] == 'p') {
+            rc = sft_vfs_rename(&s->vfs, &r->req, path, plen, path2, plen2);
+        } else {
+            rc = sft_vfs_link(&s->vfs, &r->req, path, plen, path2, plen2);
+        }
+
+        sft_sftp_result(r, rc);
+        return SFT_OK;
+    }
 
     if (sft_sftp_ext_is(name, nlen, "fstatvfs@openssh.com")
         || sft_sftp_ext_is(name, nlen, "fsync@openssh.com"))
