@@ -7,6 +7,7 @@
 #include <sft_core.h>
 #include <sft_thread_pool.h>
 #include <sft_auth.h>
+#include <sft_usage.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
@@ -281,6 +282,7 @@ sft_reap_children(sft_cycle_t *cycle)
         sft_stats_retire(i);
         sft_buffer_reclaim(i, cycle->log);
         sft_auth_process_exited(i, sft_processes[i].pid);
+        sft_usage_process_exited(i);
 
         if (sft_processes[i].respawn && !sft_processes[i].exiting
             && !sft_terminate && !sft_quit)

@@ -35,6 +35,7 @@
 #include <sft_thread_pool.h>
 #include <sft_users.h>
 #include <sft_auth.h>
+#include <sft_usage.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -242,7 +243,10 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
         return SFT_CONF_OK;
     }
 
-    if (sft_auth_zone_add(cycle, ucf) != SFT_OK) {
+    if (sft_auth_zone_add(cycle, ucf) != SFT_OK
+        || sft_usage_zone_add(cycle, ucf->users ? ucf->users->users.nelts : 0)
+           != SFT_OK)
+    {
         return SFT_CONF_ERROR;
     }
 

@@ -222,8 +222,6 @@ struct sft_ftp_session_s {
     sft_uint_t                pending;     /* storage ops in flight */
     sft_uint_t                hash_algo;   /* SFT_FTP_HASH_* of HASH */
     sft_vfs_rule_t           *rules_alloc; /* kept for a login after REIN */
-    sft_ftp_session_t        *user_prev;   /* logged-in sessions of the */
-    sft_ftp_session_t        *user_next;   /*   worker, for max_sessions */
     sft_uint_t                nrules_alloc;
 
     unsigned                  logged_in:1;
@@ -239,7 +237,6 @@ struct sft_ftp_session_s {
     unsigned                  implicit:1;  /* "listen ... ssl" */
     unsigned                  pbsz:1;
     unsigned                  prot_p:1;    /* data connections use TLS */
-    unsigned                  listed:1;    /* in the logged-in list */
 };
 
 

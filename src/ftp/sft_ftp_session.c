@@ -25,18 +25,12 @@ static void sft_ftp_auth_done(sft_auth_request_t *ar);
 static void sft_ftp_auth_result(sft_ftp_session_t *s);
 static void sft_ftp_delay_handler(sft_event_t *ev);
 static sft_int_t sft_ftp_setup_vfs(sft_ftp_session_t *s);
-static sft_uint_t sft_ftp_session_limit(sft_ftp_session_t *s);
-static void sft_ftp_unlist(sft_ftp_session_t *s);
 static void sft_ftp_lingering_close(sft_ftp_session_t *s);
 static void sft_ftp_lingering_handler(sft_event_t *ev);
 static u_char *sft_ftp_log_error(sft_log_t *log, u_char *buf, size_t len);
 
 
 static sft_str_t  sft_ftp_default_pool = sft_string("default");
-
-/* the logged-in sessions of this worker: max_sessions counts them */
-static sft_ftp_session_t  *sft_ftp_logged_in;
-
 
 void
 sft_ftp_init_connection(sft_connection_t *c)
@@ -825,6 +819,7 @@ sft_ftp_auth_done(sft_auth_request_t *ar)
 static void
 sft_ftp_auth_result(sft_ftp_session_t *s)
 {
+    sft_int_t            rc;
     sft_msec_t           delay;
     sft_connection_t    *c;
     sft_auth_request_t  *ar;
@@ -836,35 +831,23 @@ sft_ftp_auth_result(sft_ftp_session_t *s)
         s->account = ar->account;
         ar->account = NULL;
 
-        if (sft_ftp_session_limit(s)) {
-            sft_log_error(SFT_LOG_INFO, s->log, 0,
-                          "max_sessions (%lu) of \"%.*s\" reached",
-                          (unsigned long) s->account->max_sessions,
-                          SFT_STR_FMT(&s->user));
+        rc = sft_ftp_setup_vfs(s);
+
+        if (rc != SFT_OK) {
             sft_user_release(s->account);
             s->account = NULL;
+            s->vfs.account = NULL;
             s->busy = 0;
-            sft_ftp_reply(s, 530, "Too many sessions for this user.");
+
+            if (rc == SFT_DECLINED) {
+                sft_ftp_reply(s, 530, "Too many sessions for this user.");
+
+            } else {
+                sft_ftp_reply(s, 530, "Login incorrect.");
+            }
+
             return;
         }
-
-        if (sft_ftp_setup_vfs(s) != SFT_OK) {
-            sft_user_release(s->account);
-            s->account = NULL;
-            s->busy = 0;
-            sft_ftp_reply(s, 530, "Login incorrect.");
-            return;
-        }
-
-        s->user_prev = NULL;
-        s->user_next = sft_ftp_logged_in;
-
-        if (sft_ftp_logged_in) {
-            sft_ftp_logged_in->user_prev = s;
-        }
-
-        sft_ftp_logged_in = s;
-        s->listed = 1;
 
         s->busy = 0;
         s->logged_in = 1;
@@ -930,6 +913,8 @@ sft_ftp_delay_handler(sft_event_t *ev)
 }
 
 
+/* SFT_DECLINED: the user's max_sessions are open already */
+
 static sft_int_t
 sft_ftp_setup_vfs(sft_ftp_session_t *s)
 {
@@ -943,62 +928,7 @@ sft_ftp_setup_vfs(sft_ftp_session_t *s)
 
     s->vfs.thread_pool = s->thread_pool;
 
-    return SFT_OK;
-}
-
-
-/*
- * max_sessions: the user's sessions in this worker (each worker counts
- * its own); bounded by the worker's connections
- */
-
-static sft_uint_t
-sft_ftp_session_limit(sft_ftp_session_t *s)
-{
-    sft_uint_t          n;
-    sft_ftp_session_t  *o;
-
-    if (s->account->max_sessions == 0) {
-        return 0;
-    }
-
-    n = 0;
-
-    for (o = sft_ftp_logged_in; o; o = o->user_next) {
-        if (o->account
-            && o->account->name.len == s->account->name.len
-            && sft_memcmp(o->account->name.data, s->account->name.data,
-                          s->account->name.len) == 0)
-        {
-            n++;
-        }
-    }
-
-    return n >= s->account->max_sessions;
-}
-
-
-static void
-sft_ftp_unlist(sft_ftp_session_t *s)
-{
-    if (!s->listed) {
-        return;
-    }
-
-    if (s->user_prev) {
-        s->user_prev->user_next = s->user_next;
-
-    } else {
-        sft_ftp_logged_in = s->user_next;
-    }
-
-    if (s->user_next) {
-        s->user_next->user_prev = s->user_prev;
-    }
-
-    s->user_prev = NULL;
-    s->user_next = NULL;
-    s->listed = 0;
+    return sft_vfs_user_open(&s->vfs);
 }
 
 
@@ -1007,7 +937,7 @@ sft_ftp_unlist(sft_ftp_session_t *s)
 void
 sft_ftp_logout(sft_ftp_session_t *s)
 {
-    sft_ftp_unlist(s);
+    sft_vfs_user_close(&s->vfs);
 
     if (s->account) {
         sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp logout (REIN)");
@@ -1130,13 +1060,12 @@ sft_ftp_close_session(sft_ftp_session_t *s)
     s->closed = 1;
     c = s->connection;
 
-    sft_ftp_unlist(s);
-
     if (s->transfer) {
         sft_ftp_transfer_abort(s, 0);
     }
 
     sft_ftp_data_close(s);
+    sft_vfs_user_close(&s->vfs);
 
     if (s->auth.job) {
         sft_auth_cancel(&s->auth);

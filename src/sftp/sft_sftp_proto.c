@@ -1941,7 +1941,8 @@ sft_sftp_handle_new(sft_sftp_session_t *s, u_char *path, size_t len,
     size = sft_align(sizeof(sft_sftp_handle_t) + len + 1, sizeof(void *));
 
     h = sft_alloc(size + (is_dir ? SFT_STORAGE_DIR_BATCH
-                                   * sizeof(sft_storage_dirent_t) : 0),
+                                   * sizeof(sft_storage_dirent_t)
+                                   + SFT_STORAGE_PATH_MAX + 1 : 0),
                   s->log);
     if (h == NULL) {
         return NULL;
@@ -1958,6 +1959,7 @@ sft_sftp_handle_new(sft_sftp_session_t *s, u_char *path, size_t len,
     if (is_dir) {
         h->is_dir = 1;
         h->dir.entries = (sft_storage_dirent_t *) ((u_char *) h + size);
+        h->dir.vdir = (u_char *) (h->dir.entries + SFT_STORAGE_DIR_BATCH);
     }
 
     s->handles[i] = h;
@@ -2266,7 +2268,7 @@ sft_sftp_reply_names(sft_sftp_request_t *r)
     for ( /* void */ ; h->entry < h->dir.nentries; h->entry++) {
         e = &h->dir.entries[h->entry];
 
-        if (!sft_vfs_visible(&s->vfs, e->name, e->len)) {
+        if (!sft_vfs_visible(&s->vfs, &h->dir, e->name, e->len)) {
             continue;
         }
 

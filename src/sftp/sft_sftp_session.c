@@ -792,6 +792,10 @@ sft_sftp_login(sft_sftp_session_t *s)
 
     s->vfs.thread_pool = s->thread_pool;
 
+    if (sft_vfs_user_open(&s->vfs) != SFT_OK) {
+        goto failed;
+    }
+
     s->logged_in = 1;
     s->auth_tries = 0;
 
@@ -804,6 +808,7 @@ failed:
 
     sft_user_release(s->account);
     s->account = NULL;
+    s->vfs.account = NULL;
 
     return SFT_ERROR;
 }
@@ -1106,6 +1111,7 @@ sft_sftp_close(sft_sftp_session_t *s)
     }
 
     sft_sftp_free_handles(s);
+    sft_vfs_user_close(&s->vfs);
 
     if (s->event) {
         ssh_event_remove_session(s->event, s->ssh);

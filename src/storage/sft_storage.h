@@ -60,6 +60,7 @@ typedef enum {
     SFT_STORAGE_READLINK,
     SFT_STORAGE_SYMLINK,
     SFT_STORAGE_LINK,             /* a hard link: path2 names path */
+    SFT_STORAGE_USAGE,            /* bytes and files below a directory */
     SFT_STORAGE_NOPS
 } sft_storage_op_t;
 
@@ -100,6 +101,14 @@ typedef struct {
 } sft_storage_statvfs_t;
 
 
+/* what a directory tree holds: regular files' bytes, non-directories */
+
+typedef struct {
+    off_t                  bytes;
+    off_t                  files;
+} sft_storage_usage_t;
+
+
 /* an open file: for posix, fd is real, so sendfile/splice can use it */
 
 typedef struct {
@@ -136,6 +145,11 @@ typedef struct {
 typedef struct {
     sft_storage_t         *storage;
     sft_storage_dirent_t  *entries;       /* SFT_STORAGE_DIR_BATCH */
+    u_char                *vdir;          /* the vfs' virtual path; preset
+                                             SFT_STORAGE_PATH_MAX + 1 bytes
+                                             with entries if the listing
+                                             outlives the opendir pool */
+    size_t                 vdir_len;
     sft_uint_t             nentries;      /* in the last batch */
     unsigned               eof:1;
     void                  *data;          /* driver: DIR * for posix */
@@ -159,6 +173,9 @@ struct sft_storage_req_s {
     u_char                *path;          /* NUL-terminated */
     u_char                *path2;         /* rename, link: the new name;
                                              symlink: the target */
+    size_t                 base_len;      /* path and path2 begin with a
+                                             directory this long (a home)
+                                             that links cannot leave */
 
     sft_storage_file_t    *file;
     sft_storage_dir_t     *dir;
@@ -177,6 +194,7 @@ struct sft_storage_req_s {
     ssize_t                nbytes;
     sft_storage_stat_t     st;
     sft_storage_statvfs_t  vfs;
+    sft_storage_usage_t    usage;
 
     sft_storage_handler_pt handler;       /* completion, on the loop */
     void                  *data;
@@ -184,6 +202,7 @@ struct sft_storage_req_s {
     sft_storage_handler_pt post;          /* the vfs' accounting */
     void                  *post_data;
     sft_thread_task_t     *task;
+    sft_storage_req_t     *next;          /* the vfs' waiting list */
 };
 
 

@@ -9,6 +9,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_storage.h>
+#include <sft_vfs.h>
 #include <dirent.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -20,6 +21,7 @@
 
 #define SFT_POSIX_MAX_DEPTH   256
 #define SFT_POSIX_MAX_LINKS   40
+#define SFT_POSIX_USAGE_DEPTH 256       /* directory levels a scan walks */
 #define SFT_POSIX_TEMP_NAME   240     /* of the name kept in a temp name */
 
 
@@ -63,6 +65,7 @@ static sft_int_t sft_posix_statvfs(sft_storage_req_t *req);
 static sft_int_t sft_posix_readlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_symlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_link(sft_storage_req_t *req);
+static sft_int_t sft_posix_usage(sft_storage_req_t *req);
 static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
 
 
@@ -94,7 +97,8 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_statvfs,
         sft_posix_readlink,
         sft_posix_symlink,
-        sft_posix_link
+        sft_posix_link,
+        sft_posix_usage
     },
     sft_posix_file_fd
 };
@@ -318,7 +322,7 @@ sft_posix_openat2(int dirfd, const char *path, int flags, mode_t mode)
  */
 
 static int
-sft_posix_walk(sft_posix_t *p, const char *rel, int follow_last, char *name)
+sft_posix_walk(int top, const char *rel, int follow_last, char *name)
 {
     int          fds[SFT_POSIX_MAX_DEPTH], depth, links, cur, fd, err, last;
     char         path[2 * SFT_STORAGE_PATH_MAX + 2];
@@ -341,7 +345,7 @@ sft_posix_walk(sft_posix_t *p, const char *rel, int follow_last, char *name)
     s = path;
     depth = 0;
     links = 0;
-    cur = p->root_fd;
+    cur = top;
     fd = -1;
 
     for ( ;; ) {
@@ -385,7 +389,7 @@ sft_posix_walk(sft_posix_t *p, const char *rel, int follow_last, char *name)
             }
 
             close(fds[--depth]);
-            cur = depth ? fds[depth - 1] : p->root_fd;
+            cur = depth ? fds[depth - 1] : top;
             continue;
         }
 
@@ -474,10 +478,10 @@ sft_posix_walk(sft_posix_t *p, const char *rel, int follow_last, char *name)
 }
 
 
-/* opens rel beneath the root; follow: whether a final link is followed */
+/* opens rel beneath top; follow: whether a final link is followed */
 
 static int
-sft_posix_open(sft_posix_t *p, const char *rel, int flags, mode_t mode,
+sft_posix_open_at(int top, const char *rel, int flags, mode_t mode,
     int follow)
 {
     int   dfd, fd, err;
@@ -486,8 +490,8 @@ sft_posix_open(sft_posix_t *p, const char *rel, int flags, mode_t mode,
 #if (SFT_HAVE_OPENAT2)
 
     if (!sft_storage_posix_no_openat2) {
-        fd = sft_posix_openat2(p->root_fd, rel,
-                               flags | (follow ? 0 : O_NOFOLLOW), mode);
+        fd = sft_posix_openat2(top, rel, flags | (follow ? 0 : O_NOFOLLOW),
+                               mode);
 
         if (fd != -1 || errno != ENOSYS) {
             return fd;
@@ -498,7 +502,7 @@ sft_posix_open(sft_posix_t *p, const char *rel, int flags, mode_t mode,
 
 #endif
 
-    dfd = sft_posix_walk(p, rel, follow, name);
+    dfd = sft_posix_walk(top, rel, follow, name);
     if (dfd == -1) {
         return -1;
     }
@@ -516,7 +520,7 @@ sft_posix_open(sft_posix_t *p, const char *rel, int flags, mode_t mode,
 /* the directory holding rel's last component, which is not followed */
 
 static int
-sft_posix_parent(sft_posix_t *p, const char *rel, char *name)
+sft_posix_parent_at(int top, const char *rel, char *name)
 {
     int          fd;
     char        *slash;
@@ -547,7 +551,7 @@ sft_posix_parent(sft_posix_t *p, const char *rel, char *name)
             strcpy(dir, ".");
         }
 
-        fd = sft_posix_openat2(p->root_fd, dir, O_PATH|O_DIRECTORY, 0);
+        fd = sft_posix_openat2(top, dir, O_PATH|O_DIRECTORY, 0);
 
         if (fd != -1) {
             strcpy(name, slash ? slash + 1 : rel);
@@ -563,9 +567,87 @@ sft_posix_parent(sft_posix_t *p, const char *rel, char *name)
 
 #endif
 
-    fd = sft_posix_walk(p, rel, 0, name);
+    fd = sft_posix_walk(top, rel, 0, name);
 
     return fd;
+}
+
+
+/*
+ * The directory a request is confined to: the root, or the first
+ * req->base_len bytes of path (the user's home, opened beneath the root),
+ * so that no link inside a home leads into another.  *rel: the rest.
+ */
+
+static int
+sft_posix_top(sft_posix_t *p, sft_storage_req_t *req, const char *path,
+    const char **rel)
+{
+    char  base[SFT_STORAGE_PATH_MAX + 1];
+
+    *rel = path;
+
+    if (req->base_len == 0) {
+        return p->root_fd;
+    }
+
+    if (req->base_len > SFT_STORAGE_PATH_MAX
+        || strncmp(path, (char *) req->path, req->base_len) != 0
+        || (path[req->base_len] != '/' && path[req->base_len] != '\0'))
+    {
+        errno = EXDEV;
+        return -1;
+    }
+
+    memcpy(base, path, req->base_len);
+    base[req->base_len] = '\0';
+
+    *rel = path[req->base_len] ? path + req->base_len + 1 : ".";
+
+    return sft_posix_open_at(p->root_fd, base, O_PATH|O_DIRECTORY, 0, 1);
+}
+
+
+/* opens path (name == NULL) or its parent (name: the last component) */
+
+static int
+sft_posix_resolve(sft_posix_t *p, sft_storage_req_t *req, const char *path,
+    int flags, mode_t mode, int follow, char *name)
+{
+    int          top, fd, err;
+    const char  *rel;
+
+    top = sft_posix_top(p, req, path, &rel);
+    if (top == -1) {
+        return -1;
+    }
+
+    fd = name ? sft_posix_parent_at(top, rel, name)
+              : sft_posix_open_at(top, rel, flags, mode, follow);
+
+    if (top != p->root_fd) {
+        err = errno;
+        close(top);
+        errno = err;
+    }
+
+    return fd;
+}
+
+
+static int
+sft_posix_open(sft_posix_t *p, sft_storage_req_t *req, const char *path,
+    int flags, mode_t mode, int follow)
+{
+    return sft_posix_resolve(p, req, path, flags, mode, follow, NULL);
+}
+
+
+static int
+sft_posix_parent(sft_posix_t *p, sft_storage_req_t *req, const char *path,
+    char *name)
+{
+    return sft_posix_resolve(p, req, path, 0, 0, 0, name);
 }
 
 
@@ -595,7 +677,7 @@ sft_posix_stat(sft_storage_req_t *req)
     struct stat   sb;
     sft_posix_t  *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, (char *) req->path, O_PATH, 0, 1);
+    fd = sft_posix_open(p, req, (char *) req->path, O_PATH, 0, 1);
     if (fd == -1) {
         return sft_posix_fail(req, "stat()");
     }
@@ -621,7 +703,7 @@ sft_posix_lstat(sft_storage_req_t *req)
     struct stat   sb;
     sft_posix_t  *p = req->storage->driver_data;
 
-    dfd = sft_posix_parent(p, (char *) req->path, name);
+    dfd = sft_posix_parent(p, req, (char *) req->path, name);
     if (dfd == -1) {
         return sft_posix_fail(req, "lstat()");
     }
@@ -647,7 +729,7 @@ sft_posix_open_read(sft_storage_req_t *req)
     sft_posix_t         *p = req->storage->driver_data;
     sft_storage_file_t  *file = req->file;
 
-    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
+    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
                         0, 1);
     if (fd == -1) {
         return sft_posix_fail(req, "open()");
@@ -729,7 +811,7 @@ sft_posix_open_write(sft_storage_req_t *req)
 
     if (req->flags & SFT_STORAGE_WRITE_REPLACE) {
 
-        dfd = sft_posix_parent(p, (char *) req->path, name);
+        dfd = sft_posix_parent(p, req, (char *) req->path, name);
         if (dfd == -1) {
             return sft_posix_fail(req, "open()");
         }
@@ -793,7 +875,7 @@ sft_posix_open_write(sft_storage_req_t *req)
     fd = -1;
 
     if (!(req->flags & SFT_STORAGE_WRITE_EXCL)) {
-        fd = sft_posix_open(p, (char *) req->path, flags, 0, 1);
+        fd = sft_posix_open(p, req, (char *) req->path, flags, 0, 1);
 
         if (fd == -1 && errno != ENOENT) {
             return sft_posix_fail(req, "open()");
@@ -803,7 +885,7 @@ sft_posix_open_write(sft_storage_req_t *req)
     }
 
     if (fd == -1) {
-        fd = sft_posix_open(p, (char *) req->path, flags|O_CREAT|O_EXCL,
+        fd = sft_posix_open(p, req, (char *) req->path, flags|O_CREAT|O_EXCL,
                             mode, 0);
         if (fd == -1) {
             return sft_posix_fail(req, "open()");
@@ -956,7 +1038,7 @@ sft_posix_opendir(sft_storage_req_t *req)
     DIR          *d;
     sft_posix_t  *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
+    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
     if (fd == -1) {
         return sft_posix_fail(req, "opendir()");
     }
@@ -1044,7 +1126,7 @@ sft_posix_mkdir(sft_storage_req_t *req)
     char          name[SFT_STORAGE_NAME_MAX + 1];
     sft_posix_t  *p = req->storage->driver_data;
 
-    dfd = sft_posix_parent(p, (char *) req->path, name);
+    dfd = sft_posix_parent(p, req, (char *) req->path, name);
     if (dfd == -1) {
         return sft_posix_fail(req, "mkdir()");
     }
@@ -1067,7 +1149,7 @@ sft_posix_rmdir(sft_storage_req_t *req)
     char          name[SFT_STORAGE_NAME_MAX + 1];
     sft_posix_t  *p = req->storage->driver_data;
 
-    dfd = sft_posix_parent(p, (char *) req->path, name);
+    dfd = sft_posix_parent(p, req, (char *) req->path, name);
     if (dfd == -1) {
         return sft_posix_fail(req, "rmdir()");
     }
@@ -1096,7 +1178,7 @@ sft_posix_unlink(sft_storage_req_t *req)
     struct stat   sb;
     sft_posix_t  *p = req->storage->driver_data;
 
-    dfd = sft_posix_parent(p, (char *) req->path, name);
+    dfd = sft_posix_parent(p, req, (char *) req->path, name);
     if (dfd == -1) {
         return sft_posix_fail(req, "unlink()");
     }
@@ -1137,12 +1219,12 @@ sft_posix_rename(sft_storage_req_t *req)
 
     sft_memzero(&req->st, sizeof(sft_storage_stat_t));
 
-    sfd = sft_posix_parent(p, (char *) req->path, sname);
+    sfd = sft_posix_parent(p, req, (char *) req->path, sname);
     if (sfd == -1) {
         return sft_posix_fail(req, "rename()");
     }
 
-    tfd = sft_posix_parent(p, (char *) req->path2, tname);
+    tfd = sft_posix_parent(p, req, (char *) req->path2, tname);
     if (tfd == -1) {
         close(sfd);
         return sft_posix_fail(req, "rename()");
@@ -1180,7 +1262,7 @@ sft_posix_setmtime(sft_storage_req_t *req)
     struct timespec  ts[2];
     sft_posix_t     *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
+    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
                         0, 1);
     if (fd == -1) {
         return sft_posix_fail(req, "utimes()");
@@ -1208,7 +1290,7 @@ sft_posix_chmod(sft_storage_req_t *req)
     int           fd, rc;
     sft_posix_t  *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
+    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
                         0, 1);
     if (fd == -1) {
         return sft_posix_fail(req, "chmod()");
@@ -1232,7 +1314,7 @@ sft_posix_statvfs(sft_storage_req_t *req)
     struct statvfs  sv;
     sft_posix_t    *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, (char *) req->path, O_PATH, 0, 1);
+    fd = sft_posix_open(p, req, (char *) req->path, O_PATH, 0, 1);
     if (fd == -1) {
         return sft_posix_fail(req, "statvfs()");
     }
@@ -1263,7 +1345,7 @@ sft_posix_readlink(sft_storage_req_t *req)
     ssize_t       n;
     sft_posix_t  *p = req->storage->driver_data;
 
-    dfd = sft_posix_parent(p, (char *) req->path, name);
+    dfd = sft_posix_parent(p, req, (char *) req->path, name);
     if (dfd == -1) {
         return sft_posix_fail(req, "readlink()");
     }
@@ -1290,7 +1372,7 @@ sft_posix_symlink(sft_storage_req_t *req)
     char          name[SFT_STORAGE_NAME_MAX + 1];
     sft_posix_t  *p = req->storage->driver_data;
 
-    dfd = sft_posix_parent(p, (char *) req->path, name);
+    dfd = sft_posix_parent(p, req, (char *) req->path, name);
     if (dfd == -1) {
         return sft_posix_fail(req, "symlink()");
     }
@@ -1324,7 +1406,7 @@ sft_posix_link(sft_storage_req_t *req)
     struct stat   sb;
     sft_posix_t  *p = req->storage->driver_data;
 
-    sfd = sft_posix_parent(p, (char *) req->path, sname);
+    sfd = sft_posix_parent(p, req, (char *) req->path, sname);
     if (sfd == -1) {
         return sft_posix_fail(req, "link()");
     }
@@ -1350,7 +1432,7 @@ sft_posix_link(sft_storage_req_t *req)
 
     sft_storage_stat_from_sys(&req->st, &sb);
 
-    tfd = sft_posix_parent(p, (char *) req->path2, tname);
+    tfd = sft_posix_parent(p, req, (char *) req->path2, tname);
     if (tfd == -1) {
         close(fd);
         return sft_posix_fail(req, "link()");
@@ -1375,4 +1457,104 @@ static sft_fd_t
 sft_posix_file_fd(sft_storage_file_t *file)
 {
     return file->fd;
+}
+
+
+/*
+ * The bytes of the regular files and the number of non-directories below
+ * path, as the quota counts them; links are not followed, temporary
+ * upload names (left by a crash) are not counted.
+ */
+
+static sft_int_t
+sft_posix_usage(sft_storage_req_t *req)
+{
+    int             fd, depth, err;
+    DIR            *dirs[SFT_POSIX_USAGE_DEPTH];
+    struct stat     sb;
+    sft_posix_t    *p = req->storage->driver_data;
+    struct dirent  *de;
+
+    req->usage.bytes = 0;
+    req->usage.files = 0;
+
+    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "usage: open()");
+    }
+
+    dirs[0] = fdopendir(fd);
+    if (dirs[0] == NULL) {
+        close(fd);
+        return sft_posix_fail(req, "usage: fdopendir()");
+    }
+
+    depth = 1;
+    err = 0;
+
+    while (depth) {
+        errno = 0;
+        de = readdir(dirs[depth - 1]);
+
+        if (de == NULL) {
+            if (errno) {
+                err = errno;
+            }
+
+            closedir(dirs[--depth]);
+            continue;
+        }
+
+        if ((de->d_name[0] == '.' && (de->d_name[1] == '\0'
+             || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+            || sft_vfs_is_temp_name((u_char *) de->d_name,
+                                    strlen(de->d_name)))
+        {
+            continue;
+        }
+
+        if (fstatat(dirfd(dirs[depth - 1]), de->d_name, &sb,
+                    AT_SYMLINK_NOFOLLOW)
+            == -1)
+        {
+            if (errno != ENOENT) {
+                err = errno;
+            }
+
+            continue;
+        }
+
+        if (!S_ISDIR(sb.st_mode)) {
+            req->usage.files++;
+            req->usage.bytes += S_ISREG(sb.st_mode) ? sb.st_size : 0;
+            continue;
+        }
+
+        if (depth == SFT_POSIX_USAGE_DEPTH) {
+            err = ELOOP;
+            continue;
+        }
+
+        fd = openat(dirfd(dirs[depth - 1]), de->d_name,
+                    O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+
+        if (fd == -1 || (dirs[depth] = fdopendir(fd)) == NULL) {
+            err = errno;
+
+            if (fd != -1) {
+                close(fd);
+            }
+
+            continue;
+        }
+
+        depth++;
+    }
+
+    if (err) {
+        errno = err;
+        return sft_posix_fail(req, "usage: readdir()");
+    }
+
+    return SFT_OK;
 }

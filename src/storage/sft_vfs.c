@@ -197,16 +197,21 @@ sft_vfs_is_temp_name(const u_char *name, size_t len)
 }
 
 
+/* an entry of a directory listing: temporary and filtered names are not */
+
 sft_uint_t
-sft_vfs_visible(sft_vfs_session_t *s, const u_char *name, size_t len)
+sft_vfs_visible(sft_vfs_session_t *s, sft_storage_dir_t *dir,
+    const u_char *name, size_t len)
 {
     if (sft_vfs_is_temp_name(name, len)) {
         return 0;
     }
 
     if (s->filter
-        && (s->filter(s->filter_data, name, len, SFT_VFS_FILTER_HIDE)
-            || s->filter(s->filter_data, name, len, SFT_VFS_FILTER_DENY)))
+        && (s->filter(s->filter_data, dir->vdir, dir->vdir_len, name, len,
+                      SFT_VFS_FILTER_HIDE)
+            || s->filter(s->filter_data, dir->vdir, dir->vdir_len, name, len,
+                         SFT_VFS_FILTER_DENY)))
     {
         return 0;
     }
@@ -216,34 +221,52 @@ sft_vfs_visible(sft_vfs_session_t *s, const u_char *name, size_t len)
 
 
 sft_int_t
-sft_vfs_quota_charge(sft_vfs_quota_t *q, off_t bytes, sft_uint_t files)
+sft_vfs_quota_charge(sft_vfs_quota_t *q, off_t bytes, off_t files)
 {
-    if (q == NULL) {
+    if (q == NULL || q->usage == NULL) {
         return SFT_OK;
     }
 
-    if ((q->max_bytes && bytes > 0 && q->used_bytes + bytes > q->max_bytes)
-        || (q->max_files && files && q->used_files + files > q->max_files))
-    {
-        return SFT_ERROR;
-    }
-
-    q->used_bytes += bytes;
-    q->used_files += files;
-
-    return SFT_OK;
+    return sft_usage_charge(q->usage, q->max_bytes, q->max_files, bytes,
+                            files);
 }
 
 
 void
-sft_vfs_quota_credit(sft_vfs_quota_t *q, off_t bytes, sft_uint_t files)
+sft_vfs_quota_credit(sft_vfs_quota_t *q, off_t bytes, off_t files)
 {
-    if (q == NULL) {
+    if (q == NULL || q->usage == NULL) {
         return;
     }
 
-    q->used_bytes = (q->used_bytes > bytes) ? q->used_bytes - bytes : 0;
-    q->used_files = (q->used_files > files) ? q->used_files - files : 0;
+    sft_usage_credit(q->usage, bytes, files);
+}
+
+
+/* room for one more name? (a link is charged after it was made) */
+
+static sft_int_t
+sft_vfs_room_for_name(sft_vfs_session_t *s, sft_storage_req_t *req,
+    u_char *vpath)
+{
+    off_t             bytes, files;
+    sft_vfs_quota_t  *q = s->quota;
+
+    if (q == NULL || q->usage == NULL || q->max_files == 0) {
+        return SFT_OK;
+    }
+
+    sft_usage_get(q->usage, &bytes, &files);
+
+    if (files < q->max_files) {
+        return SFT_OK;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0, "file quota exceeded: \"%s\"",
+                  vpath);
+    req->err = SFT_STORAGE_QUOTA;
+
+    return SFT_ERROR;
 }
 
 
@@ -301,6 +324,7 @@ sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->thread_pool = s->thread_pool;
     req->post = sft_vfs_post;
     req->post_data = s;
+    req->base_len = s->home.len;
 
     err = sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n);
 
@@ -323,8 +347,12 @@ sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
             return SFT_ERROR;
         }
 
+        /* the component's directory: "/" or vpath up to its slash */
+
         if (s->filter
-            && s->filter(s->filter_data, c, p - c, SFT_VFS_FILTER_DENY))
+            && s->filter(s->filter_data, vpath, (c - vpath > 1) ? c - vpath - 1
+                                                                : 1,
+                         c, p - c, SFT_VFS_FILTER_DENY))
         {
             sft_log_error(SFT_LOG_INFO, s->log, 0,
                           "access to \"%s\" denied by a filter", vpath);
@@ -538,16 +566,18 @@ sft_vfs_post(sft_storage_req_t *req)
         break;
 
     case SFT_STORAGE_LINK:
+    case SFT_STORAGE_SYMLINK:
 
         /*
-         * a new name of the file: charged as a file of its size, as an
-         * unlink of either name credits one (over the quota it is kept:
-         * the link used no space)
+         * a new name: a hard link is charged as a file of its size, as an
+         * unlink of either name credits one, a symbolic link as a file of
+         * none (over the quota it is kept: the link used no space)
          */
 
-        if (req->err == SFT_STORAGE_OK && s->quota) {
-            s->quota->used_bytes += req->st.size;
-            s->quota->used_files++;
+        if (req->err == SFT_STORAGE_OK && s->quota && s->quota->usage) {
+            (void) sft_usage_charge(s->quota->usage, 0, 0,
+                                    req->op == SFT_STORAGE_LINK
+                                    ? req->st.size : 0, 1);
         }
 
         break;
@@ -563,7 +593,7 @@ sft_vfs_post(sft_storage_req_t *req)
         n = 0;
 
         for (i = 0; i < dir->nentries; i++) {
-            if (!sft_vfs_visible(s, e[i].name, e[i].len)) {
+            if (!sft_vfs_visible(s, dir, e[i].name, e[i].len)) {
                 continue;
             }
 
@@ -613,7 +643,7 @@ sft_vfs_stat(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -629,7 +659,7 @@ sft_vfs_lstat(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -645,7 +675,7 @@ sft_vfs_chdir(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -663,7 +693,7 @@ sft_vfs_open_read(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -717,7 +747,7 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     req->flags = flags;
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -735,7 +765,7 @@ sft_vfs_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->len = len;
     req->offset = offset;
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -762,7 +792,7 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -781,7 +811,7 @@ sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->file = file;
     req->commit = commit;
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -789,15 +819,33 @@ sft_int_t
 sft_vfs_opendir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir, const u_char *path, size_t len)
 {
+    u_char  *vpath;
+    size_t   n;
+
     req->op = SFT_STORAGE_OPENDIR;
     req->dir = dir;
 
-    if (sft_vfs_prepare(s, req, path, len, SFT_PERM_LIST, 1, NULL,
+    if (sft_vfs_prepare(s, req, path, len, SFT_PERM_LIST, 1, &vpath,
                         &req->path)
         != SFT_OK)
     {
         return SFT_ERROR;
     }
+
+    /* the filters of the listing are those of this directory */
+
+    n = sft_strlen(vpath);
+
+    if (dir->vdir == NULL) {
+        dir->vdir = sft_pnalloc(req->pool, n + 1);
+        if (dir->vdir == NULL) {
+            req->err = SFT_STORAGE_BUSY;
+            return SFT_ERROR;
+        }
+    }
+
+    sft_memcpy(dir->vdir, vpath, n + 1);
+    dir->vdir_len = n;
 
     if (dir->entries == NULL) {
         dir->entries = sft_palloc(req->pool, SFT_STORAGE_DIR_BATCH
@@ -808,7 +856,7 @@ sft_vfs_opendir(sft_vfs_session_t *s, sft_storage_req_t *req,
         }
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -826,7 +874,7 @@ sft_vfs_readdir(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->post_data = s;
     req->dir = dir;
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -841,7 +889,7 @@ sft_vfs_closedir(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->post = NULL;
     req->dir = dir;
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -864,7 +912,7 @@ sft_vfs_simple(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -967,7 +1015,7 @@ sft_vfs_rename(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->flags = (perms & SFT_PERM_OVERWRITE) ? 0
                                               : SFT_STORAGE_WRITE_NOREPLACE;
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }
 
 
@@ -1102,7 +1150,11 @@ sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
         *p = '\0';
     }
 
-    return sft_storage_run(req);
+    if (sft_vfs_room_for_name(s, req, vpath) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    return sft_vfs_run(s, req);
 }
 
 
@@ -1132,14 +1184,9 @@ sft_vfs_link(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    if (s->quota && s->quota->max_files
-        && s->quota->used_files >= s->quota->max_files)
-    {
-        sft_log_error(SFT_LOG_INFO, s->log, 0,
-                      "file quota exceeded: \"%s\"", vto);
-        req->err = SFT_STORAGE_QUOTA;
+    if (sft_vfs_room_for_name(s, req, vto) != SFT_OK) {
         return SFT_ERROR;
     }
 
-    return sft_storage_run(req);
+    return sft_vfs_run(s, req);
 }

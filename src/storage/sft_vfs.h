@@ -13,15 +13,19 @@
 #include <sft_core.h>
 #include <sft_perm.h>
 #include <sft_storage.h>
+#include <sft_usage.h>
 
 
 #define SFT_VFS_FILTER_DENY  1
 #define SFT_VFS_FILTER_HIDE  2
 
 
-/* non-zero if name (one path component) matches the kind's patterns */
-typedef int (*sft_vfs_filter_pt)(void *data, const u_char *name, size_t len,
-    int kind);
+/*
+ * non-zero if name (one path component) in the virtual directory dir
+ * ("/" or "/a/b") matches the kind's patterns
+ */
+typedef int (*sft_vfs_filter_pt)(void *data, const u_char *dir,
+    size_t dir_len, const u_char *name, size_t len, int kind);
 
 
 /* "path" and below (a virtual path, normalised); the longest wins */
@@ -32,13 +36,12 @@ typedef struct {
 } sft_vfs_rule_t;
 
 
-/* 0 in a max means no limit */
+/* 0 in a max means no limit; the usage is the user's, in shared memory */
 
 typedef struct {
     off_t                max_bytes;
-    sft_uint_t           max_files;
-    off_t                used_bytes;
-    sft_uint_t           used_files;
+    off_t                max_files;
+    sft_usage_t         *usage;
 } sft_vfs_quota_t;
 
 
@@ -59,11 +62,14 @@ typedef struct {
     void                *account;       /* sft_user_t, for its filters */
 
     sft_vfs_quota_t     *quota;         /* NULL: none */
+    sft_vfs_quota_t      user_quota;    /* the logged-in user's */
+    void                *scan;          /* the home being counted */
 
     sft_thread_pool_t   *thread_pool;   /* NULL: operations block */
     sft_log_t           *log;
 
     unsigned             inplace_uploads:1;  /* no temp file for STOR */
+    unsigned             session_open:1;     /* counted in the usage */
 } sft_vfs_session_t;
 
 
@@ -76,18 +82,21 @@ struct sft_user_s;
 sft_int_t sft_vfs_session_for_user(sft_vfs_session_t *vs,
     struct sft_user_s *u, sft_storage_t *storage, sft_pool_t *pool,
     sft_vfs_rule_t **rules, sft_uint_t *nrules_alloc, sft_log_t *log);
+sft_int_t sft_vfs_user_open(sft_vfs_session_t *vs);
+void sft_vfs_user_close(sft_vfs_session_t *vs);
+void sft_vfs_usage_detach(sft_vfs_session_t *s);
+sft_int_t sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req);
 sft_storage_err_t sft_vfs_normalize(const u_char *cwd, size_t cwd_len,
     const u_char *path, size_t len, u_char *out, size_t *out_len);
 uint32_t sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath,
     size_t len);
 sft_uint_t sft_vfs_is_temp_name(const u_char *name, size_t len);
-sft_uint_t sft_vfs_visible(sft_vfs_session_t *s, const u_char *name,
-    size_t len);
+sft_uint_t sft_vfs_visible(sft_vfs_session_t *s, sft_storage_dir_t *dir,
+    const u_char *name, size_t len);
 
 sft_int_t sft_vfs_quota_charge(sft_vfs_quota_t *q, off_t bytes,
-    sft_uint_t files);
-void sft_vfs_quota_credit(sft_vfs_quota_t *q, off_t bytes,
-    sft_uint_t files);
+    off_t files);
+void sft_vfs_quota_credit(sft_vfs_quota_t *q, off_t bytes, off_t files);
 sft_int_t sft_vfs_charge_write(sft_vfs_session_t *s,
     sft_storage_file_t *file, off_t offset, size_t len);
 

@@ -8,10 +8,11 @@
 #include <sft_core.h>
 #include <sft_users.h>
 #include <sft_vfs.h>
+#include <sft_usage.h>
 
 
-static int sft_vfs_user_filter(void *data, const u_char *name, size_t len,
-    int kind);
+static int sft_vfs_user_filter(void *data, const u_char *dir,
+    size_t dir_len, const u_char *name, size_t len, int kind);
 
 
 /*
@@ -110,12 +111,13 @@ sft_vfs_session_for_user(sft_vfs_session_t *vs, sft_user_t *u,
 }
 
 
-/* the user's deny and hide patterns, for names in the current directory */
+/* the user's deny and hide patterns for names in a directory */
 
 static int
-sft_vfs_user_filter(void *data, const u_char *name, size_t len, int kind)
+sft_vfs_user_filter(void *data, const u_char *dir, size_t dir_len,
+    const u_char *name, size_t len, int kind)
 {
-    sft_str_t           dir, n;
+    sft_str_t           d, n;
     sft_user_t         *u;
     sft_vfs_session_t  *vs = data;
 
@@ -125,14 +127,65 @@ sft_vfs_user_filter(void *data, const u_char *name, size_t len, int kind)
         return 0;
     }
 
-    dir.data = vs->cwd;
-    dir.len = vs->cwd_len;
+    d.data = (u_char *) dir;
+    d.len = dir_len;
     n.data = (u_char *) name;
     n.len = len;
 
     if (kind == SFT_VFS_FILTER_DENY) {
-        return sft_user_name_denied(u, &dir, &n) ? 1 : 0;
+        return sft_user_name_denied(u, &d, &n) ? 1 : 0;
     }
 
-    return sft_user_name_hidden(u, &dir, &n) ? 1 : 0;
+    return sft_user_name_hidden(u, &d, &n) ? 1 : 0;
+}
+
+
+/*
+ * After sft_vfs_session_for_user(): the session counts against the user's
+ * max_sessions across all workers (SFT_DECLINED: too many), and changes
+ * are charged to the user's shared usage, against the quota if any.
+ */
+
+sft_int_t
+sft_vfs_user_open(sft_vfs_session_t *vs)
+{
+    sft_int_t     rc;
+    sft_user_t   *u = vs->account;
+    sft_usage_t  *usage;
+
+    rc = sft_usage_session_open(&u->name, u->max_sessions, &usage, vs->log);
+
+    if (rc != SFT_OK) {
+        if (rc == SFT_DECLINED) {
+            sft_log_error(SFT_LOG_INFO, vs->log, 0,
+                          "max_sessions (%lu) of \"%.*s\" reached",
+                          (unsigned long) u->max_sessions,
+                          SFT_STR_FMT(&u->name));
+        }
+
+        return rc;
+    }
+
+    vs->session_open = 1;
+
+    vs->user_quota.max_bytes = u->quota_bytes;
+    vs->user_quota.max_files = (off_t) u->quota_files;
+    vs->user_quota.usage = usage;
+    vs->quota = &vs->user_quota;
+
+    return SFT_OK;
+}
+
+
+void
+sft_vfs_user_close(sft_vfs_session_t *vs)
+{
+    sft_vfs_usage_detach(vs);
+
+    /* the quota stays: operations in flight are still charged */
+
+    if (vs->session_open) {
+        sft_usage_session_close(vs->user_quota.usage);
+        vs->session_open = 0;
+    }
 }

@@ -224,8 +224,13 @@ main(void)
     sft_storage_req_t   *r, ar;
     sft_storage_dir_t    dir;
     sft_storage_file_t   f;
+    sft_str_t            home;
+    sft_user_t           user;
+    off_t                bytes, files;
+    size_t               size;
+    void                *mem;
 
-    printf("1..63\n");
+    printf("1..74\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -499,33 +504,114 @@ main(void)
            && r->err == SFT_STORAGE_NOT_FOUND, "hard link of nothing");
     }
 
-    /* quota */
+    /*
+     * quota: the first change counts the home (qhome: 8 bytes in 3
+     * non-directories; a leftover temporary upload is not counted)
+     */
 
+    mkdir(strcat(strcpy(cmd, root), "/qhome"), 0755);
+    mkdir(strcat(strcpy(cmd, root), "/qhome/sub"), 0755);
+    put("qhome/a", "AAAAA");
+    put("qhome/sub/b", "BBB");
+    put("qhome/.c.sft-Ab12Cd", "leftover");
+    snprintf(cmd, sizeof(cmd), "%s/qhome/link", root);
+    (void) symlink("a", cmd);
+
+    size = sft_usage_memory_size(1);
+    mem = calloc(1, size);
     sft_memzero(&q, sizeof(q));
-    q.max_bytes = 10;
+    ok(mem && sft_usage_init_memory(mem, size) == SFT_OK
+       && sft_usage_session_open(&name, 0, &q.usage, log) == SFT_OK,
+       "a usage record");
+    q.max_bytes = 18;
+    q.max_files = 5;
+
+    home.data = (u_char *) "qhome";
+    home.len = 5;
+    sft_vfs_session_init(&s, st, &home, SFT_PERM_ALL, log);
+    sft_memzero(&user, sizeof(user));
+    user.name = name;
+    s.account = &user;
     s.quota = &q;
 
     r = R();
     sft_memzero(&f, sizeof(f));
     (void) sft_vfs_open_write(&s, r, &f, P("q.bin"), 0, 0);
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(sft_usage_known(q.usage) && bytes == 8 && files == 4,
+       "home counted before the first change, new file charged");
     memset(data, 'q', sizeof(data));
     r = R();
-    ok(sft_vfs_write(&s, r, &f, data, 8, 0) == SFT_OK && q.used_bytes == 8
-       && q.used_files == 1, "upload within quota charged");
+    ok(sft_vfs_write(&s, r, &f, data, 8, 0) == SFT_OK
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 16),
+       "upload within quota charged");
     r = R();
     ok(sft_vfs_write(&s, r, &f, data, 8, 8) == SFT_ERROR
        && r->err == SFT_STORAGE_QUOTA, "upload over quota stopped");
     r = R();
     (void) sft_vfs_close(&s, r, &f, 0);
-    ok(q.used_bytes == 0 && q.used_files == 0 && !exists("q.bin")
-       && temp_files(".") == 0, "aborted upload credited and removed");
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(bytes == 8 && files == 3 && !exists("qhome/q.bin")
+       && temp_files("qhome") == 1, "aborted upload credited and removed");
 
-    q.used_bytes = 5;
-    q.used_files = 1;
     r = R();
-    ok(sft_vfs_unlink(&s, r, P("a1")) == SFT_OK && q.used_bytes == 4
-       && q.used_files == 0, "delete credits back");
-    s.quota = NULL;
+    ok(sft_vfs_unlink(&s, r, P("a")) == SFT_OK
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 3 && files == 2),
+       "delete credits back");
+    r = R();
+    ok(sft_vfs_symlink(&s, r, P("l2"), P("sub/b")) == SFT_OK
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 3 && files == 3),
+       "a symbolic link is charged as a file");
+
+    free(mem);
+    sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
+
+    /*
+     * a home is a root of its own: links inside it (made by someone else)
+     * cannot lead into another home, with openat2 and with the walk
+     */
+
+    mkdir(strcat(strcpy(cmd, root), "/homes"), 0755);
+    mkdir(strcat(strcpy(cmd, root), "/homes/a"), 0755);
+    mkdir(strcat(strcpy(cmd, root), "/homes/b"), 0755);
+    put("homes/b/f", "b's");
+    put("homes/a/mine", "a's");
+    snprintf(cmd, sizeof(cmd), "%s/homes/a/tob", root);
+    (void) symlink("../b", cmd);
+    snprintf(cmd, sizeof(cmd), "%s/homes/a/tobfile", root);
+    (void) symlink("../b/f", cmd);
+    snprintf(cmd, sizeof(cmd), "%s/homes/a/in", root);
+    (void) symlink("mine", cmd);
+
+    home.data = (u_char *) "homes/a";
+    home.len = 7;
+    sft_vfs_session_init(&s, st, &home, SFT_PERM_ALL, log);
+
+    for (j = 0; j < 2; j++) {
+        sft_storage_posix_no_openat2 = j;
+
+        r = R();
+        ok(sft_vfs_stat(&s, r, P("tob/f")) == SFT_ERROR
+           && r->err == SFT_STORAGE_PERMISSION,
+           "a link to another home is not followed");
+        r = R();
+        sft_memzero(&f, sizeof(f));
+        ok(sft_vfs_open_read(&s, r, &f, P("tobfile")) == SFT_ERROR
+           && r->err == SFT_STORAGE_PERMISSION,
+           "nor a link to a file in it");
+        r = R();
+        sft_memzero(&f, sizeof(f));
+        ok(sft_vfs_open_write(&s, r, &f, P("tob/new"), 0, 0) == SFT_ERROR
+           && !exists("homes/b/new") && temp_files("homes/b") == 0,
+           "nor written through");
+        r = R();
+        ok(sft_vfs_stat(&s, r, P("in")) == SFT_OK && r->st.size == 3
+           && sft_vfs_stat(&s, R(), P("/")) == SFT_OK,
+           "a link inside the home is followed");
+    }
+
+    sft_storage_posix_no_openat2 = 0;
+    sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
 
     /* asynchronous: through the thread pool */
 

@@ -52,9 +52,18 @@ norm_err(const char *path, size_t len)
 
 
 static int
-filter(void *data, const u_char *name, size_t len, int kind)
+filter(void *data, const u_char *dir, size_t dir_len, const u_char *name,
+    size_t len, int kind)
 {
     (void) data;
+
+    /* "/pub" and below: nothing is secret */
+
+    if (dir_len >= 4 && sft_memcmp(dir, "/pub", 4) == 0
+        && (dir_len == 4 || dir[4] == '/'))
+    {
+        return 0;
+    }
 
     if (kind == SFT_VFS_FILTER_HIDE) {
         return len == 8 && sft_memcmp(name, "hidden.x", 8) == 0;
@@ -71,12 +80,18 @@ main(void)
     char                buf[8192];
     sft_log_t          *log;
     sft_pool_t         *pool;
-    sft_vfs_quota_t     q;
+    sft_vfs_quota_t     q = { 0, 0, NULL };
     sft_vfs_session_t   s;
     sft_storage_req_t   req;
     sft_vfs_rule_t      rules[3];
+    sft_storage_dir_t   dir;
+    sft_str_t           uname = sft_string("alice");
+    sft_usage_t        *usage;
+    off_t               bytes, files;
+    size_t              size;
+    void               *mem;
 
-    printf("1..31\n");
+    printf("1..39\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_ERR;
@@ -162,31 +177,83 @@ main(void)
     /* filters */
 
     s.filter = filter;
-    ok(!sft_vfs_visible(&s, (u_char *) "hidden.x", 8)
-       && sft_vfs_visible(&s, (u_char *) "plain", 5)
-       && !sft_vfs_visible(&s, (u_char *) ".z.sft-abcdef", 13),
+    sft_memzero(&dir, sizeof(dir));
+    dir.vdir = (u_char *) "/d";
+    dir.vdir_len = 2;
+    ok(!sft_vfs_visible(&s, &dir, (u_char *) "hidden.x", 8)
+       && sft_vfs_visible(&s, &dir, (u_char *) "plain", 5)
+       && !sft_vfs_visible(&s, &dir, (u_char *) ".z.sft-abcdef", 13),
        "hidden and temp names not visible");
+    ok(!sft_vfs_visible(&s, &dir, (u_char *) "secret", 6), "denied not listed");
+    dir.vdir = (u_char *) "/pub/x";
+    dir.vdir_len = 6;
+    ok(sft_vfs_visible(&s, &dir, (u_char *) "secret", 6),
+       "a directory's own filter applies to its listing");
 
     sft_memzero(&req, sizeof(req));
     req.pool = pool;
     ok(sft_vfs_stat(&s, &req, (u_char *) "a/secret/b", 10) == SFT_ERROR
        && req.err == SFT_STORAGE_PERMISSION, "denied component refused");
 
-    /* quota arithmetic */
+    /*
+     * a component is matched with the filters of its own directory (a temp
+     * name at the end stops each path before the storage is called)
+     */
 
-    sft_memzero(&q, sizeof(q));
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+    ok(sft_vfs_stat(&s, &req, (u_char *) "/pub/secret/.x.sft-abcdef", 25)
+       == SFT_ERROR && req.err == SFT_STORAGE_NAME_INVALID,
+       "not denied where its directory's filter allows it");
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+    ok(sft_vfs_stat(&s, &req, (u_char *) "/pub/a/secret/.x.sft-abcdef", 27)
+       == SFT_ERROR && req.err == SFT_STORAGE_NAME_INVALID,
+       "nor below it");
+    sft_memzero(&req, sizeof(req));
+    req.pool = pool;
+    ok(sft_vfs_stat(&s, &req, (u_char *) "/public/secret/.x.sft-abcdef", 28)
+       == SFT_ERROR && req.err == SFT_STORAGE_PERMISSION,
+       "a sibling with the same prefix is not below it");
+
+    /* quota arithmetic, on a usage record of a private table */
+
+    size = sft_usage_memory_size(1);
+    mem = calloc(1, size);
+    ok(mem && sft_usage_init_memory(mem, size) == SFT_OK
+       && sft_usage_session_open(&uname, 2, &q.usage, log) == SFT_OK
+       && sft_usage_session_open(&uname, 2, &usage, log) == SFT_OK
+       && usage == q.usage
+       && sft_usage_session_open(&uname, 2, &usage, log) == SFT_DECLINED,
+       "max_sessions counted in the usage record");
+    sft_usage_session_close(usage);
+    ok(sft_usage_sessions(usage) == 1
+       && sft_usage_session_open(&uname, 2, &usage, log) == SFT_OK,
+       "a closed session makes room");
+
     q.max_bytes = 100;
     q.max_files = 2;
 
     ok(sft_vfs_quota_charge(&q, 60, 1) == SFT_OK
        && sft_vfs_quota_charge(&q, 41, 0) == SFT_ERROR
-       && q.used_bytes == 60, "bytes over the quota refused, not charged");
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 60),
+       "bytes over the quota refused, not charged");
     ok(sft_vfs_quota_charge(&q, 0, 1) == SFT_OK
        && sft_vfs_quota_charge(&q, 0, 1) == SFT_ERROR, "file count quota");
 
     sft_vfs_quota_credit(&q, 60, 2);
-    ok(q.used_bytes == 0 && q.used_files == 0
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(bytes == 0 && files == 0
        && sft_vfs_quota_charge(&q, 100, 0) == SFT_OK, "credit restores");
+
+    ok(!sft_usage_known(q.usage)
+       && (sft_usage_set(q.usage, 7, 3), sft_usage_known(q.usage))
+       && (sft_usage_set(q.usage, 9, 9), sft_usage_get(q.usage, &bytes,
+                                                       &files),
+           bytes == 7 && files == 3),
+       "the first count of a home is kept, a later one ignored");
+
+    free(mem);
 
     sft_destroy_pool(pool);
 

@@ -1,0 +1,232 @@
+/*
+ * sft_vfs_usage.c -- quotas need to know what a user stores: the first
+ * change a quota must see (a new file, an upload, a delete, a rename or a
+ * link) after a start counts the user's home once, on the thread pool,
+ * and waits for the count; so do the changes behind it.  The count goes
+ * to the user's shared usage record, which every session of the user in
+ * every worker then keeps current, so the quota is exact across restarts
+ * without a file of its own: the disk is the record.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_vfs.h>
+
+
+typedef struct {
+    sft_storage_req_t     req;
+    sft_pool_t           *pool;
+    sft_vfs_session_t    *vs;        /* NULL once the session ended */
+    sft_usage_t          *usage;
+    sft_str_t             user;      /* for the log, in pool */
+    sft_log_t            *log;       /* the cycle's: outlives sessions */
+    sft_storage_req_t    *first;     /* changes waiting for the count */
+    sft_storage_req_t   **last;
+} sft_vfs_scan_t;
+
+
+static sft_int_t sft_vfs_scan_start(sft_vfs_session_t *s);
+static void sft_vfs_scan_done(sft_storage_req_t *req);
+static void sft_vfs_scan_result(sft_vfs_scan_t *scan);
+
+
+/* the operations that change what the quota counts */
+
+static sft_uint_t
+sft_vfs_changes_usage(sft_storage_op_t op)
+{
+    return op == SFT_STORAGE_OPEN_WRITE || op == SFT_STORAGE_UNLINK
+           || op == SFT_STORAGE_RENAME || op == SFT_STORAGE_LINK
+           || op == SFT_STORAGE_SYMLINK;
+}
+
+
+/*
+ * Runs a prepared operation; a change while the user's usage is not known
+ * yet waits for the count (SFT_AGAIN: req->handler is called after it).
+ */
+
+sft_int_t
+sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req)
+{
+    sft_int_t         rc;
+    sft_vfs_scan_t   *scan;
+    sft_vfs_quota_t  *q = s->quota;
+
+    if (q == NULL || q->usage == NULL
+        || (q->max_bytes == 0 && q->max_files == 0)
+        || !sft_vfs_changes_usage(req->op)
+        || sft_usage_known(q->usage))
+    {
+        return sft_storage_run(req);
+    }
+
+    if (s->scan == NULL) {
+        rc = sft_vfs_scan_start(s);
+
+        if (rc == SFT_OK) {
+            return sft_storage_run(req);
+        }
+
+        if (rc == SFT_ERROR) {
+            req->err = SFT_STORAGE_IO;
+            return SFT_ERROR;
+        }
+    }
+
+    scan = s->scan;
+
+    req->next = NULL;
+    *scan->last = req;
+    scan->last = &req->next;
+
+    return SFT_AGAIN;
+}
+
+
+/* SFT_OK: counted now; SFT_AGAIN: s->scan counts on the thread pool */
+
+static sft_int_t
+sft_vfs_scan_start(sft_vfs_session_t *s)
+{
+    sft_int_t          rc;
+    sft_log_t         *log;
+    sft_pool_t        *pool;
+    sft_user_t        *u;
+    sft_vfs_scan_t    *scan;
+    sft_storage_req_t *req;
+
+    log = sft_cycle ? ((sft_cycle_t *) sft_cycle)->log : s->log;
+
+    pool = sft_create_pool(1024, log);
+    if (pool == NULL) {
+        return SFT_ERROR;
+    }
+
+    scan = sft_pcalloc(pool, sizeof(sft_vfs_scan_t));
+    if (scan == NULL) {
+        sft_destroy_pool(pool);
+        return SFT_ERROR;
+    }
+
+    u = s->account;
+
+    scan->pool = pool;
+    scan->log = log;
+    scan->vs = s;
+    scan->usage = s->quota->usage;
+    scan->last = &scan->first;
+    scan->user.data = sft_pstrdup(pool, &u->name);
+    scan->user.len = scan->user.data ? u->name.len : 0;
+
+    /* the session's root: its home */
+
+    req = &scan->req;
+    req->pool = pool;
+    req->handler = sft_vfs_scan_done;
+    req->data = scan;
+    req->storage = s->storage;
+    req->log = log;
+    req->thread_pool = s->thread_pool;
+    req->op = SFT_STORAGE_USAGE;
+    req->base_len = s->home.len;
+    req->path = (u_char *) sft_pnalloc(pool, s->home.len + 2);
+
+    if (req->path == NULL) {
+        sft_destroy_pool(pool);
+        return SFT_ERROR;
+    }
+
+    if (s->home.len) {
+        *sft_cpymem(req->path, s->home.data, s->home.len) = '\0';
+
+    } else {
+        req->path[0] = '.';
+        req->path[1] = '\0';
+    }
+
+    rc = sft_storage_run(req);
+
+    if (rc == SFT_AGAIN) {
+        s->scan = scan;
+        return SFT_AGAIN;
+    }
+
+    sft_vfs_scan_result(scan);
+    sft_destroy_pool(pool);
+
+    return rc == SFT_OK ? SFT_OK : SFT_ERROR;
+}
+
+
+static void
+sft_vfs_scan_result(sft_vfs_scan_t *scan)
+{
+    sft_storage_req_t  *req = &scan->req;
+
+    if (req->err != SFT_STORAGE_OK) {
+        sft_log_error(SFT_LOG_ERR, scan->log, req->sys_err,
+                      "the usage of \"%.*s\" (home \"%s\") could not be "
+                      "counted: changes refused until it can be",
+                      SFT_STR_FMT(&scan->user), req->path);
+        return;
+    }
+
+    sft_usage_set(scan->usage, req->usage.bytes, req->usage.files);
+
+    sft_log_error(SFT_LOG_INFO, scan->log, 0,
+                  "usage of \"%.*s\" counted: %lld bytes in %lld files",
+                  SFT_STR_FMT(&scan->user), (long long) req->usage.bytes,
+                  (long long) req->usage.files);
+}
+
+
+/* on the loop: the waiting changes run, or fail if the count did */
+
+static void
+sft_vfs_scan_done(sft_storage_req_t *req)
+{
+    sft_int_t           rc;
+    sft_vfs_scan_t     *scan = req->data;
+    sft_storage_req_t  *w, *next;
+
+    sft_vfs_scan_result(scan);
+
+    if (scan->vs) {
+        scan->vs->scan = NULL;
+    }
+
+    for (w = scan->first; w; w = next) {
+        next = w->next;
+        w->next = NULL;
+
+        if (req->err == SFT_STORAGE_OK) {
+            rc = sft_storage_run(w);
+
+            if (rc == SFT_AGAIN) {
+                continue;
+            }
+
+        } else {
+            w->err = SFT_STORAGE_IO;
+        }
+
+        w->handler(w);
+    }
+
+    sft_destroy_pool(scan->pool);
+}
+
+
+/* the session ends: a count in flight finishes without it */
+
+void
+sft_vfs_usage_detach(sft_vfs_session_t *s)
+{
+    sft_vfs_scan_t  *scan = s->scan;
+
+    if (scan) {
+        scan->vs = NULL;
+        s->scan = NULL;
+    }
+}
