@@ -130,6 +130,7 @@ typedef struct {
     unsigned               temp_file:1;
     unsigned               existed:1;     /* the name existed at open */
     unsigned               closed:1;
+    unsigned               error_logged:1; /* later failures are not */
 
     void                  *data;          /* driver */
 } sft_storage_file_t;

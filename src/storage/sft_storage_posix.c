@@ -29,11 +29,13 @@ typedef struct {
     sft_str_t       root;
     sft_fd_t        root_fd;
     sft_log_t      *log;
+    sft_flag_t      fsync;          /* uploads reach the disk before 226 */
 } sft_posix_t;
 
 
 typedef struct {
     sft_str_t       root;
+    sft_flag_t      fsync;
     sft_str_t       file;
     sft_uint_t      line;
 } sft_posix_conf_t;
@@ -113,6 +115,13 @@ static sft_command_t  sft_posix_commands[] = {
       0,
       NULL },
 
+    { sft_string("fsync"),
+      SFT_STORAGE_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      offsetof(sft_posix_conf_t, fsync),
+      NULL },
+
     sft_null_command
 };
 
@@ -141,7 +150,16 @@ sft_module_t  sft_storage_posix_module = {
 static void *
 sft_posix_create_conf(sft_conf_t *cf)
 {
-    return sft_pcalloc(cf->pool, sizeof(sft_posix_conf_t));
+    sft_posix_conf_t  *pcf;
+
+    pcf = sft_pcalloc(cf->pool, sizeof(sft_posix_conf_t));
+    if (pcf == NULL) {
+        return NULL;
+    }
+
+    pcf->fsync = SFT_CONF_UNSET;
+
+    return pcf;
 }
 
 
@@ -194,11 +212,13 @@ sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st, void *conf)
     sft_pool_cleanup_t  *cln;
 
     if (st->driver != &sft_posix_driver) {
-        if (pcf->root.data) {
+        if (pcf->root.data || pcf->fsync != SFT_CONF_UNSET) {
             sft_log_error(SFT_LOG_EMERG, cf->log, 0,
-                          "\"root\" is not a parameter of driver \"%.*s\" "
-                          "in %.*s:%lu", SFT_STR_FMT(&st->driver->name),
-                          SFT_STR_FMT(&pcf->file), (unsigned long) pcf->line);
+                          "\"%s\" is not a parameter of driver \"%.*s\" "
+                          "in storage \"%.*s\"",
+                          pcf->root.data ? "root" : "fsync",
+                          SFT_STR_FMT(&st->driver->name),
+                          SFT_STR_FMT(&st->name));
             return SFT_CONF_ERROR;
         }
 
@@ -221,6 +241,7 @@ sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st, void *conf)
 
     p->root = pcf->root;
     p->log = cf->cycle->log;
+    p->fsync = (pcf->fsync == 1);
     p->root_fd = open((char *) p->root.data,
                       O_PATH|O_DIRECTORY|O_CLOEXEC);
 
@@ -659,11 +680,24 @@ sft_posix_fail(sft_storage_req_t *req, const char *call)
     req->sys_err = errno;
     req->err = sft_storage_map_errno(errno);
 
-    if (req->err == SFT_STORAGE_IO || req->err == SFT_STORAGE_NO_SPACE) {
-        sft_log_error(SFT_LOG_ERR, req->log, req->sys_err,
-                      "%s \"%s\" failed in storage \"%.*s\"", call,
-                      req->path ? (char *) req->path : "",
-                      SFT_STR_FMT(&req->storage->name));
+    if (req->err != SFT_STORAGE_IO && req->err != SFT_STORAGE_NO_SPACE) {
+        return SFT_ERROR;
+    }
+
+    /* once per open file: pipelined writes fail together */
+
+    if (req->file && req->file->error_logged) {
+        return SFT_ERROR;
+    }
+
+    sft_log_error(SFT_LOG_ERR, req->log, req->sys_err,
+                  "%s \"%s\" failed in storage \"%.*s\"", call,
+                  req->path ? (char *) req->path
+                            : req->file ? (char *) req->file->name : "",
+                  SFT_STR_FMT(&req->storage->name));
+
+    if (req->file) {
+        req->file->error_logged = 1;
     }
 
     return SFT_ERROR;
@@ -975,6 +1009,29 @@ sft_posix_write(sft_storage_req_t *req)
 }
 
 
+/*
+ * "fsync on": a finished upload's data and size are on the disk before it
+ * is renamed into place and reported complete; a late write error (a full
+ * disk on delayed allocation, EIO) fails the upload instead of losing it.
+ */
+
+static sft_int_t
+sft_posix_sync(sft_storage_req_t *req)
+{
+    sft_posix_t  *p = req->storage->driver_data;
+
+    if (!p->fsync || !req->commit) {
+        return SFT_OK;
+    }
+
+    if (fdatasync(req->file->fd) == -1) {
+        return sft_posix_fail(req, "fdatasync()");
+    }
+
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_posix_close(sft_storage_req_t *req)
 {
@@ -987,6 +1044,10 @@ sft_posix_close(sft_storage_req_t *req)
     }
 
     file->closed = 1;
+
+    if (file->write && sft_posix_sync(req) != SFT_OK) {
+        req->commit = 0;
+    }
 
     if (!file->temp_file) {
         if (close(file->fd) == -1 && file->write) {
@@ -1004,7 +1065,7 @@ sft_posix_close(sft_storage_req_t *req)
     if (rc == -1) {
         (void) sft_posix_fail(req, "close()");
 
-    } else if (req->commit) {
+    } else if (req->commit && req->err == SFT_STORAGE_OK) {
         flags = (file->flags & SFT_STORAGE_WRITE_NOREPLACE)
                 ? RENAME_NOREPLACE : 0;
 
