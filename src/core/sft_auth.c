@@ -643,6 +643,10 @@ sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
     banned = 0;
     failures = 0;
 
+    if (failed) {
+        sft_stat_add(SFT_STAT_LOGIN_FAILURES, 1);
+    }
+
     sft_auth_lock(shm);
 
     s = sft_auth_addr_slot(a, failed, now);

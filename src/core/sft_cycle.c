@@ -62,6 +62,8 @@ sft_init_cycle(sft_cycle_t *old_cycle)
         != SFT_OK
         || sft_array_init(&cycle->shared_memory, pool, 4,
                           sizeof(sft_shm_zone_t *)) != SFT_OK
+        || sft_array_init(&cycle->open_files, pool, 2,
+                          sizeof(sft_log_file_t *)) != SFT_OK
         || sft_array_init(&cycle->config_dump, pool, 2,
                           sizeof(sft_conf_dump_t)) != SFT_OK)
     {
@@ -521,9 +523,17 @@ sft_signal_process(sft_cycle_t *cycle, char *sig)
 void
 sft_reopen_files(sft_cycle_t *cycle)
 {
-    sft_log_t  *log;
+    sft_uint_t        i;
+    sft_log_t        *log;
+    sft_log_file_t  **files;
 
     log = cycle->log;
+
+    files = cycle->open_files.elts;
+
+    for (i = 0; i < cycle->open_files.nelts; i++) {
+        (void) sft_log_open_file(files[i], log);
+    }
 
     if (sft_str_eq(&cycle->log_file.name, "stderr")) {
         return;

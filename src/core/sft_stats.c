@@ -26,6 +26,11 @@ const sft_stat_desc_t  sft_stat_descs[SFT_STAT_N] = {
       0 },
     { "buffer_pool_waits_total",
       "Times a transfer waited for a free buffer pool chunk.", 0 },
+    { "ftp_sessions", "FTP sessions open now.", 1 },
+    { "sftp_sessions", "SFTP sessions open now.", 1 },
+    { "logins_total", "Logins that succeeded, all protocols.", 0 },
+    { "login_failures_total",
+      "Logins refused: wrong user, password or key, all protocols.", 0 },
 };
 
 

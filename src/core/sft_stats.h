@@ -9,6 +9,21 @@
 
 
 
+/* the data path that served a transfer */
+
+typedef enum {
+    SFT_XFER_SENDFILE = 0,          /* sendfile(2), plaintext download */
+    SFT_XFER_SPLICE,                /* splice(2), plaintext upload */
+    SFT_XFER_POOLED,                /* buffer pool copy, plaintext */
+    SFT_XFER_TLS,                   /* buffer pool copy through TLS */
+    SFT_XFER_SFTP,                  /* SFTP READ/WRITE over SSH */
+    SFT_XFER_NPATHS
+} sft_xfer_path_e;
+
+#define SFT_XFER_DOWNLOAD  0
+#define SFT_XFER_UPLOAD    1
+
+
 typedef enum {
     SFT_STAT_CONN_ACCEPTED = 0,
     SFT_STAT_CONN_HANDLED,
@@ -19,9 +34,21 @@ typedef enum {
     SFT_STAT_HTTP_REQUESTS,
     SFT_STAT_HTTP_ERRORS,
     SFT_STAT_BUFPOOL_WAITS,
-    SFT_STAT_N
+    SFT_STAT_FTP_SESSIONS,          /* gauge */
+    SFT_STAT_SFTP_SESSIONS,         /* gauge */
+    SFT_STAT_LOGINS,
+    SFT_STAT_LOGIN_FAILURES,
+    SFT_STAT_XFERS,                 /* [direction][path][count, bytes] */
+    SFT_STAT_N = SFT_STAT_XFERS + 2 * SFT_XFER_NPATHS * 2
 } sft_stat_e;
 
+
+/* the counter of transfers (what 0) or their bytes (1) */
+#define sft_stat_xfer(direction, path, what)                                  \
+    (SFT_STAT_XFERS + ((direction) * SFT_XFER_NPATHS + (path)) * 2 + (what))
+
+
+/* the transfer counters have no entry: they are labelled series */
 
 typedef struct {
     const char           *name;     /* Prometheus name without "siftp_" */

@@ -134,6 +134,7 @@ struct sft_ftp_transfer_s {
     off_t                     offset;      /* in the file */
     off_t                     end;         /* RETR: the size at open */
     off_t                     bytes;       /* moved over the data conn */
+    sft_msec_t                begin;
 
     u_char                   *chunk;       /* from the buffer pool */
     size_t                    chunk_size;

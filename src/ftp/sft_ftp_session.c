@@ -61,6 +61,8 @@ sft_ftp_init_connection(sft_connection_t *c)
         return;
     }
 
+    sft_stat_add(SFT_STAT_FTP_SESSIONS, 1);
+
     s->pos = s->start;
     s->last = s->start;
     s->end = s->start + SFT_FTP_PRELOGIN_BUFFER;
@@ -1058,6 +1060,7 @@ sft_ftp_close_session(sft_ftp_session_t *s)
     sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp session closed");
 
     s->closed = 1;
+    sft_stat_sub(SFT_STAT_FTP_SESSIONS, 1);
     c = s->connection;
 
     if (s->transfer) {

@@ -15,6 +15,7 @@
 #include <sft_core.h>
 #include <sft_ftp.h>
 #include <sft_asm.h>
+#include <sft_xfer.h>
 #include <sys/sendfile.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
@@ -41,6 +42,8 @@ static void sft_ftp_recv_file(sft_ftp_session_t *s);
 static void sft_ftp_send_list(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_write_done(sft_ftp_session_t *s);
 static void sft_ftp_transfer_finish(sft_ftp_session_t *s);
+static void sft_ftp_transfer_report(sft_ftp_session_t *s,
+    sft_ftp_transfer_t *t);
 static void sft_ftp_transfer_closed(sft_ftp_session_t *s);
 static void sft_ftp_transfer_release(sft_ftp_session_t *s);
 
@@ -171,6 +174,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 
     t->pool = pool;
     t->kind = kind;
+    t->begin = sft_current_msec;
     t->ascii = !s->binary && kind <= SFT_FTP_APPE;
     t->unique = unique;
 
@@ -1365,6 +1369,53 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
 }
 
 
+/* the transfer log and counters: which data path served a file */
+
+static void
+sft_ftp_transfer_report(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
+{
+    size_t      n;
+    sft_xfer_t  x;
+    u_char      path[SFT_STORAGE_PATH_MAX + 1];
+
+    sft_memzero(&x, sizeof(sft_xfer_t));
+
+    /* the log has the absolute path as the user sees it */
+
+    if (sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len, t->path, t->path_len,
+                          path, &n)
+        != SFT_STORAGE_OK)
+    {
+        n = sft_min(t->path_len, SFT_STORAGE_PATH_MAX);
+        sft_memcpy(path, t->path, n);
+    }
+
+    x.service = "ftp";
+    x.peer = &s->connection->addr_text;
+    x.user = &s->user;
+    x.path = path;
+    x.path_len = n;
+    x.bytes = t->bytes;
+    x.start = t->begin;
+    x.direction = (t->kind == SFT_FTP_RETR) ? SFT_XFER_DOWNLOAD
+                                            : SFT_XFER_UPLOAD;
+    x.ascii = t->ascii;
+    x.complete = (t->reason == SFT_FTP_END_OK);
+
+    if (s->tls && s->prot_p) {
+        x.data_path = SFT_XFER_TLS;
+
+    } else if (t->kind == SFT_FTP_RETR && !t->copy) {
+        x.data_path = SFT_XFER_SENDFILE;
+
+    } else {
+        x.data_path = SFT_XFER_POOLED;
+    }
+
+    sft_xfer_done(&x);
+}
+
+
 static void
 sft_ftp_transfer_closed(sft_ftp_session_t *s)
 {
@@ -1382,6 +1433,10 @@ sft_ftp_transfer_closed(sft_ftp_session_t *s)
     }
 
     t->opened = 0;
+
+    if (t->kind < SFT_FTP_LIST && t->started) {
+        sft_ftp_transfer_report(s, t);
+    }
 
     sft_log_error(SFT_LOG_INFO, s->log, 0,
                   "ftp %s \"%.*s\" %lld bytes, %s",

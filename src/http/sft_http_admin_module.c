@@ -35,9 +35,13 @@ static char *sft_http_admin_merge_srv_conf(sft_conf_t *cf, void *parent,
 static char *sft_http_admin_init_main_conf(sft_conf_t *cf, void *conf);
 static sft_int_t sft_http_admin_stats(sft_http_request_t *r);
 static sft_int_t sft_http_admin_metrics(sft_http_request_t *r);
+static u_char *sft_http_admin_transfers_json(u_char *p, u_char *last,
+    sft_stats_slot_t *t);
+static u_char *sft_http_admin_transfer_metrics(u_char *p, u_char *last,
+    sft_stats_slot_t *t);
 
 
-#define SFT_HTTP_ADMIN_BUF  8192
+#define SFT_HTTP_ADMIN_BUF  16384
 
 
 static sft_command_t  sft_http_admin_commands[] = {
@@ -191,8 +195,11 @@ sft_http_admin_stats(sft_http_request_t *r)
         "\"buffer_pool\":{\"chunk_bytes\":%zu,\"total\":%" PRIu64
         ",\"free\":%" PRIu64 ",\"in_use\":%" PRIu64 ",\"waits\":%" PRIu64
         ",\"waiters\":%" PRIu64 "},"
+        "\"sessions\":{\"ftp\":%" PRIu64 ",\"sftp\":%" PRIu64 "},"
+        "\"logins\":{\"ok\":%" PRIu64 ",\"failed\":%" PRIu64 "},"
         "\"auth\":{\"argon2_runs\":%" PRIu64 ",\"cache_hits\":%" PRIu64
-        ",\"bans\":%" PRIu64 ",\"checks_running\":%u}}\n",
+        ",\"bans\":%" PRIu64 ",\"checks_running\":%u},"
+        "\"transfers\":",
         s.uptime, (long) s.workers, (unsigned long) s.processes,
         s.reloads, s.respawns,
         v[SFT_STAT_CONN_ACCEPTED], v[SFT_STAT_CONN_HANDLED],
@@ -201,12 +208,83 @@ sft_http_admin_stats(sft_http_request_t *r)
         v[SFT_STAT_HTTP_REQUESTS], v[SFT_STAT_HTTP_ERRORS],
         s.chunk_bytes, s.pool.total, s.pool.free,
         s.pool.total - s.pool.free, s.pool.waits, s.pool.waiters,
+        v[SFT_STAT_FTP_SESSIONS], v[SFT_STAT_SFTP_SESSIONS],
+        v[SFT_STAT_LOGINS], v[SFT_STAT_LOGIN_FAILURES],
         s.auth.argon2_runs, s.auth.cache_hits, s.auth.bans,
         (unsigned) s.auth.running);
+
+    p = sft_http_admin_transfers_json(p, last, &s.total);
+    p = sft_slprintf(p, last, "}\n");
 
     body.len = p - body.data;
 
     return sft_http_send_response(r, 200, "application/json", &body);
+}
+
+
+/* transfers by direction and data path, labelled */
+
+static const char  *sft_http_admin_directions[] = { "download", "upload" };
+static const char  *sft_http_admin_paths[] = {
+    "sendfile", "splice", "pooled", "tls", "sftp"
+};
+
+
+static u_char *
+sft_http_admin_transfers_json(u_char *p, u_char *last, sft_stats_slot_t *t)
+{
+    sft_uint_t  d, k;
+
+    for (d = 0; d < 2; d++) {
+        p = sft_slprintf(p, last, "%s\"%s\":{", d ? "," : "{",
+                         sft_http_admin_directions[d]);
+
+        for (k = 0; k < SFT_XFER_NPATHS; k++) {
+            p = sft_slprintf(p, last,
+                             "%s\"%s\":{\"count\":%" PRIu64
+                             ",\"bytes\":%" PRIu64 "}",
+                             k ? "," : "", sft_http_admin_paths[k],
+                             t->value[sft_stat_xfer(d, k, 0)],
+                             t->value[sft_stat_xfer(d, k, 1)]);
+        }
+
+        p = sft_slprintf(p, last, "}");
+    }
+
+    return sft_slprintf(p, last, "}");
+}
+
+
+static u_char *
+sft_http_admin_transfer_metrics(u_char *p, u_char *last, sft_stats_slot_t *t)
+{
+    sft_uint_t          d, k, w;
+    static const char  *names[] = {
+        "transfers_total", "transfer_bytes_total"
+    };
+    static const char  *helps[] = {
+        "Finished file transfers by direction and data path.",
+        "Bytes of file transfers by direction and data path."
+    };
+
+    for (w = 0; w < 2; w++) {
+        p = sft_slprintf(p, last,
+                         "# HELP siftp_%s %s\n# TYPE siftp_%s counter\n",
+                         names[w], helps[w], names[w]);
+
+        for (d = 0; d < 2; d++) {
+            for (k = 0; k < SFT_XFER_NPATHS; k++) {
+                p = sft_slprintf(p, last,
+                                 "siftp_%s{direction=\"%s\",path=\"%s\"} %"
+                                 PRIu64 "\n", names[w],
+                                 sft_http_admin_directions[d],
+                                 sft_http_admin_paths[k],
+                                 t->value[sft_stat_xfer(d, k, w)]);
+            }
+        }
+    }
+
+    return p;
 }
 
 
@@ -267,13 +345,15 @@ sft_http_admin_metrics(sft_http_request_t *r)
                               "Worker processes replaced after dying.",
                               "counter", s.respawns);
 
-    for (i = 0; i < SFT_STAT_N; i++) {
+    for (i = 0; i < SFT_STAT_XFERS; i++) {
         p = sft_http_admin_metric(p, last, sft_stat_descs[i].name,
                                   sft_stat_descs[i].help,
                                   sft_stat_descs[i].gauge ? "gauge"
                                                           : "counter",
                                   s.total.value[i]);
     }
+
+    p = sft_http_admin_transfer_metrics(p, last, &s.total);
 
     p = sft_http_admin_metric(p, last, "buffer_pool_chunk_bytes",
                               "Size of one buffer pool chunk.", "gauge",

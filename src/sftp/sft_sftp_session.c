@@ -68,6 +68,8 @@ sft_sftp_init_connection(sft_connection_t *c)
     s->conf = conf;
     s->user.data = s->user_data;
 
+    sft_stat_add(SFT_STAT_SFTP_SESSIONS, 1);
+
     s->delay.handler = sft_sftp_delay_handler;
     s->delay.data = s;
     s->delay.log = c->log;
@@ -633,6 +635,10 @@ sft_sftp_auth_pubkey(sft_sftp_session_t *s, ssh_message msg)
 
 refused:
 
+    if (state != SSH_PUBLICKEY_STATE_NONE) {
+        sft_stat_add(SFT_STAT_LOGIN_FAILURES, 1);
+    }
+
     if (state != SSH_PUBLICKEY_STATE_NONE
         && ++s->auth_tries >= s->conf->max_auth_tries)
     {
@@ -1082,6 +1088,7 @@ sft_sftp_close(sft_sftp_session_t *s)
     c = s->connection;
 
     sft_log_error(SFT_LOG_INFO, s->log, 0, "sftp session closed");
+    sft_stat_sub(SFT_STAT_SFTP_SESSIONS, 1);
 
     if (s->auth.job) {
         sft_auth_cancel(&s->auth);

@@ -167,6 +167,7 @@ sft_vfs_user_open(sft_vfs_session_t *vs)
     }
 
     vs->session_open = 1;
+    sft_stat_add(SFT_STAT_LOGINS, 1);
 
     vs->user_quota.max_bytes = u->quota_bytes;
     vs->user_quota.max_files = (off_t) u->quota_files;

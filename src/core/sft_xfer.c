@@ -1,0 +1,221 @@
+/*
+ * sft_xfer.c -- the end of a file transfer, for every protocol: the
+ * transfer counters (count and bytes by direction and data path) and the
+ * "transfer_log FILE;" line in xferlog format:
+ *
+ *   Mon Nov 30 08:48:12 2026 1 127.0.0.1 4194304 /docs/a_b.pdf b _ i r
+ *       alice ftp 0 * c
+ *
+ * current time, seconds (at least 1), client, bytes, path (white space and
+ * control characters as '_', so the line splits on blanks), a(scii) or
+ * b(inary), no special action, o(utgoing) or i(ncoming), r(eal user),
+ * user, service (ftp or sftp), no RFC 931 identity, c(omplete) or
+ * i(ncomplete).  The file is opened by each cycle and reopened on USR1.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_xfer.h>
+
+
+#define SFT_XFER_LINE_MAX  (4096 + 512)   /* a path, and the rest */
+
+
+typedef struct {
+    sft_log_file_t     file;        /* name.len 0: no transfer log */
+} sft_xfer_conf_t;
+
+
+static void *sft_xfer_create_conf(sft_cycle_t *cycle);
+static char *sft_xfer_init_conf(sft_cycle_t *cycle, void *conf);
+static char *sft_xfer_set_log(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
+static void sft_xfer_close_file(void *data);
+static sft_int_t sft_xfer_init_process(sft_cycle_t *cycle);
+
+
+static sft_command_t  sft_xfer_commands[] = {
+
+    { sft_string("transfer_log"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
+      sft_xfer_set_log,
+      0,
+      0,
+      NULL },
+
+    sft_null_command
+};
+
+
+static sft_core_module_t  sft_xfer_module_ctx = {
+    sft_string("xfer"),
+    sft_xfer_create_conf,
+    sft_xfer_init_conf
+};
+
+
+sft_module_t  sft_xfer_module = {
+    SFT_MODULE_V1,
+    &sft_xfer_module_ctx,                  /* module context */
+    sft_xfer_commands,                     /* module directives */
+    SFT_CORE_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    sft_xfer_init_process,                 /* init process */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+/* the running cycle's log file, in workers */
+static sft_log_file_t  *sft_xfer_file;
+
+
+static void *
+sft_xfer_create_conf(sft_cycle_t *cycle)
+{
+    sft_xfer_conf_t  *xcf;
+
+    xcf = sft_pcalloc(cycle->pool, sizeof(sft_xfer_conf_t));
+    if (xcf == NULL) {
+        return NULL;
+    }
+
+    xcf->file.fd = SFT_INVALID_FILE;
+
+    return xcf;
+}
+
+
+static char *
+sft_xfer_set_log(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_str_t        *value;
+    sft_xfer_conf_t  *xcf = conf;
+
+    (void) cmd;
+
+    if (xcf->file.name.data) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (sft_str_eq(&value[1], "off")) {
+        sft_str_set(&xcf->file.name, "");
+        return SFT_CONF_OK;
+    }
+
+    xcf->file.name = value[1];
+
+    if (sft_conf_full_name(cf->cycle, &xcf->file.name) != SFT_OK) {
+        return SFT_CONF_ERROR;
+    }
+
+    return SFT_CONF_OK;
+}
+
+
+static char *
+sft_xfer_init_conf(sft_cycle_t *cycle, void *conf)
+{
+    sft_log_file_t      **f;
+    sft_xfer_conf_t      *xcf = conf;
+    sft_pool_cleanup_t   *cln;
+
+    if (xcf->file.name.len == 0 || sft_test_config || sft_signaller) {
+        return SFT_CONF_OK;
+    }
+
+    cln = sft_pool_cleanup_add(cycle->pool, 0);
+    f = sft_array_push(&cycle->open_files);
+
+    if (cln == NULL || f == NULL
+        || sft_log_open_file(&xcf->file, cycle->log) != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
+    cln->handler = sft_xfer_close_file;
+    cln->data = &xcf->file;
+    *f = &xcf->file;
+
+    return SFT_CONF_OK;
+}
+
+
+static void
+sft_xfer_close_file(void *data)
+{
+    sft_log_file_t  *file = data;
+
+    if (file->fd != SFT_INVALID_FILE) {
+        close(file->fd);
+        file->fd = SFT_INVALID_FILE;
+    }
+}
+
+
+static sft_int_t
+sft_xfer_init_process(sft_cycle_t *cycle)
+{
+    sft_xfer_conf_t  *xcf;
+
+    xcf = (sft_xfer_conf_t *) sft_get_conf(cycle->conf_ctx, sft_xfer_module);
+
+    sft_xfer_file = (xcf->file.fd != SFT_INVALID_FILE) ? &xcf->file : NULL;
+
+    return SFT_OK;
+}
+
+
+void
+sft_xfer_done(sft_xfer_t *x)
+{
+    u_char     *p, *last;
+    size_t      i;
+    time_t      now;
+    struct tm   tm;
+    sft_msec_t  secs;
+    u_char      line[SFT_XFER_LINE_MAX];
+
+    sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 0), 1);
+    sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 1), x->bytes);
+
+    if (sft_xfer_file == NULL) {
+        return;
+    }
+
+    now = time(NULL);
+    localtime_r(&now, &tm);
+
+    p = line;
+    last = line + sizeof(line);
+
+    p += strftime((char *) p, last - p, "%a %b %e %H:%M:%S %Y", &tm);
+
+    secs = (sft_current_msec - x->start + 999) / 1000;
+
+    p = sft_slprintf(p, last, " %lu %.*s %lld ",
+                     (unsigned long) (secs ? secs : 1), SFT_STR_FMT(x->peer),
+                     (long long) x->bytes);
+
+    for (i = 0; i < x->path_len && p < last - 128; i++) {
+        *p++ = (x->path[i] <= ' ' || x->path[i] == 0x7f) ? '_' : x->path[i];
+    }
+
+    p = sft_slprintf(p, last, " %c _ %c r %.*s %s 0 * %c\n",
+                     x->ascii ? 'a' : 'b',
+                     x->direction == SFT_XFER_DOWNLOAD ? 'o' : 'i',
+                     SFT_STR_FMT(x->user), x->service,
+                     x->complete ? 'c' : 'i');
+
+    /* one write(2) with O_APPEND: whole lines from every worker */
+
+    if (write(sft_xfer_file->fd, line, p - line) == -1) {
+        sft_log_error(SFT_LOG_ERR, ((sft_cycle_t *) sft_cycle)->log,
+                      sft_errno, "write() to \"%s\" failed",
+                      sft_xfer_file->name.data);
+    }
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/perl
+
+# xferlog.t -- the transfer log in xferlog format (one line per finished or
+# failed transfer, 18 fields that existing tools split on blanks) and the
+# counters behind /api/v1/stats and /metrics: sessions, logins and
+# transfers by direction and data path; the log is reopened on USR1.
+
+use warnings;
+use strict;
+
+use lib 't/lib';
+use Test::More;
+use JSON::PP;
+use Test::Siftpd qw/port http_get/;
+
+my $t = Test::Siftpd->new()->has('ftp');
+my $d = $t->testdir();
+
+plan(skip_all => 'no python3') unless system('python3 -c 1') == 0;
+
+mkdir "$d/data";
+mkdir "$d/data/alice";
+$t->write_file('data/alice/down file', "line\n" x 20000);
+
+$t->write_file_expand('siftpd.conf', <<'EOF');
+%%TEST_GLOBALS%%
+worker_processes 2;
+users %%TESTDIR%%/users;
+transfer_log %%TESTDIR%%/xferlog;
+storage local { driver posix; root %%TESTDIR%%/data; }
+ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage local; } }
+http { server { listen 127.0.0.1:%%PORT_8080%%; } }
+EOF
+
+open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
+    'user', 'add', 'alice', '--home', '/alice', '--perms',
+    'list,download,upload,overwrite' or die;
+print $fh "pw\n";
+close $fh;
+
+$t->run();
+$t->wait_for(sub { scalar($t->workers()) == 2 }, 10);
+
+sub stats {
+    my ($body) = (http_get(port(8080), '/api/v1/stats') // '')
+        =~ /\r\n\r\n(.*)/s;
+    return eval { decode_json($body // '') } || {};
+}
+
+my $port = port(8021);
+my $out = `python3 - <<'PY' 2>&1
+import ftplib, io
+f = ftplib.FTP()
+f.connect('127.0.0.1', $port, timeout=15)
+try:
+    f.login('alice', 'wrong')
+except ftplib.error_perm:
+    pass
+f = ftplib.FTP()
+f.connect('127.0.0.1', $port, timeout=15)
+f.login('alice', 'pw')
+b = io.BytesIO()
+f.retrbinary('RETR down file', b.write)
+print('binary', len(b.getvalue()))
+lines = []
+f.retrlines('RETR down file', lines.append)
+print('ascii', len(lines))
+f.storbinary('STOR up', io.BytesIO(b'u' * 12345))
+print('stored')
+g = ftplib.FTP()
+g.connect('127.0.0.1', $port, timeout=15)
+g.login('alice', 'pw')
+import urllib.request
+print('STATS', urllib.request.urlopen('http://127.0.0.1:%d/api/v1/stats'
+    % ${\ port(8080)}).read().decode())
+g.quit()
+f.quit()
+PY`;
+
+like($out, qr/^binary 100000$/m, 'binary download');
+like($out, qr/^ascii 20000$/m, 'ascii download');
+like($out, qr/^stored$/m, 'upload');
+
+my ($during) = $out =~ /^STATS (.*)$/m;
+my $s = eval { decode_json($during // '') } || {};
+is($s->{sessions}{ftp}, 2, 'two FTP sessions open, summed over workers');
+
+ok($t->wait_for(sub { (stats()->{sessions}{ftp} // -1) == 0 }, 10),
+    'none after they quit');
+
+$s = stats();
+is($s->{logins}{ok}, 2, 'two logins');
+is($s->{logins}{failed}, 1, 'one failed login');
+my $x = $s->{transfers};
+is($x->{download}{sendfile}{count}, 1, 'a binary download by sendfile');
+is($x->{download}{sendfile}{bytes}, 100000, 'its bytes');
+is($x->{download}{pooled}{count}, 1, 'an ascii download by the pooled copy');
+is($x->{download}{pooled}{bytes}, 120000, 'its bytes, CRLF included');
+is($x->{upload}{pooled}{count}, 1, 'an upload by the pooled copy');
+is($x->{upload}{pooled}{bytes}, 12345, 'its bytes');
+
+my ($metrics) = (http_get(port(8080), '/metrics') // '') =~ /\r\n\r\n(.*)/s;
+like($metrics,
+    qr/^siftp_transfers_total\{direction="download",path="sendfile"\} 1$/m,
+    'metrics: labelled transfer counters');
+like($metrics,
+    qr/^siftp_transfer_bytes_total\{direction="upload",path="pooled"\} 12345$/m,
+    'metrics: labelled transfer bytes');
+like($metrics, qr/^siftp_logins_total 2$/m, 'metrics: logins');
+like($metrics, qr/^siftp_ftp_sessions 0$/m, 'metrics: sessions gauge');
+
+# the transfer log
+
+my @lines = split /\n/, $t->read_file('xferlog');
+is(scalar @lines, 3, 'one line per transfer');
+
+my @f = split / /, $lines[0];
+is(scalar @f, 18, '18 blank-separated fields');
+like($lines[0], qr/^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} \d+ 127\.0\.0\.1 100000 \/down_file b _ o r alice ftp 0 \* c$/,
+    'binary download: xferlog fields, the blank in the name as _');
+like($lines[1], qr/ 120000 \/down_file a _ o r alice ftp 0 \* c$/,
+    'ascii download');
+like($lines[2], qr/ 12345 \/up b _ i r alice ftp 0 \* c$/, 'upload');
+
+# reopened on USR1
+
+rename "$d/xferlog", "$d/xferlog.1";
+kill 'USR1', $t->pid();
+$t->wait_log(qr/reopened/, 5);
+select(undef, undef, undef, 0.5);
+system("curl -s -o /dev/null ftp://alice:pw\@127.0.0.1:$port/up");
+ok($t->wait_for(sub { -s "$d/xferlog" }, 5), 'a new file after USR1');
+like($t->read_file('xferlog'), qr/ 12345 \/up b _ o r alice ftp 0 \* c$/,
+    'with the next transfer');
+
+$t->done();
