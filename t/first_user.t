@@ -39,6 +39,8 @@ like($users, qr/^password = \$argon2id\$v=19\$m=65536,t=3,p=1\$/m,
 unlike($users, qr/\Q$pw\E/, 'and not the password itself') if defined $pw;
 my ($notice) = $stderr =~ /^(.*\[notice\] created the first user.*)$/m;
 ok(defined $notice, 'the creation is logged');
+unlike($stderr . $t->read_file('error.log'), qr/does not exist/,
+    'no warning about the users file it is creating');
 unlike($notice // '', qr/\Q$pw\E/, 'the password is not') if defined $pw;
 
 # a second start keeps the file as it is

@@ -222,7 +222,8 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
     }
 
     if (ucf->file.len) {
-        ucf->users = sft_users_read(&ucf->file, 1, cycle->log);
+        ucf->users = sft_users_read(&ucf->file, SFT_USERS_MISSING_WARN,
+                                    cycle->log);
         if (ucf->users == NULL) {
             return SFT_CONF_ERROR;
         }
@@ -289,7 +290,7 @@ sft_users_create_first(sft_users_conf_t *ucf, sft_log_t *log)
         return SFT_ERROR;
     }
 
-    users = sft_users_read(&ucf->file, 1, log);
+    users = sft_users_read(&ucf->file, SFT_USERS_MISSING_QUIET, log);
     if (users == NULL) {
         return SFT_ERROR;
     }
@@ -494,11 +495,13 @@ sft_users_read(sft_str_t *file, sft_uint_t missing_ok, sft_log_t *log)
 
     if (fd == -1) {
         if (sft_errno == ENOENT && missing_ok) {
-            sft_log_error(SFT_LOG_WARN, log, 0,
-                          "users file \"%s\" does not exist, no users",
-                          file->data);
-            users = sft_users_parse(file, (u_char *) "", 0, log);
-            return users;
+            if (missing_ok == SFT_USERS_MISSING_WARN) {
+                sft_log_error(SFT_LOG_WARN, log, 0,
+                              "users file \"%s\" does not exist, no users",
+                              file->data);
+            }
+
+            return sft_users_parse(file, (u_char *) "", 0, log);
         }
 
         sft_slprintf(sft_users_error, sft_users_error + 511,
@@ -1959,7 +1962,7 @@ sft_users_check(sft_log_t *log)
         return;
     }
 
-    users = sft_users_read(&sft_users_cur->file, 1, log);
+    users = sft_users_read(&sft_users_cur->file, SFT_USERS_MISSING_WARN, log);
 
     if (users == NULL) {
         sft_log_error(SFT_LOG_ERR, log, 0, "users file \"%s\" changed but "

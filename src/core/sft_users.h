@@ -12,6 +12,11 @@
 
 
 #define SFT_USERS_MAX_FILE_SIZE  (16 * 1024 * 1024)
+
+/* sft_users_read()'s missing_ok */
+#define SFT_USERS_MUST_EXIST     0
+#define SFT_USERS_MISSING_WARN   1      /* an empty table, with a warning */
+#define SFT_USERS_MISSING_QUIET  2      /* an empty table: it is created */
 #define SFT_USER_NAME_MAX        64
 
 

@@ -254,7 +254,8 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
         }
     }
 
-    users = sft_users_read(&ucf->file, 1, log);
+    users = sft_users_read(&ucf->file, modify ? SFT_USERS_MISSING_QUIET
+                                              : SFT_USERS_MISSING_WARN, log);
     if (users == NULL) {
         return 1;
     }
