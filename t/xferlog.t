@@ -3,7 +3,9 @@
 # xferlog.t -- the transfer log in xferlog format (one line per finished or
 # failed transfer, 18 fields that existing tools split on blanks) and the
 # counters behind /api/v1/stats and /metrics: sessions, logins and
-# transfers by direction and data path; the log is reopened on USR1.
+# transfers by direction and data path (sendfile and splice where they
+# serve, the pooled copy for TYPE A and where "sendfile off; splice off;"
+# turn them off); the log is reopened on USR1.
 
 use warnings;
 use strict;
@@ -28,7 +30,15 @@ worker_processes 2;
 users %%TESTDIR%%/users;
 transfer_log %%TESTDIR%%/xferlog;
 storage local { driver posix; root %%TESTDIR%%/data; }
-ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage local; } }
+ftp {
+    server { listen 127.0.0.1:%%PORT_8021%%; storage local; }
+    server {
+        listen 127.0.0.1:%%PORT_8023%%;
+        storage local;
+        sendfile off;
+        splice off;
+    }
+}
 http { server { listen 127.0.0.1:%%PORT_8080%%; } }
 EOF
 
@@ -66,6 +76,7 @@ lines = []
 f.retrlines('RETR down file', lines.append)
 print('ascii', len(lines))
 f.storbinary('STOR up', io.BytesIO(b'u' * 12345))
+f.storlines('STOR text', io.BytesIO(b'x\\n' * 1000))
 print('stored')
 g = ftplib.FTP()
 g.connect('127.0.0.1', $port, timeout=15)
@@ -96,15 +107,19 @@ is($x->{download}{sendfile}{count}, 1, 'a binary download by sendfile');
 is($x->{download}{sendfile}{bytes}, 100000, 'its bytes');
 is($x->{download}{pooled}{count}, 1, 'an ascii download by the pooled copy');
 is($x->{download}{pooled}{bytes}, 120000, 'its bytes, CRLF included');
-is($x->{upload}{pooled}{count}, 1, 'an upload by the pooled copy');
-is($x->{upload}{pooled}{bytes}, 12345, 'its bytes');
+is($x->{upload}{splice}{count}, 1, 'a binary upload by splice');
+is($x->{upload}{splice}{bytes}, 12345, 'its bytes');
+is($t->read_file('data/alice/up'), 'u' x 12345, 'stored whole');
+is($x->{upload}{pooled}{count}, 1, 'an ascii upload by the pooled copy');
+is($x->{upload}{pooled}{bytes}, 3000, 'its bytes, CRLF included');
+is($t->read_file('data/alice/text'), "x\n" x 1000, 'stored with LF');
 
 my ($metrics) = (http_get(port(8080), '/metrics') // '') =~ /\r\n\r\n(.*)/s;
 like($metrics,
     qr/^siftp_transfers_total\{direction="download",path="sendfile"\} 1$/m,
     'metrics: labelled transfer counters');
 like($metrics,
-    qr/^siftp_transfer_bytes_total\{direction="upload",path="pooled"\} 12345$/m,
+    qr/^siftp_transfer_bytes_total\{direction="upload",path="splice"\} 12345$/m,
     'metrics: labelled transfer bytes');
 like($metrics, qr/^siftp_logins_total 2$/m, 'metrics: logins');
 like($metrics, qr/^siftp_ftp_sessions 0$/m, 'metrics: sessions gauge');
@@ -112,7 +127,7 @@ like($metrics, qr/^siftp_ftp_sessions 0$/m, 'metrics: sessions gauge');
 # the transfer log
 
 my @lines = split /\n/, $t->read_file('xferlog');
-is(scalar @lines, 3, 'one line per transfer');
+is(scalar @lines, 4, 'one line per transfer');
 
 my @f = split / /, $lines[0];
 is(scalar @f, 18, '18 blank-separated fields');
@@ -121,6 +136,20 @@ like($lines[0], qr/^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} \d+ 127\.0\.0\.1 10
 like($lines[1], qr/ 120000 \/down_file a _ o r alice ftp 0 \* c$/,
     'ascii download');
 like($lines[2], qr/ 12345 \/up b _ i r alice ftp 0 \* c$/, 'upload');
+like($lines[3], qr/ 3000 \/text a _ i r alice ftp 0 \* c$/, 'ascii upload');
+
+# sendfile off; splice off: the pooled copy both ways, same bytes
+
+my $off = port(8023);
+system("curl -s -o $d/got ftp://alice:pw\@127.0.0.1:$off/down%20file"
+    . " && curl -s -T $d/got ftp://alice:pw\@127.0.0.1:$off/up2");
+is($t->read_file('data/alice/up2'), "line\n" x 20000,
+    'sendfile off, splice off: download and upload intact');
+$x = stats()->{transfers};
+is($x->{download}{pooled}{count}, 2, 'the download took the pooled copy');
+is($x->{upload}{pooled}{count}, 2, 'so did the upload');
+is($x->{download}{sendfile}{count} + $x->{upload}{splice}{count}, 2,
+    'neither used sendfile or splice');
 
 # reopened on USR1
 
@@ -130,7 +159,7 @@ $t->wait_log(qr/reopened/, 5);
 select(undef, undef, undef, 0.5);
 system("curl -s -o /dev/null ftp://alice:pw\@127.0.0.1:$port/up");
 ok($t->wait_for(sub { -s "$d/xferlog" }, 5), 'a new file after USR1');
-like($t->read_file('xferlog'), qr/ 12345 \/up b _ o r alice ftp 0 \* c$/,
+like($t->read_file('xferlog'), qr/ 12345 \/up b _ o r alice ftp 0 \* c$/m,
     'with the next transfer');
 
 $t->done();

@@ -86,6 +86,8 @@ typedef struct {
     sft_msec_t                login_timeout;
     sft_uint_t                max_login_failures;
     sft_uint_t                max_errors;
+    sft_flag_t                sendfile;    /* binary downloads */
+    sft_flag_t                splice;      /* binary uploads */
 
     sft_ssl_conf_t            ssl;
     sft_ssl_t                 tls;         /* tls.ctx NULL: no TLS */
@@ -134,6 +136,8 @@ struct sft_ftp_transfer_s {
     off_t                     offset;      /* in the file */
     off_t                     end;         /* RETR: the size at open */
     off_t                     bytes;       /* moved over the data conn */
+    int                       pipe[2];     /* splice: -1 when none */
+    size_t                    piped;       /* bytes in the pipe */
     sft_msec_t                begin;
 
     u_char                   *chunk;       /* from the buffer pool */
@@ -169,6 +173,7 @@ struct sft_ftp_transfer_s {
     unsigned                  cr:1;        /* upload: a CR held back */
     unsigned                  reading:1;   /* pooled download: a read runs */
     unsigned                  copy:1;      /* pooled download, no sendfile */
+    unsigned                  splice:1;    /* upload socket -> pipe -> file */
     unsigned                  direct:2;    /* pooled download's reads */
     unsigned                  unique:1;    /* STOU */
 };

@@ -22,6 +22,7 @@
 
 
 #define SFT_FTP_SENDFILE_MAX  (1024 * 1024)
+#define SFT_FTP_SPLICE_PIPE   (1024 * 1024)     /* asked for, not needed */
 
 /* t->direct: how a pooled download reads a file with a descriptor */
 #define SFT_FTP_READ_VFS      0     /* the VFS, maybe on the thread pool */
@@ -39,6 +40,9 @@ static sft_int_t sft_ftp_read_done(sft_ftp_session_t *s);
 static void sft_ftp_read_direct_init(sft_ftp_transfer_t *t);
 static ssize_t sft_ftp_read_direct(sft_ftp_transfer_t *t, size_t len);
 static void sft_ftp_recv_file(sft_ftp_session_t *s);
+static void sft_ftp_splice_init(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
+static void sft_ftp_splice_cleanup(void *data);
+static void sft_ftp_recv_splice(sft_ftp_session_t *s);
 static void sft_ftp_send_list(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_write_done(sft_ftp_session_t *s);
 static void sft_ftp_transfer_finish(sft_ftp_session_t *s);
@@ -371,6 +375,10 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
         break;
     }
 
+    if (t->kind == SFT_FTP_STOR || t->kind == SFT_FTP_APPE) {
+        sft_ftp_splice_init(s, t);
+    }
+
     s->rest = 0;
     t->started = 1;
 
@@ -509,7 +517,13 @@ sft_ftp_transfer_run(sft_ftp_session_t *s)
 
     case SFT_FTP_STOR:
     case SFT_FTP_APPE:
-        sft_ftp_recv_file(s);
+        if (t->splice) {
+            sft_ftp_recv_splice(s);
+
+        } else {
+            sft_ftp_recv_file(s);
+        }
+
         break;
 
     default:
@@ -543,7 +557,7 @@ sft_ftp_send_file(sft_ftp_session_t *s)
 
     /* TLS data goes through the pooled copy, never sendfile(2) */
 
-    if (fd == SFT_INVALID_FILE || t->ascii || dc->ssl) {
+    if (fd == SFT_INVALID_FILE || t->ascii || dc->ssl || !s->conf->sendfile) {
         t->copy = 1;
         sft_ftp_read_direct_init(t);
         sft_ftp_send_copy(s);
@@ -1077,6 +1091,150 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
 }
 
 
+/*
+ * A plaintext binary upload to a storage with descriptors and no rate limit
+ * goes socket -> pipe -> file with splice(2), without a copy through user
+ * space; without a pipe it is the pooled copy, decided before a byte moves.
+ */
+
+static void
+sft_ftp_splice_init(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
+{
+    sft_storage_t       *st;
+    sft_pool_cleanup_t  *cln;
+
+    st = t->file.storage;
+
+    /* splice(2) refuses O_APPEND files: APPE takes the pooled copy */
+
+    if (!s->conf->splice || t->ascii || t->rate || (s->tls && s->prot_p)
+        || (t->file.flags & SFT_STORAGE_WRITE_APPEND)
+        || st->driver->file_fd == NULL
+        || st->driver->file_fd(&t->file) == SFT_INVALID_FILE)
+    {
+        return;
+    }
+
+    cln = sft_pool_cleanup_add(t->pool, 0);
+
+    if (cln == NULL || pipe2(t->pipe, O_NONBLOCK|O_CLOEXEC) == -1) {
+        sft_log_error(SFT_LOG_WARN, s->log, sft_errno,
+                      "pipe2() failed, the upload takes the pooled copy");
+        return;
+    }
+
+    /* a larger pipe moves more per call; the default works too */
+    (void) fcntl(t->pipe[1], F_SETPIPE_SZ, SFT_FTP_SPLICE_PIPE);
+
+    cln->handler = sft_ftp_splice_cleanup;
+    cln->data = t;
+    t->splice = 1;
+}
+
+
+static void
+sft_ftp_splice_cleanup(void *data)
+{
+    sft_ftp_transfer_t  *t = data;
+
+    close(t->pipe[0]);
+    close(t->pipe[1]);
+}
+
+
+/*
+ * Each pass empties the pipe into the file, then fills it from the socket;
+ * the bytes are charged to the quota while in the pipe, before the file
+ * sees them.  Writes to the file run on the loop, as the page cache takes
+ * them; the socket side never blocks.
+ */
+
+static void
+sft_ftp_recv_splice(sft_ftp_session_t *s)
+{
+    ssize_t              n;
+    sft_fd_t             fd;
+    sft_connection_t    *dc;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+    dc = s->data.conn;
+    fd = t->file.storage->driver->file_fd(&t->file);
+
+    for ( ;; ) {
+
+        while (t->piped) {
+            n = splice(t->pipe[0], NULL, fd, &t->offset, t->piped,
+                       SPLICE_F_MOVE);
+
+            if (n == -1 && errno == EINTR) {
+                continue;
+            }
+
+            if (n <= 0) {
+                sft_log_error(SFT_LOG_ERR, s->log, sft_errno,
+                              "splice() to \"%s\" failed", t->file.name);
+                t->reason = SFT_FTP_END_STORAGE;
+                t->err = (n == -1) ? sft_storage_map_errno(errno)
+                                   : SFT_STORAGE_IO;
+                sft_ftp_transfer_finish(s);
+                return;
+            }
+
+            t->piped -= n;
+        }
+
+        if (t->eof) {
+            sft_ftp_transfer_finish(s);
+            return;
+        }
+
+        n = splice(dc->fd, NULL, t->pipe[1], NULL, SFT_FTP_SPLICE_PIPE,
+                   SPLICE_F_MOVE|SPLICE_F_NONBLOCK);
+
+        if (n == 0) {
+            dc->read->ready = 0;
+            t->eof = 1;
+            continue;
+        }
+
+        if (n == -1) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                dc->read->ready = 0;
+                sft_add_timer(dc->read, s->conf->data_timeout);
+                return;
+            }
+
+            if (errno == EINTR) {
+                continue;
+            }
+
+            sft_log_error(SFT_LOG_INFO, s->log, sft_errno,
+                          "splice() from the data connection failed");
+            t->reason = SFT_FTP_END_NETWORK;
+            sft_ftp_transfer_finish(s);
+            return;
+        }
+
+        if (sft_vfs_charge_write(&s->vfs, &t->file, t->offset, n)
+            != SFT_OK)
+        {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "quota exceeded: upload of \"%s\" stopped",
+                          t->file.name);
+            t->reason = SFT_FTP_END_STORAGE;
+            t->err = SFT_STORAGE_QUOTA;
+            sft_ftp_transfer_finish(s);
+            return;
+        }
+
+        sft_stat_add(SFT_STAT_BYTES_RECEIVED, n);
+        t->bytes += n;
+        t->piped = n;
+    }
+}
+
+
 static sft_int_t
 sft_ftp_write_done(sft_ftp_session_t *s)
 {
@@ -1407,6 +1565,9 @@ sft_ftp_transfer_report(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
 
     } else if (t->kind == SFT_FTP_RETR && !t->copy) {
         x.data_path = SFT_XFER_SENDFILE;
+
+    } else if (t->splice) {
+        x.data_path = SFT_XFER_SPLICE;
 
     } else {
         x.data_path = SFT_XFER_POOLED;
