@@ -27,18 +27,29 @@ CLK = os.sysconf("SC_CLK_TCK")
 
 # every count and time limit lives here
 PROFILES = {
-    "quick": dict(runs=3, big=GiB // 4, par_n=16, par_size=32 << 20, small_n=1000,
-                  small_size=16 << 10, login_window=0.4, login_max=300, conc=32,
+    "quick": dict(runs=3, big=GiB // 4, sftp_big=GiB // 16, par_n=16, par_size=32 << 20, small_n=1000,
+                  small_size=16 << 10, login_window=0.4, login_max=300, conc=32, first_conc_runs=1,
                   sessions=200, mem_runs=1, setup_runs=5, ceil_runs=1,
-                  speed_secs=1, iperf_secs=2, budget_s=255),
-    "full": dict(runs=5, big=GiB, par_n=16, par_size=256 << 20, small_n=1000,
-                 small_size=16 << 10, login_window=3.0, login_max=5000, conc=32,
+                  speed_secs=1, iperf_secs=2, budget_s=285),
+    "full": dict(runs=5, big=GiB, sftp_big=GiB, par_n=16, par_size=256 << 20, small_n=1000,
+                 small_size=16 << 10, login_window=3.0, login_max=5000, conc=32, first_conc_runs=5,
                  sessions=200, mem_runs=3, setup_runs=15, ceil_runs=3,
                  speed_secs=3, iperf_secs=5, budget_s=2200),
 }
 TRANSFER_TIMEOUT_S = 300     # any single client process
+FIRST_LOGIN_TIMEOUT_S = 60   # 32 argon2id checks queue up on 2 cores: ~10-20 s
+
+# SFTP: every session uses this key exchange (libssh 0.10 in siftpd has no
+# sntrup761, OpenSSH would pick it; forced, both do the same work) and one
+# of these ciphers, each compared with one core's `openssl speed` of it
+SFTP_KEX = "curve25519-sha256"
+SFTP_CIPHERS = {"chacha": ("chacha20-poly1305@openssh.com", "ceil_chacha", "chacha20-poly1305"),
+                "aes": ("aes256-gcm@openssh.com", "ceil_aes_gcm", "aes256-gcm")}
 SETTLE_S = 0.25              # let the server finish closing before reading /proc
 
+CEILING_NOTE = ("the row's throughput as a share of one core's `openssl speed -evp` (16 KiB blocks) for the "
+                "cipher in use: the one forced on the SFTP client, or the AEAD of the TLS suite FTPS negotiated "
+                "(AES-256-GCM for TLS_AES_256_GCM_SHA384); 100 % would be one core doing nothing but that cipher")
 LOGIN_NOTE = ("peers' user has a SHA-512 crypt hash (`openssl passwd -6`), not the OS "
               "default yescrypt (~55 ms per check here); siftpd verifies its own argon2id hash "
               "(`user add` default), a deliberately costlier check; 'first' = siftpd with "
@@ -252,6 +263,7 @@ class Ctx:
         self.deadline = time.monotonic() + prof["budget_s"]
         self.algos = {}
         self.sftp_base = {}
+        self.row_seconds = {}
         self.seq = 0
 
     def uniq(self):
@@ -286,8 +298,11 @@ class Ctx:
             c += ["--ssl-reqd", "--cacert", self.lab["cacert"]]
         return c
 
-    def sftp_cmd(self, port, batch, verbose=False):
+    def sftp_cmd(self, port, batch, cipher, verbose=False):
+        """the same client for every server: key exchange and cipher forced,
+        so both servers do the same work whatever their preferences"""
         c = ["sftp", "-q", "-b", batch, "-P", str(port), "-i", self.lab["ssh_key"], "-F", "/dev/null",
+             "-c", SFTP_CIPHERS[cipher][0], "-o", f"KexAlgorithms={SFTP_KEX}",
              "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
              "-o", "GlobalKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes",
              "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR"]
@@ -297,13 +312,13 @@ class Ctx:
 
 
 def prepare_data(ctx):
-    """big.bin (1 GiB), mid.bin (parallel downloads), small/ (N x 16 KiB), up/."""
+    """big.bin (FTP/FTPS), mid.bin (parallel downloads), sftp.bin, small/ (N x 16 KiB), up/."""
     p, d = ctx.p, ctx.data
     os.makedirs(os.path.join(d, "small"), exist_ok=True)
     os.makedirs(os.path.join(d, "up"), exist_ok=True)
     os.makedirs(ctx.client, exist_ok=True)
     block = os.urandom(64 << 20)  # incompressible; repeats every 64 MiB
-    for name, size in (("big.bin", p["big"]), ("mid.bin", p["par_size"])):
+    for name, size in (("big.bin", p["big"]), ("mid.bin", p["par_size"]), ("sftp.bin", p["sftp_big"])):
         path = os.path.join(d, name)
         if os.path.exists(path) and os.path.getsize(path) == size:
             continue
@@ -362,8 +377,7 @@ def ftp_transfer(ctx, srv, tls, upload):
         cmd += ["-T", os.path.join(ctx.data, "big.bin"), f"ftp://127.0.0.1:{port}/up/{name}"]
     else:
         cmd += ["-o", "/dev/null", f"ftp://127.0.0.1:{port}/big.bin"]
-    time.sleep(SETTLE_S)
-    c0 = cpu_seconds(root)
+    c0 = cpu_seconds(root)  # this server's previous run already settled after its transfer
     try:
         rc, out, err = run_proc(cmd)
         time.sleep(SETTLE_S)
@@ -483,7 +497,7 @@ def ftp_logins(ctx, srv, first, conc):
                     return
                 st["started"] += 1
             try:
-                c = Ftp(port)
+                c = Ftp(port, timeout=FIRST_LOGIN_TIMEOUT_S if first else 10.0)
                 try:
                     c.login(ctx.user, ctx.pw)
                     c.quit()
@@ -500,7 +514,7 @@ def ftp_logins(ctx, srv, first, conc):
     for t in ths:
         t.start()
     for t in ths:
-        t.join(window + 30)
+        t.join(window + FIRST_LOGIN_TIMEOUT_S + 5)
     el = time.perf_counter() - t0
     if st["ok"] == 0:
         raise RuntimeError(f"no login succeeded: {st['err']}")
@@ -563,13 +577,13 @@ def ftps_probe(ctx, srv):
 
 
 # ------------------------------------------------------------------ SFTP measurements
-def sftp_session(ctx, port, lines, verbose=False):
+def sftp_session(ctx, port, lines, cipher, verbose=False):
     bf = os.path.join(ctx.client, f"batch-{ctx.uniq()}")
     with open(bf, "w") as f:
         f.write("\n".join(lines) + "\n")
     try:
         t0 = time.perf_counter()
-        rc, out, err = run_proc(ctx.sftp_cmd(port, bf, verbose))
+        rc, out, err = run_proc(ctx.sftp_cmd(port, bf, cipher, verbose))
         wall = time.perf_counter() - t0
     finally:
         os.unlink(bf)
@@ -578,47 +592,50 @@ def sftp_session(ctx, port, lines, verbose=False):
     return wall, err
 
 
-def sftp_baseline(ctx, srv):
-    """median wall time of a session that moves no file"""
+def sftp_baseline(ctx, srv, cipher):
+    """median wall time of a session that moves no file (per cipher), and
+    what was negotiated (sftp -v)"""
     port = ctx.endpoint(srv, "sftp")
-    if srv["name"] not in ctx.sftp_base:
-        walls = [sftp_session(ctx, port, ["pwd"])[0] for _ in range(3)]
-        ctx.sftp_base[srv["name"]] = statistics.median(walls)
-        _, err = sftp_session(ctx, port, ["pwd"], verbose=True)
+    key = (srv["name"], cipher)
+    if key not in ctx.sftp_base:
+        walls = [sftp_session(ctx, port, ["pwd"], cipher)[0] for _ in range(3)]
+        ctx.sftp_base[key] = statistics.median(walls)
+        _, err = sftp_session(ctx, port, ["pwd"], cipher, verbose=True)
         a = {}
-        for key, rx in (("kex", r"kex: algorithm: (\S+)"), ("hostkey", r"kex: host key algorithm: (\S+)"),
-                        ("s2c", r"kex: server->client cipher: (\S+) MAC: (\S+)"),
-                        ("c2s", r"kex: client->server cipher: (\S+) MAC: (\S+)")):
+        for k, rx in (("kex", r"kex: algorithm: (\S+)"), ("hostkey", r"kex: host key algorithm: (\S+)"),
+                      ("s2c", r"kex: server->client cipher: (\S+) MAC: (\S+)"),
+                      ("c2s", r"kex: client->server cipher: (\S+) MAC: (\S+)")):
             m = re.search(rx, err)
             if m:
-                a[key] = " ".join(m.groups())
-        ctx.algos.setdefault(srv["name"], {})["sftp"] = a
-    return ctx.sftp_base[srv["name"]]
+                a[k] = " ".join(m.groups())
+        ctx.algos.setdefault(srv["name"], {})[f"sftp {SFTP_CIPHERS[cipher][0]}"] = a
+    return ctx.sftp_base[key]
 
 
 def sftp_setup(ctx, srv):
+    """one whole session that moves nothing: connect, kex, auth, subsystem, pwd"""
     port = ctx.endpoint(srv, "sftp")
-    sftp_baseline(ctx, srv)
-    wall, _ = sftp_session(ctx, port, ["pwd"])
+    sftp_baseline(ctx, srv, "chacha")
+    wall, _ = sftp_session(ctx, port, ["pwd"], "chacha")
     return dict(value=wall * 1000)
 
 
-def sftp_transfer(ctx, srv, upload):
+def sftp_transfer(ctx, srv, upload, cipher):
     port = ctx.endpoint(srv, "sftp")
-    base = sftp_baseline(ctx, srv)
-    size = ctx.p["big"]
+    base = sftp_baseline(ctx, srv, cipher)
+    size = ctx.p["sftp_big"]
     root = ctx.root(srv)
     target = None
+    src = os.path.join(ctx.data, "sftp.bin")
     if upload:
         name = f"ul-{ctx.uniq()}.bin"
         target = os.path.join(ctx.data, "up", name)
-        lines = [f"put {os.path.join(ctx.data, 'big.bin')} up/{name}"]
+        lines = [f"put {src} up/{name}"]
     else:
-        lines = ["get big.bin /dev/null"]
-    time.sleep(SETTLE_S)
-    c0 = cpu_seconds(root)
+        lines = ["get sftp.bin /dev/null"]
+    c0 = cpu_seconds(root)  # this server's previous run already settled after its transfer
     try:
-        wall, _ = sftp_session(ctx, port, lines)
+        wall, _ = sftp_session(ctx, port, lines, cipher)
         time.sleep(SETTLE_S)
         c1 = cpu_seconds(root)
         if upload and os.path.getsize(target) != size:
@@ -634,7 +651,7 @@ def sftp_transfer(ctx, srv, upload):
 
 def sftp_small(ctx, srv, upload):
     port = ctx.endpoint(srv, "sftp")
-    base = sftp_baseline(ctx, srv)
+    base = sftp_baseline(ctx, srv, "chacha")
     n = ctx.p["small_n"]
     updir = None
     if upload:
@@ -644,7 +661,7 @@ def sftp_small(ctx, srv, upload):
     else:
         lines = [f"get small/f{i:04d} /dev/null" for i in range(n)]
     try:
-        wall, _ = sftp_session(ctx, port, lines)
+        wall, _ = sftp_session(ctx, port, lines, "chacha")
         if upload:
             got = len(os.listdir(os.path.join(ctx.data, "up", updir)))
             if got != n:
@@ -717,11 +734,34 @@ def loopback_tcp(ctx):
 
 # ------------------------------------------------------------------ rows
 class Row:
+    """a measured row (fn), or one derived from another row's runs (source):
+    its runs' `key`, or with `ceiling` (ctx, server -> ceiling row id) the
+    runs' value as a percentage of that machine ceiling's median"""
     def __init__(self, id, title, unit, better, proto, fn=None, source=None, key=None,
-                 runs="runs", note="", servers=None):
+                 runs="runs", note="", servers=None, ceiling=None):
         self.id, self.title, self.unit, self.better = id, title, unit, better
         self.proto, self.fn, self.source, self.key = proto, fn, source, key
-        self.runs, self.note, self.servers = runs, note, servers
+        self.runs, self.note, self.servers, self.ceiling = runs, note, servers, ceiling
+
+
+def crypto_rows(rid, title, proto, fn, ceiling):
+    """a TLS/SSH throughput row, then its server CPU per GiB and its share
+    of one core's `openssl speed` for the cipher in use"""
+    return [Row(rid, title, "MB/s", "higher", proto, fn),
+            Row(f"{rid}_cpu", f"{title}: server CPU per GiB", "CPU-s/GiB", "lower", proto,
+                source=rid, key="cpu_s_per_gib"),
+            Row(f"{rid}_ceil", f"{title}: % of one core's openssl speed", "%", "higher", proto,
+                source=rid, ceiling=ceiling, note=CEILING_NOTE)]
+
+
+def ftps_ceiling(ctx, name):
+    """the ceiling of the cipher a server's FTPS negotiated; None if unknown"""
+    algo = ctx.algos.get(name, {}).get("ftps", "")
+    if "AES_256_GCM" in algo or "AES256-GCM" in algo:
+        return "ceil_aes_gcm"
+    if "CHACHA20" in algo:
+        return "ceil_chacha"
+    return None
 
 
 ROWS = [
@@ -741,7 +781,7 @@ ROWS = [
     Row("login_first_seq", "FTP logins/s, first, sequential", "logins/s", "higher", "ftp",
         lambda c, s: ftp_logins(c, s, True, False), note=LOGIN_NOTE),
     Row("login_first_c32", "FTP logins/s, first, 32 concurrent", "logins/s", "higher", "ftp",
-        lambda c, s: ftp_logins(c, s, True, True), note=LOGIN_NOTE),
+        lambda c, s: ftp_logins(c, s, True, True), note=LOGIN_NOTE, runs="first_conc_runs"),
     Row("login_repeat_seq", "FTP logins/s, repeat, sequential", "logins/s", "higher", "ftp",
         lambda c, s: ftp_logins(c, s, False, False), note=LOGIN_NOTE),
     Row("login_repeat_c32", "FTP logins/s, repeat, 32 concurrent", "logins/s", "higher", "ftp",
@@ -751,17 +791,20 @@ ROWS = [
     Row("mem_idle", "Memory idle (PSS, process tree)", "MiB", "lower", "any", mem_idle, runs="mem_runs"),
     Row("mem_200", "Memory, 200 logged-in FTP sessions (PSS)", "MiB", "lower", "ftp", mem_sessions,
         runs="mem_runs"),
-    Row("ftps_dl", "FTPS download {big}", "MB/s", "higher", "ftps", lambda c, s: ftp_transfer(c, s, True, False)),
-    Row("ftps_ul", "FTPS upload {big}", "MB/s", "higher", "ftps", lambda c, s: ftp_transfer(c, s, True, True)),
-    Row("sftp_dl", "SFTP download {big}", "MB/s", "higher", "sftp", lambda c, s: sftp_transfer(c, s, False)),
-    Row("sftp_ul", "SFTP upload {big}", "MB/s", "higher", "sftp", lambda c, s: sftp_transfer(c, s, True)),
-    Row("cpu_per_gib_sftp", "Server CPU per GiB, SFTP download", "CPU-s/GiB", "lower", "sftp",
-        source="sftp_dl", key="cpu_s_per_gib"),
-    Row("sftp_setup", "SFTP session setup (connect, kex, auth, subsystem)", "ms", "lower", "sftp", sftp_setup,
-        runs="setup_runs"),
-    Row("sftp_small_dl", "SFTP small files down (1000 x 16 KiB, one session)", "files/s", "higher", "sftp",
+    *crypto_rows("ftps_dl", "FTPS download {big}", "ftps", lambda c, s: ftp_transfer(c, s, True, False),
+                 ftps_ceiling),
+    *crypto_rows("ftps_ul", "FTPS upload {big}", "ftps", lambda c, s: ftp_transfer(c, s, True, True),
+                 ftps_ceiling),
+    *[r for cipher in SFTP_CIPHERS for up in (False, True)
+      for r in crypto_rows(f"sftp_{'ul' if up else 'dl'}_{cipher}",
+                           f"SFTP {'upload' if up else 'download'} {{sftp_big}}, {SFTP_CIPHERS[cipher][2]}",
+                           "sftp", lambda c, s, up=up, cipher=cipher: sftp_transfer(c, s, up, cipher),
+                           lambda ctx, name, cipher=cipher: SFTP_CIPHERS[cipher][1])],
+    Row("sftp_setup", f"SFTP session setup (connect, kex {SFTP_KEX}, auth, subsystem)", "ms", "lower", "sftp",
+        sftp_setup, runs="setup_runs"),
+    Row("sftp_small_dl", "SFTP small files down (1000 x 16 KiB, one session, chacha20-poly1305)", "files/s", "higher", "sftp",
         lambda c, s: sftp_small(c, s, False)),
-    Row("sftp_small_ul", "SFTP small files up (1000 x 16 KiB, one session)", "files/s", "higher", "sftp",
+    Row("sftp_small_ul", "SFTP small files up (1000 x 16 KiB, one session, chacha20-poly1305)", "files/s", "higher", "sftp",
         lambda c, s: sftp_small(c, s, True)),
 ]
 MACHINE = {"name": "machine"}
@@ -819,6 +862,7 @@ def run_rows(ctx, rows, servers, results, log):
         for cell in cells.values():
             cell["loadavg_1m"] = loadavg()
         results[row.id] = cells
+        ctx.row_seconds[row.id] = round(time.monotonic() - t_row, 1)
         log(f"{title(row, ctx.p)}: " + ", ".join(f"{n}={fmt_cell(c)}" for n, c in cells.items())
             + f"  [{time.monotonic() - t_row:.0f}s]")
     # rows derived from another row's runs
@@ -826,12 +870,21 @@ def run_rows(ctx, rows, servers, results, log):
         if row.id in wanted and row.source and row.source in results:
             cells = {}
             for name, src in results[row.source].items():
-                vals = [r.get(row.key) for r in src["runs"] if r.get(row.key) is not None]
-                cell = dict(status=src["status"], text=src.get("text"), runs=[{"value": v} for v in vals],
-                            errors=src["errors"])
+                cell = dict(status=src["status"], text=src.get("text"), errors=src["errors"])
+                why = "no CPU sample"
+                if row.ceiling:
+                    cid = row.ceiling(ctx, name)
+                    ceil = results.get(cid, {}).get("machine", {}).get("median") if cid else None
+                    vals = [100.0 * r["value"] / ceil for r in src["runs"]] if ceil else []
+                    why = f"no ceiling ({ctx.algos.get(name, {}).get('ftps', '?')})" if not cid else "no ceiling"
+                    cell["ceiling"] = cid
+                    cell["ceiling_mb_s"] = ceil
+                else:
+                    vals = [r.get(row.key) for r in src["runs"] if r.get(row.key) is not None]
+                cell["runs"] = [{"value": v} for v in vals]
                 cell["median"], cell["min"], cell["max"] = median_min_max(vals)
                 if cell["status"] == "ok" and not vals:
-                    cell.update(status="error", text="no CPU sample")
+                    cell.update(status="error", text=why)
                 cells[name] = cell
             results[row.id] = cells
 
@@ -857,12 +910,16 @@ def fmt_cell(c):
 
 
 def title(row, prof):
-    big = prof.get("big", GiB)
-    return row.title.replace("{big}", f"{big // GiB} GiB" if big >= GiB else f"{big >> 20} MiB")
+    def size(n):
+        return f"{n // GiB} GiB" if n >= GiB else f"{n >> 20} MiB"
+    return (row.title.replace("{big}", size(prof.get("big", GiB)))
+            .replace("{sftp_big}", size(prof.get("sftp_big", prof.get("big", GiB)))))
 
 
 def row_by_id(rid):
-    return next(r for r in ROWS if r.id == rid)
+    """the row; a row id this version no longer has (an older json) gets a
+    stand-in titled by its id"""
+    return next((r for r in ROWS if r.id == rid), None) or Row(rid, rid, "?", "higher", "?")
 
 
 def render_md(doc):
@@ -914,8 +971,8 @@ def render_md(doc):
         parts = []
         if "ftps" in a:
             parts.append(f"FTPS {a['ftps']}")
-        if "sftp" in a:
-            s = a["sftp"]
+        for k in sorted(k for k in a if k.startswith("sftp")):
+            s = a[k]
             parts.append("SSH kex " + s.get("kex", "?") + ", host key " + s.get("hostkey", "?")
                          + ", cipher/MAC s->c " + s.get("s2c", "?") + ", c->s " + s.get("c2s", "?"))
         out.append(f"Negotiated with {name}: " + "; ".join(parts) + ".")
@@ -930,55 +987,73 @@ def esc(s):
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def render_svg(doc):
-    """siftpd's ratio to each peer per row; > 1 means siftpd is better."""
+def peer_serves(cell):
+    """False where a peer does not speak the row's protocol ('–')"""
+    return cell is not None and not (cell["status"] == "na" and cell.get("text") == "–")
+
+
+def ratio_items(doc):
+    """per comparison row: (label, [(peer, ratio or None, why)]); a ratio > 1
+    means siftpd is better, whichever way the row counts"""
     peers = [n for n in doc["meta"]["servers"] if n != "siftpd"]
-    palette = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3"]
-    bars = []
+    items = []
     for rid, cells in doc["results"].items():
         row = row_by_id(rid)
-        me = cells.get("siftpd")
-        if row.proto == "machine" or not me or me["status"] != "ok":
+        if row.proto == "machine":
             continue
-        for k, p in enumerate(peers):
+        me = cells.get("siftpd")
+        out = []
+        for p in peers:
             c = cells.get(p)
-            if not c or c["status"] != "ok" or not c["median"] or not me["median"]:
+            if not peer_serves(c):
                 continue
-            r = me["median"] / c["median"] if row.better == "higher" else c["median"] / me["median"]
-            bars.append((title(row, doc["meta"]["profile"]), p, r, palette[k % len(palette)]))
-    W = 900
-    if not bars:
-        why = "not built"
-        for cells in doc["results"].values():
-            if "siftpd" in cells and cells["siftpd"].get("text"):
-                why = cells["siftpd"]["text"]
-                break
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="120" font-family="sans-serif">'
-                f'<rect width="100%" height="100%" fill="white"/>'
-                f'<text x="20" y="40" font-size="18">siftpd / peer ratio per row ({esc(doc["meta"]["arch"])}, '
-                f'{esc(doc["meta"]["mode"])} run)</text>'
-                f'<text x="20" y="80" font-size="15" fill="#c44e52">No ratios to draw: every siftpd row is '
-                f'{esc(why)}.</text></svg>\n')
-    top, lh, left, right = 70, 16, 330, 40
-    vmax = max(2.0, max(b[2] for b in bars) * 1.1)
-    H = top + lh * len(bars) + 30 + 12 * len({b[0] for b in bars})
+            if not me or me["status"] != "ok" or not me["median"]:
+                why = f"siftpd {fmt_cell(me)}" if me else "siftpd not run"
+                out.append((p, None, why))
+            elif c["status"] != "ok" or not c["median"]:
+                out.append((p, None, f"{p} {fmt_cell(c)}"))
+            else:
+                r = me["median"] / c["median"] if row.better == "higher" else c["median"] / me["median"]
+                out.append((p, r, ""))
+        if out:
+            items.append((title(row, doc["meta"]["profile"]), out))
+    return items
+
+
+def render_svg(doc):
+    """siftpd's ratio to each peer for every row (ratio of medians, > 1 means
+    siftpd is better); a pair without a ratio says why instead of a bar"""
+    peers = [n for n in doc["meta"]["servers"] if n != "siftpd"]
+    palette = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3"]
+    colour = {p: palette[k % len(palette)] for k, p in enumerate(peers)}
+    items = ratio_items(doc)
+    ratios = [r for _, out in items for _, r, _ in out if r is not None]
+    W, top, lh, left, right = 1100, 70, 16, 470, 60
+    vmax = min(max(2.0, max(ratios, default=1.0) * 1.1), 50.0)
     scale = (W - left - right) / vmax
+    H = top + sum(12 + lh * len(out) for _, out in items) + 40
     o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
          '<rect width="100%" height="100%" fill="white"/>',
          f'<text x="20" y="24" font-size="16">siftpd / peer, per row ({esc(doc["meta"]["arch"])}, '
          f'{esc(doc["meta"]["mode"])} run) — right of 1.0 = siftpd better</text>']
     for k, p in enumerate(peers):
-        o.append(f'<rect x="{20 + k * 140}" y="38" width="12" height="12" fill="{palette[k % len(palette)]}"/>'
+        o.append(f'<rect x="{20 + k * 140}" y="38" width="12" height="12" fill="{colour[p]}"/>'
                  f'<text x="{36 + k * 140}" y="48">{esc(p)}</text>')
-    y, last = top, None
-    for label, p, r, col in bars:
-        if label != last:
-            y += 12
-            o.append(f'<text x="{left - 8}" y="{y + 11}" text-anchor="end">{esc(label)}</text>')
-            last = label
-        o.append(f'<rect x="{left}" y="{y}" width="{max(1, r * scale):.1f}" height="{lh - 3}" fill="{col}"/>'
-                 f'<text x="{left + r * scale + 4:.1f}" y="{y + 11}">{r:.2f}</text>')
-        y += lh
+    if not items:
+        o.append(f'<text x="20" y="{top + 10}" font-size="14" fill="#c44e52">No rows to compare.</text>')
+    y = top
+    for label, out in items:
+        y += 12
+        o.append(f'<text x="{left - 8}" y="{y + 11}" text-anchor="end">{esc(label)}</text>')
+        for p, r, why in out:
+            if r is None:
+                o.append(f'<text x="{left + 4}" y="{y + 11}" fill="#888">{esc(p)}: no ratio ({esc(why)})</text>')
+            else:
+                w = min(r, vmax) * scale
+                o.append(f'<rect x="{left}" y="{y}" width="{max(1.0, w):.1f}" height="{lh - 3}" fill="{colour[p]}"/>'
+                         f'<text x="{left + w + 4:.1f}" y="{y + 11}">{r:.2f}'
+                         f'{" (off scale)" if r > vmax else ""}</text>')
+            y += lh
     x1 = left + scale
     o.append(f'<line x1="{x1:.1f}" y1="{top}" x2="{x1:.1f}" y2="{y + 4}" stroke="black" stroke-dasharray="4 3"/>')
     o.append(f'<text x="{x1:.1f}" y="{y + 18}" text-anchor="middle">1.0</text></svg>\n')
@@ -1065,9 +1140,13 @@ def main():
     if a.only:
         rx = re.compile(a.only, re.I)
         rows = [r for r in ROWS if rx.search(r.id) or rx.search(r.title)]
-        for r in list(rows):  # a derived row needs its source row
-            if r.source and all(x.id != r.source for x in rows):
-                rows.append(row_by_id(r.source))
+        for r in list(rows):  # a derived row needs its source row, a share its ceilings
+            need = [r.source] if r.source else []
+            if r.ceiling:
+                need += ["ceil_aes_gcm", "ceil_chacha"]
+            for rid in need:
+                if all(x.id != rid for x in rows):
+                    rows.append(row_by_id(rid))
         if not rows:
             ap.error(f"--only {a.only!r} matches no row; rows: " + ", ".join(r.id for r in ROWS))
     t0 = time.monotonic()
@@ -1093,7 +1172,7 @@ def main():
                 only=a.only, servers=[s["name"] for s in servers], elapsed_s=round(time.monotonic() - t0, 1),
                 server_info=[{k: s.get(k) for k in ("name", "version", "ftp", "sftp", "why_na") if k in s}
                              for s in servers],
-                algorithms=ctx.algos, password_hash=lab.get("password_hash"),
+                algorithms=ctx.algos, password_hash=lab.get("password_hash"), row_seconds=ctx.row_seconds,
                 tmpfs=("private tmpfs mount" if lab.get("tmpfs_private") else "directory under /dev/shm"),
                 interrupted=interrupted)
     doc = dict(meta=meta, results=results)

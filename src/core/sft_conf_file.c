@@ -189,36 +189,41 @@ end:
 }
 
 
-static sft_int_t
-sft_conf_read_file(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
+/*
+ * The whole of a regular file of at most "max" bytes, NUL-terminated,
+ * from "pool"; NULL with the error logged.
+ */
+
+u_char *
+sft_conf_load_file(sft_conf_t *cf, sft_str_t *name, size_t max,
+    sft_pool_t *pool, size_t *len)
 {
-    int               fd;
-    u_char           *buf;
-    ssize_t           n;
-    struct stat       st;
-    sft_conf_dump_t  *dump;
+    int           fd;
+    u_char       *buf;
+    ssize_t       n;
+    struct stat   st;
 
     fd = open((char *) name->data, O_RDONLY | O_CLOEXEC);
     if (fd == -1) {
         sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
                            "open() \"%s\" failed", name->data);
-        return SFT_ERROR;
+        return NULL;
     }
 
     if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)
-        || st.st_size > SFT_CONF_MAX_FILE_SIZE)
+        || (size_t) st.st_size > max)
     {
         sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
-                           "\"%s\" is not a regular file of at most %d bytes",
-                           name->data, SFT_CONF_MAX_FILE_SIZE);
+                           "\"%s\" is not a regular file of at most %zu bytes",
+                           name->data, max);
         close(fd);
-        return SFT_ERROR;
+        return NULL;
     }
 
-    buf = sft_pnalloc(cf->cycle->pool, st.st_size + 1);
+    buf = sft_pnalloc(pool, st.st_size + 1);
     if (buf == NULL) {
         close(fd);
-        return SFT_ERROR;
+        return NULL;
     }
 
     n = read(fd, buf, st.st_size);
@@ -227,10 +232,28 @@ sft_conf_read_file(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
     if (n != st.st_size) {
         sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
                            "read() \"%s\" failed", name->data);
-        return SFT_ERROR;
+        return NULL;
     }
 
     buf[n] = '\0';
+    *len = n;
+
+    return buf;
+}
+
+
+static sft_int_t
+sft_conf_read_file(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
+{
+    u_char           *buf;
+    size_t            n;
+    sft_conf_dump_t  *dump;
+
+    buf = sft_conf_load_file(cf, name, SFT_CONF_MAX_FILE_SIZE,
+                             cf->cycle->pool, &n);
+    if (buf == NULL) {
+        return SFT_ERROR;
+    }
 
     file->name = *name;
     file->start = buf;

@@ -54,9 +54,27 @@ sft_init_cycle(sft_cycle_t *old_cycle)
     cycle->pool = pool;
     cycle->log = log;
     cycle->old_cycle = old_cycle;
-    cycle->conf_file = old_cycle->conf_file;
-    cycle->conf_param = old_cycle->conf_param;
-    cycle->prefix = old_cycle->prefix;
+
+    /*
+     * copies: the first old cycle's pool is freed once this one works, and
+     * its strings were in it (a reload then read freed memory)
+     */
+
+    cycle->conf_file.len = old_cycle->conf_file.len;
+    cycle->conf_file.data = sft_pstrdup(pool, &old_cycle->conf_file);
+    cycle->conf_param.len = old_cycle->conf_param.len;
+    cycle->conf_param.data = old_cycle->conf_param.len
+                             ? sft_pstrdup(pool, &old_cycle->conf_param)
+                             : NULL;
+    cycle->prefix.len = old_cycle->prefix.len;
+    cycle->prefix.data = sft_pstrdup(pool, &old_cycle->prefix);
+
+    if (cycle->conf_file.data == NULL || cycle->prefix.data == NULL
+        || (old_cycle->conf_param.len && cycle->conf_param.data == NULL))
+    {
+        sft_destroy_pool(pool);
+        return NULL;
+    }
 
     if (sft_array_init(&cycle->listening, pool, 4, sizeof(sft_listening_t))
         != SFT_OK

@@ -123,10 +123,12 @@ sft_int_t sft_http_send_response(sft_http_request_t *r, sft_uint_t status,
     const char *content_type, sft_str_t *body);
 sft_int_t sft_http_add_route(sft_conf_t *cf, const char *path,
     sft_uint_t methods, sft_http_handler_pt handler);
+sft_uint_t sft_http_auth_check(sft_http_request_t *r);
 
 
 extern sft_module_t  sft_http_module;
 extern sft_module_t  sft_http_core_module;
+extern sft_module_t  sft_http_auth_module;
 
 
 #endif /* _SFT_HTTP_H_INCLUDED_ */

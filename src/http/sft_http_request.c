@@ -542,7 +542,7 @@ sft_http_read_body(sft_http_request_t *r)
 static void
 sft_http_dispatch(sft_http_request_t *r)
 {
-    sft_uint_t                  i, methods, allowed;
+    sft_uint_t                  i, methods, allowed, status;
     sft_http_route_t           *route;
     sft_http_core_main_conf_t  *cmcf;
     u_char                     *p;
@@ -551,6 +551,14 @@ sft_http_dispatch(sft_http_request_t *r)
 
     if (r->method == SFT_HTTP_UNKNOWN) {
         (void) sft_http_error(r, 501);
+        return;
+    }
+
+    /* before the routes: no token, no hint of which paths exist */
+
+    status = sft_http_auth_check(r);
+    if (status) {
+        (void) sft_http_error(r, status);
         return;
     }
 
