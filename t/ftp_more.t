@@ -116,7 +116,7 @@ my %want = $want =~ /^(\w+) ([0-9a-f]+)$/mg;
 is(scalar(keys %want), 4, 'python digests') or diag($want);
 
 my ($s) = ctl();
-like(cmd($s, 'FEAT'), qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32\r$/m,
+like(cmd($s, 'FEAT'), qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C\r$/m,
     'FEAT: HASH, SHA-256 selected');
 like(cmd($s, 'HASH rand.bin'), qr/^530 /, 'HASH before login: 530');
 like(cmd($s, 'OPTS HASH'), qr/^200 SHA-256\r/, 'OPTS HASH: current');
@@ -126,7 +126,7 @@ like(cmd($s, 'PASS pw-a'), qr/^230 /, 'login');
 like(cmd($s, 'HASH rand.bin'),
     qr/^213 SHA-256 0-3145727 $want{sha256} rand.bin\r$/m, 'HASH SHA-256');
 like(cmd($s, 'OPTS HASH SHA-1'), qr/^200 SHA-1\r/, 'OPTS HASH SHA-1');
-like(cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1\*;MD5;CRC32\r$/m,
+like(cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1\*;MD5;CRC32;CRC32C\r$/m,
     'FEAT: SHA-1 starred');
 like(cmd($s, 'HASH /rand.bin'),
     qr/^213 SHA-1 0-3145727 $want{sha1} \/rand.bin\r$/m, 'HASH SHA-1');

@@ -45,7 +45,8 @@
 #define SFT_FTP_HASH_SHA1         1
 #define SFT_FTP_HASH_MD5          2
 #define SFT_FTP_HASH_CRC32        3
-#define SFT_FTP_HASH_N            4
+#define SFT_FTP_HASH_CRC32C       4        /* Castagnoli, sft_crc32c() */
+#define SFT_FTP_HASH_N            5
 #define SFT_FTP_HASH_CHUNK        65536
 
 /* transfer kinds */
@@ -134,6 +135,8 @@ struct sft_ftp_transfer_s {
     off_t                     offset;      /* in the file */
     off_t                     end;         /* RETR: the size at open */
     off_t                     bytes;       /* moved over the data conn */
+    off_t                     range_start; /* RETR after RANG */
+    off_t                     range_last;
 
     u_char                   *chunk;       /* from the buffer pool */
     size_t                    chunk_size;
@@ -170,6 +173,7 @@ struct sft_ftp_transfer_s {
     unsigned                  copy:1;      /* pooled download, no sendfile */
     unsigned                  direct:2;    /* pooled download's reads */
     unsigned                  unique:1;    /* STOU */
+    unsigned                  ranged:1;    /* RETR after RANG */
 };
 
 
@@ -213,6 +217,8 @@ struct sft_ftp_session_s {
 
     u_char                   *rnfr;        /* a virtual path, or NULL */
     off_t                     rest;
+    off_t                     rang_start;  /* RANG: for the next HASH */
+    off_t                     rang_end;    /*   or RETR, both included */
 
     sft_ftp_data_t            data;
     sft_ftp_transfer_t       *transfer;
@@ -240,6 +246,7 @@ struct sft_ftp_session_s {
     unsigned                  pbsz:1;
     unsigned                  prot_p:1;    /* data connections use TLS */
     unsigned                  listed:1;    /* in the logged-in list */
+    unsigned                  rang:1;      /* a RANG is pending */
 };
 
 

@@ -32,6 +32,7 @@ static sft_int_t sft_ftp_rnto(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_size(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_mdtm(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_rest(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_rang(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_pasv(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_epsv(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_port_cmd(sft_ftp_session_t *s);
@@ -97,6 +98,7 @@ static sft_ftp_command_t  sft_ftp_commands[] = {
     { sft_string("SIZE"), SFT_FTP_A, sft_ftp_size },
     { sft_string("MDTM"), SFT_FTP_A, sft_ftp_mdtm },
     { sft_string("REST"), SFT_FTP_A, sft_ftp_rest },
+    { sft_string("RANG"), SFT_FTP_A, sft_ftp_rang },
     { sft_string("PASV"), SFT_FTP_N, sft_ftp_pasv },
     { sft_string("EPSV"), 0, sft_ftp_epsv },
     { sft_string("PORT"), SFT_FTP_A, sft_ftp_port_cmd },
@@ -213,6 +215,7 @@ sft_ftp_feat(sft_ftp_session_t *s)
                      " MDTM\r\n"
                      " MFMT\r\n"
                      " MLST type*;size*;modify*;perm*;unix.mode*;\r\n"
+                     " RANG STREAM\r\n"
                      " REST STREAM\r\n"
                      " SIZE\r\n"
                      " TVFS\r\n"
@@ -728,29 +731,93 @@ sft_ftp_mdtm(sft_ftp_session_t *s)
 }
 
 
+/* a decimal offset: SFT_OK, or SFT_ERROR for anything else */
+
+static sft_int_t
+sft_ftp_parse_offset(u_char *p, size_t len, off_t *n)
+{
+    size_t  i;
+
+    *n = 0;
+
+    if (len == 0) {
+        return SFT_ERROR;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9' || *n > (off_t) (INT64_MAX / 10 - 9)) {
+            return SFT_ERROR;
+        }
+
+        *n = *n * 10 + (p[i] - '0');
+    }
+
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_ftp_rest(sft_ftp_session_t *s)
 {
-    off_t       n;
-    sft_uint_t  i;
+    off_t  n;
 
-    n = 0;
-
-    for (i = 0; i < s->arg.len; i++) {
-        if (s->arg.data[i] < '0' || s->arg.data[i] > '9'
-            || n > (off_t) (INT64_MAX / 10 - 9))
-        {
-            sft_ftp_reply(s, 501, "Invalid REST parameter.");
-            return SFT_OK;
-        }
-
-        n = n * 10 + (s->arg.data[i] - '0');
+    if (sft_ftp_parse_offset(s->arg.data, s->arg.len, &n) != SFT_OK) {
+        sft_ftp_reply(s, 501, "Invalid REST parameter.");
+        return SFT_OK;
     }
 
     s->rest = n;
 
     sft_ftp_reply(s, 350, "Restart position accepted (%lld).",
                   (long long) n);
+    return SFT_OK;
+}
+
+
+/*
+ * RANG start end (draft-bryan-ftp-range): the octets start..end, both
+ * included, for the next HASH or RETR; "RANG 1 0" resets it, and so does
+ * a start after the end, with 501
+ */
+
+static sft_int_t
+sft_ftp_rang(sft_ftp_session_t *s)
+{
+    u_char  *sp;
+    off_t    start, end;
+
+    s->rang = 0;
+
+    sp = memchr(s->arg.data, ' ', s->arg.len);
+
+    if (sp == NULL
+        || sft_ftp_parse_offset(s->arg.data, sp - s->arg.data, &start)
+           != SFT_OK
+        || sft_ftp_parse_offset(sp + 1, s->arg.data + s->arg.len - sp - 1,
+                                &end)
+           != SFT_OK)
+    {
+        sft_ftp_reply(s, 501, "Usage: RANG <start> <end>.");
+        return SFT_OK;
+    }
+
+    if (start == 1 && end == 0) {
+        sft_ftp_reply(s, 350, "Range reset, the whole file.");
+        return SFT_OK;
+    }
+
+    if (start > end) {
+        sft_ftp_reply(s, 501, "RANG start point after the end point, "
+                              "range reset.");
+        return SFT_OK;
+    }
+
+    s->rang = 1;
+    s->rang_start = start;
+    s->rang_end = end;
+
+    sft_ftp_reply(s, 350, "Restarting at %lld. End Byte range at %lld.",
+                  (long long) start, (long long) end);
     return SFT_OK;
 }
 
@@ -1138,6 +1205,7 @@ sft_ftp_rein(sft_ftp_session_t *s)
 
     s->user.len = 0;
     s->rest = 0;
+    s->rang = 0;
     s->binary = 0;
     s->epsv_all = 0;
     s->errors = 0;

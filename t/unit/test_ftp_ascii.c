@@ -7,6 +7,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_ftp.h>
+#include <sft_asm.h>
 #include "sft_tap.h"
 
 
@@ -128,6 +129,9 @@ main(void)
     static u_char            in[N], exp[2 * N], out[2 * N], back[2 * N];
     u_char                   buf[64];
 
+    /* the kernels the server runs with (SSE2/AVX2 find_crlf here) */
+    sft_asm_init();
+
     /* LF -> CRLF */
 
     n = sft_ftp_ascii_to_crlf((u_char *) "a\nb\n", 4, &used, out, 64);
@@ -170,6 +174,69 @@ main(void)
     n = sft_ftp_ascii_from_crlf(buf, buf + 1, 1, &cr);
     ok(n == 1 && buf[0] == '\r' && cr == 1,
        "from CRLF: CR | CR keeps the first, holds the second");
+
+    cr = 0;
+    memcpy(buf, "\r\r\n\r", 4);
+    n = sft_ftp_ascii_from_crlf(buf, buf, 4, &cr);
+    ok(n == 2 && memcmp(buf, "\r\n", 2) == 0 && cr == 1,
+       "from CRLF: CR CR LF is a lone CR and a LF, the last CR held");
+
+    buf[0] = 'X';
+    memcpy(buf + 1, "\r\nx", 3);
+    n = sft_ftp_ascii_from_crlf(buf, buf + 1, 3, &cr);
+    ok(n == 3 && memcmp(buf, "\r\nx", 3) == 0 && cr == 0,
+       "from CRLF: CR | CR LF keeps the held CR, converts the pair");
+
+    cr = 0;
+    memcpy(buf, "\rx\r", 3);
+    n = sft_ftp_ascii_from_crlf(buf, buf, 3, &cr);
+    ok(n == 2 && memcmp(buf, "\rx", 2) == 0 && cr == 1,
+       "from CRLF: a lone CR first in a read is kept");
+
+    buf[0] = 'X';
+    memcpy(buf + 1, "\n", 1);
+    n = sft_ftp_ascii_from_crlf(buf, buf + 1, 1, &cr);
+    ok(n == 1 && buf[0] == '\n' && cr == 0,
+       "from CRLF: a read of just the LF of a split CRLF");
+
+    /* pairs at every position of a 64 + 64 byte read: the SIMD widths */
+
+    good = 1;
+
+    for (i = 0; i < 127; i++) {
+        memset(in, 'a', 128);
+        in[i] = '\r';
+        in[i + 1] = '\n';
+
+        cr = 0;
+        memcpy(out, in, 128);
+        n = sft_ftp_ascii_from_crlf(out, out, 128, &cr);
+        m = ref_from_crlf(in, 128, exp);
+
+        if (n != m || memcmp(out, exp, m) != 0 || cr != 0) {
+            good = 0;
+        }
+
+        /* and split there: CR at the end of one read, LF next */
+
+        cr = 0;
+        memcpy(out, in, i + 1);
+        n = sft_ftp_ascii_from_crlf(out, out, i + 1, &cr);
+
+        if (cr != 1 || n != i) {
+            good = 0;
+        }
+
+        memcpy(out + n + 1, in + i + 1, 127 - i);
+        n += sft_ftp_ascii_from_crlf(out + n, out + n + 1, 127 - i, &cr);
+
+        if (n != m || memcmp(out, exp, m) != 0 || cr != 0) {
+            good = 0;
+        }
+    }
+
+    ok(good, "from CRLF: a pair at each offset of 128 bytes, whole and "
+       "split between reads");
 
     /* random data, random pieces, against the reference */
 
