@@ -229,4 +229,4 @@ like($out, qr/^ascii 551 /m, 'RANG + RETR in TYPE A: 551');
 like($out, qr/^stor 504 /m, 'RANG + STOR: 504');
 ok(!-e "$d/data/alice/new.bin", '... and nothing stored');
 
-done_testing();
+$t->done();

@@ -79,8 +79,7 @@ typedef struct {
 
     sft_uint_t                passive_min;
     sft_uint_t                passive_max;
-    sft_str_t                 pasv_address;
-    struct in_addr            pasv_addr;
+    sft_array_t              *pasv_addrs;  /* sft_ftp_pasv_addr_t */
 
     sft_msec_t                idle_timeout;
     sft_msec_t                data_timeout;
@@ -94,6 +93,14 @@ typedef struct {
     sft_flag_t                ssl_require_data;
     sft_flag_t                ssl_require_reuse;
 } sft_ftp_srv_conf_t;
+
+
+/* "pasv_address ADDR [NETWORK];": what PASV names to whom */
+typedef struct {
+    sft_user_cidr_t           net;         /* net.family 0: any client */
+    sft_uint_t                bits;        /* prefix length of net */
+    struct in_addr            addr;
+} sft_ftp_pasv_addr_t;
 
 
 typedef struct {
@@ -299,6 +306,7 @@ sft_int_t sft_ftp_port_check(struct sockaddr *sa, struct sockaddr *peer);
 sft_uint_t sft_ftp_same_address(struct sockaddr *a, struct sockaddr *b);
 void sft_ftp_passive_slice(sft_uint_t min, sft_uint_t max, sft_uint_t slot,
     sft_uint_t workers, sft_uint_t *lo, sft_uint_t *hi);
+struct in_addr *sft_ftp_pasv_lookup(sft_array_t *rules, struct sockaddr *peer);
 
 /* sft_ftp_transfer.c */
 sft_int_t sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind);
