@@ -1,0 +1,196 @@
+#!/usr/bin/perl
+
+# ftp_workers.t -- two workers with FTP clients on both: every passive
+# port a worker opens is in that worker's own slice of passive_ports
+# (found from the process that holds each listening socket), and the
+# admin stats summed over the workers agree with what the clients did
+# and with /metrics.
+
+use warnings;
+use strict;
+
+use lib 't/lib';
+use Test::More;
+use IO::Socket::INET;
+use JSON::PP;
+use Test::Siftpd qw/http_get port/;
+
+my $t = Test::Siftpd->new()->has(qw/ftp http/);
+my $d = $t->testdir();
+
+plan(skip_all => 'no /proc/net/tcp') unless -r '/proc/net/tcp';
+
+mkdir "$d/data";
+mkdir "$d/data/alice";
+
+# 40 passive ports: worker slots 0 and 1 get 20 each
+
+my $lo = port(8100);
+my $hi = $lo + 39;
+
+$t->write_file_expand('siftpd.conf', <<"EOF");
+%%TEST_GLOBALS%%
+worker_processes 2;
+events { worker_connections 256; }
+users %%TESTDIR%%/users;
+max_connections_per_address 256;
+storage local { driver posix; root %%TESTDIR%%/data; }
+ftp {
+    server {
+        listen 127.0.0.1:%%PORT_8021%%;
+        storage local;
+        passive_ports $lo-$hi;
+    }
+}
+http {
+    server {
+        listen 127.0.0.1:%%PORT_8080%%;
+    }
+}
+EOF
+
+open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
+    'user', 'add', 'alice', '--home', '/alice', '--perms', 'list,download'
+    or die;
+print $fh "pw-a\n";
+close $fh;
+
+my $fsize = 100000;
+$t->write_file('data/alice/f.bin', 'y' x $fsize);
+
+$t->run();
+my $port = port(8021);
+$t->wait_for(sub { scalar($t->workers()) == 2 }, 10);
+my @workers = $t->workers();
+is(scalar @workers, 2, 'two workers');
+
+sub cmd {
+    my ($s, $line) = @_;
+    print $s "$line\r\n";
+    my $r = '';
+    while (defined(my $l = <$s>)) {
+        $r .= $l;
+        last if $l =~ /^\d{3} /;
+    }
+    return $r;
+}
+
+# the worker that holds the listening socket on a port
+
+sub owner {
+    my ($p) = @_;
+    my $hex = sprintf(':%04X', $p);
+    my $inode;
+
+    open my $tcp, '<', '/proc/net/tcp' or return 0;
+    while (<$tcp>) {
+        my @f = split;
+        next unless defined $f[9];
+        if ($f[1] =~ /\Q$hex\E$/ && $f[3] eq '0A') {
+            $inode = $f[9];
+            last;
+        }
+    }
+    close $tcp;
+    return 0 unless $inode;
+
+    for my $pid (@workers) {
+        for my $fd (glob("/proc/$pid/fd/*")) {
+            my $l = readlink($fd) // '';
+            return $pid if $l eq "socket:[$inode]";
+        }
+    }
+
+    return 0;
+}
+
+# 40 sessions open at once (so both workers get some), each PASV with
+# its port's owner noted, then a download on each
+
+my @s;
+for (1 .. 40) {
+    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port",
+        Timeout => 20) or last;
+    <$s>;
+    cmd($s, 'USER alice');
+    cmd($s, 'PASS pw-a');
+    cmd($s, 'TYPE I');
+    push @s, $s;
+}
+is(scalar @s, 40, '40 sessions');
+
+my (%ports, $all_owned, $got);
+$all_owned = 0;
+$got = 0;
+
+for my $round (1 .. 3) {
+    for my $s (@s) {
+        my $r = cmd($s, 'PASV');
+        $r =~ /\((\d+),(\d+),(\d+),(\d+),(\d+),(\d+)\)/ or next;
+        my $p = $5 * 256 + $6;
+        my $pid = owner($p);
+        $all_owned++ if $pid;
+        push @{$ports{$pid}}, $p;
+
+        my $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$p",
+            Timeout => 20) or next;
+        cmd($s, 'RETR f.bin');
+        my $data = '';
+        while (sysread($dc, $data, 65536, length $data)) { }
+        close $dc;
+        my $end = <$s>;
+        $got++ if $data eq 'y' x $fsize && $end =~ /^226 /;
+    }
+}
+
+is($all_owned, 120, 'each of 120 passive ports is held by a worker');
+is($got, 120, '120 downloads whole');
+is(scalar(grep { $_ } keys %ports), 2, 'clients on both workers');
+
+# each worker's ports fall in one half of the range, a different half
+
+my %half;
+for my $pid (grep { $_ } keys %ports) {
+    my %h = map { (($_ - $lo) < 20 ? 0 : 1) => 1 } @{$ports{$pid}};
+    is(scalar(keys %h), 1, "worker $pid: all its ports in one slice");
+    my ($which) = keys %h;
+    $half{$which} = $pid;
+    ok(!grep({ $_ < $lo || $_ > $hi } @{$ports{$pid}}),
+        "worker $pid: all in passive_ports");
+}
+is(scalar(keys %half), 2, 'the two workers have different slices');
+
+cmd($_, 'QUIT') for @s;
+close $_ for @s;
+
+# stats summed over both workers
+
+my ($stats, $k);
+for (1 .. 50) {
+    $k++;
+    my $r = http_get(port(8080), '/api/v1/stats');
+    my ($body) = $r =~ /\r\n\r\n(.*)/s;
+    $stats = eval { decode_json($body) };
+    last if $stats && $stats->{connections}{active} == 1;
+    select undef, undef, undef, 0.1;
+}
+
+ok($stats, 'stats');
+is($stats->{workers}, 2, 'stats: two workers');
+is($stats->{connections}{active}, 1,
+    'stats: only this request is active once the sessions are gone');
+
+# the listeners accepted 40 FTP control connections (on both workers)
+# and $k HTTP ones; passive data connections are not listener accepts
+is($stats->{connections}{accepted}, 40 + $k,
+    'stats: connections accepted, summed over both workers, exact');
+my $sent = $stats->{bytes}{sent};
+ok($sent >= 120 * $fsize && $sent < 120 * $fsize + 1000000,
+    "stats: bytes sent ($sent): the 120 downloads and the replies");
+
+my $m = http_get(port(8080), '/metrics');
+my ($acc) = $m =~ /^siftp_connections_accepted_total (\d+)$/m;
+ok(defined $acc && $acc >= $stats->{connections}{accepted},
+    '/metrics agrees (and counts at least the requests since)');
+
+$t->done();
