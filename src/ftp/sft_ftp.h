@@ -49,6 +49,14 @@
 #define SFT_FTP_HASH_N            5
 #define SFT_FTP_HASH_CHUNK        65536
 
+/* MLSD and MLST facts, in output order (OPTS MLST turns them off) */
+#define SFT_FTP_FACT_TYPE         0x01
+#define SFT_FTP_FACT_SIZE         0x02
+#define SFT_FTP_FACT_MODIFY       0x04
+#define SFT_FTP_FACT_PERM         0x08
+#define SFT_FTP_FACT_MODE         0x10
+#define SFT_FTP_FACT_N            5
+
 /* transfer kinds */
 #define SFT_FTP_RETR              1
 #define SFT_FTP_STOR              2
@@ -234,6 +242,7 @@ struct sft_ftp_session_s {
     sft_uint_t                login_failures;
     sft_uint_t                pending;     /* storage ops in flight */
     sft_uint_t                hash_algo;   /* SFT_FTP_HASH_* of HASH */
+    sft_uint_t                facts_off;   /* SFT_FTP_FACT_*, OPTS MLST */
     sft_vfs_rule_t           *rules_alloc; /* kept for a login after REIN */
     sft_ftp_session_t        *user_prev;   /* logged-in sessions of the */
     sft_ftp_session_t        *user_next;   /*   worker, for max_sessions */
@@ -329,6 +338,9 @@ u_char *sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind,
 sft_int_t sft_ftp_mlst(sft_ftp_session_t *s);
 sft_int_t sft_ftp_stat_path(sft_ftp_session_t *s);
 sft_int_t sft_ftp_list_fill(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
+u_char *sft_ftp_facts(sft_ftp_session_t *s, u_char *p, u_char *last,
+    sft_uint_t star);
+void sft_ftp_facts_select(sft_ftp_session_t *s, u_char *list, size_t len);
 
 #define SFT_FTP_LIST_ENTRY_MAX  (SFT_STORAGE_NAME_MAX * 2 + 256)
 

@@ -128,8 +128,9 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     p = s->arg.data;
     end = p + s->arg.len;
 
-    if (kind == SFT_FTP_LIST || kind == SFT_FTP_NLST) {
-        /* "-la" and friends are tolerated and ignored */
+    if (kind == SFT_FTP_LIST || kind == SFT_FTP_NLST || kind == SFT_FTP_MLSD)
+    {
+        /* "-la" and friends (and MLSD -a) are tolerated and ignored */
 
         while (p < end && *p == '-') {
             while (p < end && *p != ' ') {
