@@ -18,6 +18,7 @@ use Digest::SHA;
 use File::Find;
 use File::Path qw/make_path/;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_cmd ftp_login/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -30,29 +31,9 @@ my $v6 = system('python3 -c "import socket; s = socket.socket('
     . 'socket.AF_INET6); s.bind((\'::1\', 0))" 2>/dev/null') == 0;
 my $v6listen = $v6 ? "listen [::1]:" . port(8022) . ";" : '';
 
-mkdir "$d/data";
-mkdir "$d/data/alice";
-
-$t->write_file_expand('siftpd.conf', <<"EOF");
-%%TEST_GLOBALS%%
-worker_processes 1;
-events { worker_connections 256; }
-users %%TESTDIR%%/users;
-max_connections_per_address 64;
-storage local { driver posix; root %%TESTDIR%%/data; }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        $v6listen
-        storage local;
-    }
-}
-EOF
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms', 'all' or die;
-print $fh "pw-a\n";
-close $fh;
+ftp_conf($t, connections => 256, main => 'max_connections_per_address 64;',
+    server => $v6listen);
+ftp_user($t, 'alice', 'pw-a', 'all');
 
 # the tree: 300 files in 12 directories, names with spaces and UTF-8,
 # sizes from 0 to 40 KB and three of 1 MB
@@ -232,24 +213,9 @@ like($r, qr/^size 20971520$/m, 'and SIZE');
 
 # a passive connection from 127.0.0.2 is refused, the right one works
 
-sub cmd {
-    my ($s, $line) = @_;
-    print $s "$line\r\n";
-    my $out = '';
-    while (defined(my $l = <$s>)) {
-        $out .= $l;
-        last if $l =~ /^\d{3} /;
-    }
-    return $out;
-}
-
-my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port", Timeout => 20)
-    or die;
-<$s>;
-cmd($s, 'USER alice');
-cmd($s, 'PASS pw-a');
-cmd($s, 'TYPE I');
-my ($pp) = cmd($s, 'EPSV') =~ /\(\|\|\|(\d+)\|\)/;
+my $s = ftp_login($port, 'alice', 'pw-a');
+ftp_cmd($s, 'TYPE I');
+my ($pp) = ftp_cmd($s, 'EPSV') =~ /\(\|\|\|(\d+)\|\)/;
 
 my $thief = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$pp",
     LocalAddr => '127.0.0.2', Timeout => 20);
@@ -261,13 +227,13 @@ if ($thief) {
 is($stolen, '', '... gets nothing and is closed');
 
 my $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$pp", Timeout => 20);
-like(cmd($s, 'RETR big.bin'), qr/^150 /, 'RETR');
+like(ftp_cmd($s, 'RETR big.bin'), qr/^150 /, 'RETR');
 my $data = '';
 while (sysread($dc, $data, 65536, length $data)) { }
 like(scalar <$s>, qr/^226 /, 'transfer complete');
 is(Digest::SHA->new(256)->add($data)->hexdigest, $bigsum,
     'the control connection\'s address gets the file');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 
 like($t->read_file('error.log'),
     qr/data connection from a different address 127.0.0.2:\d+ refused/,

@@ -9,36 +9,16 @@ use strict;
 
 use lib 't/lib';
 use Test::More;
-use IO::Socket::INET;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_cmd ftp_connect/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
 
 plan(skip_all => 'no python3') unless system('python3 -c 1') == 0;
 
-mkdir "$d/data";
-mkdir "$d/data/alice";
-
-$t->write_file_expand('siftpd.conf', <<'EOF');
-%%TEST_GLOBALS%%
-worker_processes 1;
-events { worker_connections 64; }
-users %%TESTDIR%%/users;
-storage local { driver posix; root %%TESTDIR%%/data; }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage local;
-    }
-}
-EOF
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms',
-    'list,download,upload,overwrite' or die;
-print $fh "pw-a\n";
-close $fh;
+ftp_conf($t);
+ftp_user($t, 'alice', 'pw-a', 'list,download,upload,overwrite');
 
 # 200000 bytes: more than three 64 KiB chunks of the hashing thread
 my $size = 200000;
@@ -48,16 +28,6 @@ $t->run();
 my $port = port(8021);
 $t->wait_for(sub { scalar($t->workers()) == 1 }, 10);
 
-sub cmd {
-    my ($s, $line) = @_;
-    print $s "$line\r\n";
-    my $r = '';
-    while (defined(my $l = <$s>)) {
-        $r .= $l;
-        last if $l =~ /^\d{3} /;
-    }
-    return $r;
-}
 
 # the expected digests of [start, end] slices (end included), by Python
 
@@ -100,80 +70,78 @@ like($ref, qr/^check e3069283$/m,
     'python CRC-32C reference: check value of "123456789"');
 is(scalar(keys %want), 3 * @ranges, 'python digests of the ranges');
 
-my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port", Timeout => 20)
-    or die "connect: $!";
-<$s>;
+my $s = ftp_connect($port);
 
-my $feat = cmd($s, 'FEAT');
+my $feat = ftp_cmd($s, 'FEAT');
 like($feat, qr/^ RANG STREAM\r$/m, 'FEAT lists RANG STREAM');
 like($feat, qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C\r$/m,
     'FEAT lists CRC32C among the HASH algorithms');
-like(cmd($s, 'RANG 0 9'), qr/^530 /, 'RANG before login: 530');
+like(ftp_cmd($s, 'RANG 0 9'), qr/^530 /, 'RANG before login: 530');
 
-cmd($s, 'USER alice');
-like(cmd($s, 'PASS pw-a'), qr/^230 /, 'login');
+ftp_cmd($s, 'USER alice');
+like(ftp_cmd($s, 'PASS pw-a'), qr/^230 /, 'login');
 
 for my $r (@ranges) {
     my ($a, $b) = @$r;
     my $last = $b >= $size ? $size - 1 : $b;
     my $k = "$a-$b";
 
-    like(cmd($s, "RANG $a $b"), qr/^350 /, "RANG $a $b: 350");
-    like(cmd($s, 'HASH r.bin'),
+    like(ftp_cmd($s, "RANG $a $b"), qr/^350 /, "RANG $a $b: 350");
+    like(ftp_cmd($s, 'HASH r.bin'),
         qr/^213 SHA-256 $a-$last $want{"$k sha256"} r.bin\r$/m,
         "HASH SHA-256 of $a-$b is hashlib's of the slice");
 }
 
-like(cmd($s, 'HASH r.bin'),
+like(ftp_cmd($s, 'HASH r.bin'),
     qr/^213 SHA-256 0-@{[$size - 1]} $want{"0-@{[$size - 1]} sha256"} /m,
     'a RANG is good for one HASH: the next is of the whole file');
 
-like(cmd($s, 'OPTS HASH SHA-1'), qr/^200 SHA-1\r/, 'OPTS HASH SHA-1');
-cmd($s, 'RANG 100 199');
-like(cmd($s, 'HASH r.bin'), qr/^213 SHA-1 100-199 $want{'100-199 sha1'} /m,
+like(ftp_cmd($s, 'OPTS HASH SHA-1'), qr/^200 SHA-1\r/, 'OPTS HASH SHA-1');
+ftp_cmd($s, 'RANG 100 199');
+like(ftp_cmd($s, 'HASH r.bin'), qr/^213 SHA-1 100-199 $want{'100-199 sha1'} /m,
     'HASH SHA-1 of a range');
 
 # errors
 
-like(cmd($s, 'RANG 5 4'), qr/^501 /, 'RANG start after end: 501');
-like(cmd($s, 'HASH r.bin'), qr/^213 SHA-1 0-@{[$size - 1]} /m,
+like(ftp_cmd($s, 'RANG 5 4'), qr/^501 /, 'RANG start after end: 501');
+like(ftp_cmd($s, 'HASH r.bin'), qr/^213 SHA-1 0-@{[$size - 1]} /m,
     '... and the range is reset');
-cmd($s, 'RANG 10 20');
-like(cmd($s, 'RANG 1 0'), qr/^350 /, 'RANG 1 0: 350');
-like(cmd($s, 'HASH r.bin'), qr/^213 SHA-1 0-@{[$size - 1]} /m,
+ftp_cmd($s, 'RANG 10 20');
+like(ftp_cmd($s, 'RANG 1 0'), qr/^350 /, 'RANG 1 0: 350');
+like(ftp_cmd($s, 'HASH r.bin'), qr/^213 SHA-1 0-@{[$size - 1]} /m,
     '... resets the range');
-like(cmd($s, "RANG $size " . ($size + 5)), qr/^350 /,
+like(ftp_cmd($s, "RANG $size " . ($size + 5)), qr/^350 /,
     'RANG starting at the end of the file: 350');
-like(cmd($s, 'HASH r.bin'), qr/^554 /,
+like(ftp_cmd($s, 'HASH r.bin'), qr/^554 /,
     '... and HASH of it: 554, nothing to hash');
-like(cmd($s, 'HASH r.bin'), qr/^213 SHA-1 0-/m, '... then reset');
-like(cmd($s, 'RANG 5'), qr/^501 /, 'RANG with one number: 501');
-like(cmd($s, 'RANG a b'), qr/^501 /, 'RANG with letters: 501');
-like(cmd($s, 'RANG -1 5'), qr/^501 /, 'RANG with a sign: 501');
-like(cmd($s, 'RANG 0 99999999999999999999'), qr/^501 /,
+like(ftp_cmd($s, 'HASH r.bin'), qr/^213 SHA-1 0-/m, '... then reset');
+like(ftp_cmd($s, 'RANG 5'), qr/^501 /, 'RANG with one number: 501');
+like(ftp_cmd($s, 'RANG a b'), qr/^501 /, 'RANG with letters: 501');
+like(ftp_cmd($s, 'RANG -1 5'), qr/^501 /, 'RANG with a sign: 501');
+like(ftp_cmd($s, 'RANG 0 99999999999999999999'), qr/^501 /,
     'RANG with an end past 2^63: 501');
-like(cmd($s, 'RANG'), qr/^501 /, 'RANG without arguments: 501');
+like(ftp_cmd($s, 'RANG'), qr/^501 /, 'RANG without arguments: 501');
 
 # CRC32C
 
-like(cmd($s, 'OPTS HASH CRC32C'), qr/^200 CRC32C\r/, 'OPTS HASH CRC32C');
-like(cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1;MD5;CRC32;CRC32C\*\r$/m,
+like(ftp_cmd($s, 'OPTS HASH CRC32C'), qr/^200 CRC32C\r/, 'OPTS HASH CRC32C');
+like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1;MD5;CRC32;CRC32C\*\r$/m,
     'FEAT: CRC32C starred');
 
 for my $r (@ranges) {
     my ($a, $b) = @$r;
     my $last = $b >= $size ? $size - 1 : $b;
 
-    cmd($s, "RANG $a $b");
-    like(cmd($s, 'HASH r.bin'),
+    ftp_cmd($s, "RANG $a $b");
+    like(ftp_cmd($s, 'HASH r.bin'),
         qr/^213 CRC32C $a-$last $want{"$a-$b crc32c"} r.bin\r$/m,
         "HASH CRC32C of $a-$b is the reference's");
 }
 
 $t->write_file('data/alice/check', '123456789');
-like(cmd($s, 'HASH check'), qr/^213 CRC32C 0-8 e3069283 check\r$/m,
+like(ftp_cmd($s, 'HASH check'), qr/^213 CRC32C 0-8 e3069283 check\r$/m,
     'HASH CRC32C check value');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 close $s;
 
 # RANG with transfers: RETR sends the range, STOR and TYPE A are refused
@@ -199,20 +167,17 @@ print('range4', get($size + 5, $size + 100) == b'')
 out = []
 f.retrbinary('RETR r.bin', out.append)
 print('whole', b''.join(out) == b)
-f.sendcmd('TYPE A')
-f.sendcmd('RANG 0 9')
-f.sendcmd('PASV')
-try:
-    f.sendcmd('RETR r.bin')
-except ftplib.error_perm as e:
-    print('ascii', e)
-f.sendcmd('TYPE I')
-f.sendcmd('RANG 0 9')
-f.sendcmd('PASV')
-try:
-    f.sendcmd('STOR new.bin')
-except ftplib.error_perm as e:
-    print('stor', e)
+def refused(type, cmd, tag):
+    f.sendcmd('TYPE ' + type)
+    f.sendcmd('RANG 0 9')
+    f.sendcmd('PASV')
+    try:
+        f.sendcmd(cmd)
+    except ftplib.error_perm as e:
+        print(tag, e)
+
+refused('A', 'RETR r.bin', 'ascii')
+refused('I', 'STOR new.bin', 'stor')
 f.quit()
 EOF
 close $py;

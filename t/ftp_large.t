@@ -12,34 +12,15 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
 
 plan(skip_all => 'no python3') unless system('python3 -c 1') == 0;
 
-mkdir "$d/data";
-mkdir "$d/data/alice";
-
-$t->write_file_expand('siftpd.conf', <<'EOF');
-%%TEST_GLOBALS%%
-worker_processes 1;
-events { worker_connections 64; }
-users %%TESTDIR%%/users;
-storage local { driver posix; root %%TESTDIR%%/data; }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage local;
-    }
-}
-EOF
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms', 'list,download'
-    or die;
-print $fh "pw-a\n";
-close $fh;
+ftp_conf($t);
+ftp_user($t, 'alice', 'pw-a', 'list,download');
 
 # 4 GiB + 3 MiB: a hole, then 4 MiB of random bytes from 4 GiB - 1 MiB
 

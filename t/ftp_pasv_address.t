@@ -12,42 +12,18 @@ use lib 't/lib';
 use Test::More;
 use IO::Socket::INET;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_cmd ftp_login/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
 
-mkdir "$d/data";
-mkdir "$d/data/alice";
-
-my $conf = <<'EOF';
-%%TEST_GLOBALS%%
-worker_processes 1;
-events { worker_connections 64; }
-users %%TESTDIR%%/users;
-storage local { driver posix; root %%TESTDIR%%/data; }
-ftp {
-    pasv_address 198.51.100.7;
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage local;
-        pasv_address 192.0.2.44 127.0.0.2/32;
-        pasv_address 127.0.0.1 127.0.0.0/8;
-        pasv_address 203.0.113.5;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        storage local;
-    }
-}
-EOF
-
-$t->write_file_expand('siftpd.conf', $conf);
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms', 'list,download'
-    or die;
-print $fh "pw-a\n";
-close $fh;
+ftp_conf($t,
+    ftp => "pasv_address 198.51.100.7;\n"
+           . "server { listen 127.0.0.1:%%PORT_8022%%; storage local; }",
+    server => "pasv_address 192.0.2.44 127.0.0.2/32;\n"
+              . "pasv_address 127.0.0.1 127.0.0.0/8;\n"
+              . "pasv_address 203.0.113.5;");
+ftp_user($t, 'alice', 'pw-a', 'list,download');
 
 $t->write_file('data/alice/f.txt', "pasv data\n");
 
@@ -55,9 +31,9 @@ $t->write_file('data/alice/f.txt', "pasv data\n");
 
 sub check {
     my ($text) = @_;
-    my $c = $conf;
-    $c =~ s/        pasv_address 203.0.113.5;\n/$text/ or die;
-    $t->write_file_expand('bad.conf', $c);
+    my $c = $t->read_file('siftpd.conf');
+    $c =~ s/pasv_address 203.0.113.5;\n/$text/ or die;
+    $t->write_file('bad.conf', $c);
     return $t->siftpd('-t', '-c', "$d/bad.conf");
 }
 
@@ -81,32 +57,16 @@ isnt($rc, 0, 'three arguments fail -t');
 $t->run();
 $t->wait_for(sub { scalar($t->workers()) == 1 }, 10);
 
-sub cmd {
-    my ($s, $line) = @_;
-    print $s "$line\r\n";
-    my $r = '';
-    while (defined(my $l = <$s>)) {
-        $r .= $l;
-        last if $l =~ /^\d{3} /;
-    }
-    return $r;
-}
-
 sub session {
     my ($port, $from) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port",
-        LocalAddr => $from, Timeout => 20) or die "connect from $from: $!";
-    <$s>;
-    cmd($s, 'USER alice');
-    my $r = cmd($s, 'PASS pw-a');
-    die "login: $r" unless $r =~ /^230 /;
-    cmd($s, 'TYPE I');
+    my $s = ftp_login($port, 'alice', 'pw-a', $from);
+    ftp_cmd($s, 'TYPE I');
     return $s;
 }
 
 sub pasv {
     my ($s) = @_;
-    my $r = cmd($s, 'PASV');
+    my $r = ftp_cmd($s, 'PASV');
     $r =~ /^227 .*\((\d+),(\d+),(\d+),(\d+),(\d+),(\d+)\)/ or return ($r);
     return ("$1.$2.$3.$4", $5 * 256 + $6);
 }
@@ -119,11 +79,11 @@ is($addr, '127.0.0.1', 'client 127.0.0.1: 227 names 127.0.0.1 (127/8)');
 
 my $dc = IO::Socket::INET->new(PeerAddr => "$addr:$dport", Timeout => 20);
 ok($dc, 'data connection to the announced address');
-like(cmd($s, 'RETR f.txt'), qr/^150 /, 'RETR');
+like(ftp_cmd($s, 'RETR f.txt'), qr/^150 /, 'RETR');
 my $data = $dc ? join('', <$dc>) : '';
 is($data, "pasv data\n", 'the bytes');
 like(scalar <$s>, qr/^226 /, 'transfer complete');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 
 # 127.0.0.2: the /32 wins over the /8 (listed after it)
 
@@ -135,20 +95,20 @@ is($addr, '192.0.2.44', 'client 127.0.0.2: 227 names 192.0.2.44 (the /32)');
 $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$dport",
     LocalAddr => '127.0.0.2', Timeout => 20);
 ok($dc, 'data connection from 127.0.0.2 to the real port');
-like(cmd($s, 'RETR f.txt'), qr/^150 /, 'RETR');
+like(ftp_cmd($s, 'RETR f.txt'), qr/^150 /, 'RETR');
 $data = $dc ? join('', <$dc>) : '';
 is($data, "pasv data\n", 'the bytes');
 like(scalar <$s>, qr/^226 /, 'transfer complete');
-like(cmd($s, 'EPSV'), qr/^229 .*\(\|\|\|\d+\|\)/,
+like(ftp_cmd($s, 'EPSV'), qr/^229 .*\(\|\|\|\d+\|\)/,
     'EPSV names no address, as always');
-cmd($s, 'ABOR');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'ABOR');
+ftp_cmd($s, 'QUIT');
 
 # the second server has no rules of its own: the ftp block's default
 
 $s = session(port(8022), '127.0.0.1');
 ($addr) = pasv($s);
 is($addr, '198.51.100.7', 'a server without rules inherits the default');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 
 $t->done();

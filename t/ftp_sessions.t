@@ -13,36 +13,16 @@ use Test::More;
 use IO::Socket::INET;
 use IO::Select;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_connect ftp_cmd/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
 
 my $n = $ENV{TEST_FTP_SESSIONS} || 1000;
 
-mkdir "$d/data";
-mkdir "$d/data/alice";
-
-$t->write_file_expand('siftpd.conf', <<'EOF');
-%%TEST_GLOBALS%%
-worker_processes 1;
-worker_rlimit_nofile 4096;
-events { worker_connections 1100; }
-users %%TESTDIR%%/users;
-max_connections_per_address 1100;
-storage local { driver posix; root %%TESTDIR%%/data; }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage local;
-    }
-}
-EOF
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms', 'list,download'
-    or die;
-print $fh "pw-a\n";
-close $fh;
+ftp_conf($t, connections => 1100,
+    main => "worker_rlimit_nofile 4096;\nmax_connections_per_address 1100;");
+ftp_user($t, 'alice', 'pw-a', 'list,download');
 
 $t->write_file('data/alice/f.txt', "x" x 10000);
 
@@ -167,9 +147,8 @@ syswrite($_, "QUIT\r\n") for @s;
 is(replies(\@s, qr/^221 /), $n, "$n QUIT");
 close $_ for @s;
 
-my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port", Timeout => 20);
-like(scalar <$s>, qr/^220 /, 'a new session afterwards');
-print $s "QUIT\r\n";
-like(scalar <$s>, qr/^221 /, 'QUIT');
+my ($s, $g) = ftp_connect($port);
+like($g, qr/^220 /, 'a new session afterwards');
+like(ftp_cmd($s, 'QUIT'), qr/^221 /, 'QUIT');
 
 $t->done();

@@ -14,46 +14,23 @@ use Test::More;
 use IO::Socket::INET;
 use JSON::PP;
 use Test::Siftpd qw/http_get port/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_cmd ftp_login/;
 
 my $t = Test::Siftpd->new()->has(qw/ftp http/);
 my $d = $t->testdir();
 
 plan(skip_all => 'no /proc/net/tcp') unless -r '/proc/net/tcp';
 
-mkdir "$d/data";
-mkdir "$d/data/alice";
-
 # 40 passive ports: worker slots 0 and 1 get 20 each
 
 my $lo = port(8100);
 my $hi = $lo + 39;
 
-$t->write_file_expand('siftpd.conf', <<"EOF");
-%%TEST_GLOBALS%%
-worker_processes 2;
-events { worker_connections 256; }
-users %%TESTDIR%%/users;
-max_connections_per_address 256;
-storage local { driver posix; root %%TESTDIR%%/data; }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage local;
-        passive_ports $lo-$hi;
-    }
-}
-http {
-    server {
-        listen 127.0.0.1:%%PORT_8080%%;
-    }
-}
-EOF
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms', 'list,download'
-    or die;
-print $fh "pw-a\n";
-close $fh;
+ftp_conf($t, workers => 2, connections => 256,
+    main => "max_connections_per_address 256;\n"
+            . "http { server { listen 127.0.0.1:%%PORT_8080%%; } }",
+    server => "passive_ports $lo-$hi;");
+ftp_user($t, 'alice', 'pw-a', 'list,download');
 
 my $fsize = 100000;
 $t->write_file('data/alice/f.bin', 'y' x $fsize);
@@ -63,17 +40,6 @@ my $port = port(8021);
 $t->wait_for(sub { scalar($t->workers()) == 2 }, 10);
 my @workers = $t->workers();
 is(scalar @workers, 2, 'two workers');
-
-sub cmd {
-    my ($s, $line) = @_;
-    print $s "$line\r\n";
-    my $r = '';
-    while (defined(my $l = <$s>)) {
-        $r .= $l;
-        last if $l =~ /^\d{3} /;
-    }
-    return $r;
-}
 
 # the worker that holds the listening socket on a port
 
@@ -109,12 +75,8 @@ sub owner {
 
 my @s;
 for (1 .. 40) {
-    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port",
-        Timeout => 20) or last;
-    <$s>;
-    cmd($s, 'USER alice');
-    cmd($s, 'PASS pw-a');
-    cmd($s, 'TYPE I');
+    my $s = ftp_login($port, 'alice', 'pw-a');
+    ftp_cmd($s, 'TYPE I');
     push @s, $s;
 }
 is(scalar @s, 40, '40 sessions');
@@ -125,7 +87,7 @@ $got = 0;
 
 for my $round (1 .. 3) {
     for my $s (@s) {
-        my $r = cmd($s, 'PASV');
+        my $r = ftp_cmd($s, 'PASV');
         $r =~ /\((\d+),(\d+),(\d+),(\d+),(\d+),(\d+)\)/ or next;
         my $p = $5 * 256 + $6;
         my $pid = owner($p);
@@ -134,7 +96,7 @@ for my $round (1 .. 3) {
 
         my $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$p",
             Timeout => 20) or next;
-        cmd($s, 'RETR f.bin');
+        ftp_cmd($s, 'RETR f.bin');
         my $data = '';
         while (sysread($dc, $data, 65536, length $data)) { }
         close $dc;
@@ -160,7 +122,7 @@ for my $pid (grep { $_ } keys %ports) {
 }
 is(scalar(keys %half), 2, 'the two workers have different slices');
 
-cmd($_, 'QUIT') for @s;
+ftp_cmd($_, 'QUIT') for @s;
 close $_ for @s;
 
 # stats summed over both workers

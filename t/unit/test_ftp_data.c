@@ -34,6 +34,21 @@ sin6(struct sockaddr_storage *ss, const char *addr, int port)
 }
 
 
+/* a client of the four rules of main() and what PASV names to it */
+
+static const struct {
+    const char  *client;
+    const char  *announced;
+    const char  *name;
+} pasv_cases[] = {
+    { "10.1.2.3", "10.1.2.99", "pasv_address: a /32 beats a /16 and a /8" },
+    { "10.1.2.4", "10.9.9.9", "pasv_address: a /16 beats a /8, after it" },
+    { "10.2.0.1", "10.0.0.1", "pasv_address: the /8 for the rest of 10/8" },
+    { "192.0.2.1", "203.0.113.5",
+      "pasv_address: the default for other clients" },
+};
+
+
 /* a pasv_address rule as the directive makes it */
 
 static void
@@ -148,14 +163,11 @@ main(void)
     rule(&pa[2], "203.0.113.5", NULL, 0);
     rule(&pa[3], "10.1.2.99", "10.1.2.3/32", 32);
     rules.nelts = 4;
-    ok(strcmp(announced(&rules, "10.1.2.3"), "10.1.2.99") == 0,
-       "pasv_address: a /32 beats a /16 and a /8");
-    ok(strcmp(announced(&rules, "10.1.2.4"), "10.9.9.9") == 0,
-       "pasv_address: a /16 beats a /8, listed after it");
-    ok(strcmp(announced(&rules, "10.2.0.1"), "10.0.0.1") == 0,
-       "pasv_address: the /8 for the rest of 10/8");
-    ok(strcmp(announced(&rules, "192.0.2.1"), "203.0.113.5") == 0,
-       "pasv_address: the default for other clients");
+
+    for (i = 0; i < sft_nelems(pasv_cases); i++) {
+        ok(strcmp(announced(&rules, pasv_cases[i].client),
+                  pasv_cases[i].announced) == 0, pasv_cases[i].name);
+    }
 
     pa[0] = pa[3];
     rule(&pa[3], "10.0.0.1", "10.0.0.0/8", 8);
