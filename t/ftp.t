@@ -14,6 +14,7 @@ use Test::More;
 use IO::Socket::INET;
 use Time::HiRes qw/time sleep/;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_cmd/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -72,17 +73,6 @@ sub ctl {
     return ($s, $greet);
 }
 
-sub cmd {
-    my ($s, $line) = @_;
-    print $s "$line\r\n";
-    my $r = '';
-    while (defined(my $l = <$s>)) {
-        $r .= $l;
-        last if $l =~ /^\d{3} /;
-    }
-    return $r;
-}
-
 sub py {
     my ($code) = @_;
     open my $fh, '>', "$d/t.py" or die;
@@ -98,15 +88,15 @@ sub py {
 
 my ($s, $g) = ctl();
 like($g, qr/^220 /, 'greeting');
-like(cmd($s, 'SYST'), qr/^215 UNIX/, 'SYST before login');
-like(cmd($s, 'FEAT'), qr/^211-.*\n MLST type\*;size\*;.*\n EPSV\r?\n|EPSV/s,
+like(ftp_cmd($s, 'SYST'), qr/^215 UNIX/, 'SYST before login');
+like(ftp_cmd($s, 'FEAT'), qr/^211-.*\n MLST type\*;size\*;.*\n EPSV\r?\n|EPSV/s,
     'FEAT before login');
-like(cmd($s, 'PWD'), qr/^530 Please login/, 'PWD before login: 530');
-like(cmd($s, 'RETR x'), qr/^530 /, 'RETR before login: 530');
-like(cmd($s, 'XYZZ'), qr/^500 Unknown command/, 'unknown verb: 500');
-like(cmd($s, "NO\0OP"), qr/^500 NUL/, 'NUL refused');
-like(cmd($s, 'AUTH TLS'), qr/^502 /, 'AUTH: 502 for now');
-like(cmd($s, 'noop'), qr/^200 /, 'lower-case verb, bare LF');
+like(ftp_cmd($s, 'PWD'), qr/^530 Please login/, 'PWD before login: 530');
+like(ftp_cmd($s, 'RETR x'), qr/^530 /, 'RETR before login: 530');
+like(ftp_cmd($s, 'XYZZ'), qr/^500 Unknown command/, 'unknown verb: 500');
+like(ftp_cmd($s, "NO\0OP"), qr/^500 NUL/, 'NUL refused');
+like(ftp_cmd($s, 'AUTH TLS'), qr/^502 /, 'AUTH: 502 for now');
+like(ftp_cmd($s, 'noop'), qr/^200 /, 'lower-case verb, bare LF');
 print $s 'A' x 2000 . "\r\n";
 like(scalar <$s>, qr/^500 Command line too long/, 'too long line: 500');
 is(scalar <$s>, undef, 'and closed');
@@ -114,36 +104,36 @@ is(scalar <$s>, undef, 'and closed');
 # login: bad password delayed, good one
 
 ($s) = ctl();
-cmd($s, 'USER alice');
+ftp_cmd($s, 'USER alice');
 my $t0 = time();
-like(cmd($s, 'PASS wrong'), qr/^530 Login incorrect/, 'bad password: 530');
+like(ftp_cmd($s, 'PASS wrong'), qr/^530 Login incorrect/, 'bad password: 530');
 ok(time() - $t0 >= 0.9, 'after a delay');
-cmd($s, 'USER nobody');
-like(cmd($s, 'PASS wrong'), qr/^530 Login incorrect/,
+ftp_cmd($s, 'USER nobody');
+like(ftp_cmd($s, 'PASS wrong'), qr/^530 Login incorrect/,
     'unknown user: the same 530');
-cmd($s, 'USER alice');
-like(cmd($s, 'PASS pw-a'), qr/^230 /, 'good password: 230');
-like(cmd($s, 'PWD'), qr/^257 "\/" /, 'PWD');
-like(cmd($s, 'MKD a"b'), qr/^257 "\/a""b" created/, 'MKD quotes doubled');
-like(cmd($s, 'CWD a"b'), qr/^250 /, 'CWD');
-like(cmd($s, 'XPWD'), qr/^257 "\/a""b"/, 'XPWD');
-like(cmd($s, 'CDUP'), qr/^250 /, 'CDUP');
-like(cmd($s, 'RMD a"b'), qr/^250 /, 'RMD');
-like(cmd($s, 'CWD ../../..'), qr/^250 /, 'CWD ../../.. stays in the root');
-like(cmd($s, 'PWD'), qr/^257 "\/" /, 'at the root');
-like(cmd($s, 'CWD escape'), qr/^550 /, 'symlink out of the root refused');
-like(cmd($s, 'RNTO x'), qr/^503 /, 'RNTO without RNFR: 503');
-like(cmd($s, 'SIZE nothing'), qr/^550 /, 'SIZE missing file: 550');
-like(cmd($s, 'RETR x'), qr/^425 /, 'RETR without PASV: 425');
-like(cmd($s, 'PORT 10,0,0,1,4,1'), qr/^500 Illegal PORT/,
+ftp_cmd($s, 'USER alice');
+like(ftp_cmd($s, 'PASS pw-a'), qr/^230 /, 'good password: 230');
+like(ftp_cmd($s, 'PWD'), qr/^257 "\/" /, 'PWD');
+like(ftp_cmd($s, 'MKD a"b'), qr/^257 "\/a""b" created/, 'MKD quotes doubled');
+like(ftp_cmd($s, 'CWD a"b'), qr/^250 /, 'CWD');
+like(ftp_cmd($s, 'XPWD'), qr/^257 "\/a""b"/, 'XPWD');
+like(ftp_cmd($s, 'CDUP'), qr/^250 /, 'CDUP');
+like(ftp_cmd($s, 'RMD a"b'), qr/^250 /, 'RMD');
+like(ftp_cmd($s, 'CWD ../../..'), qr/^250 /, 'CWD ../../.. stays in the root');
+like(ftp_cmd($s, 'PWD'), qr/^257 "\/" /, 'at the root');
+like(ftp_cmd($s, 'CWD escape'), qr/^550 /, 'symlink out of the root refused');
+like(ftp_cmd($s, 'RNTO x'), qr/^503 /, 'RNTO without RNFR: 503');
+like(ftp_cmd($s, 'SIZE nothing'), qr/^550 /, 'SIZE missing file: 550');
+like(ftp_cmd($s, 'RETR x'), qr/^425 /, 'RETR without PASV: 425');
+like(ftp_cmd($s, 'PORT 10,0,0,1,4,1'), qr/^500 Illegal PORT/,
     'PORT to another host: 500');
-like(cmd($s, 'TYPE I'), qr/^200 /, 'TYPE I');
-like(cmd($s, 'MODE S'), qr/^200 /, 'MODE S');
-like(cmd($s, 'STRU F'), qr/^200 /, 'STRU F');
-like(cmd($s, 'REST abc'), qr/^501 /, 'REST syntax');
-like(cmd($s, 'EPSV'), qr/^229 Entering Extended Passive Mode \(\|\|\|(\d+)\|\)/,
+like(ftp_cmd($s, 'TYPE I'), qr/^200 /, 'TYPE I');
+like(ftp_cmd($s, 'MODE S'), qr/^200 /, 'MODE S');
+like(ftp_cmd($s, 'STRU F'), qr/^200 /, 'STRU F');
+like(ftp_cmd($s, 'REST abc'), qr/^501 /, 'REST syntax');
+like(ftp_cmd($s, 'EPSV'), qr/^229 Entering Extended Passive Mode \(\|\|\|(\d+)\|\)/,
     'EPSV');
-like(cmd($s, 'QUIT'), qr/^221 /, 'QUIT');
+like(ftp_cmd($s, 'QUIT'), qr/^221 /, 'QUIT');
 
 # transfers with ftplib
 

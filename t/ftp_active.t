@@ -13,6 +13,7 @@ use Test::More;
 use IO::Socket::INET;
 use Time::HiRes qw/time sleep/;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_cmd/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -66,17 +67,6 @@ sub ctl {
     return $s;
 }
 
-sub cmd {
-    my ($s, $line) = @_;
-    print $s "$line\r\n";
-    my $r = '';
-    while (defined(my $l = <$s>)) {
-        $r .= $l;
-        last if $l =~ /^\d{3} /;
-    }
-    return $r;
-}
-
 sub py {
     my ($code, $host, $p) = @_;
     $host ||= '127.0.0.1';
@@ -93,19 +83,19 @@ sub py {
 # the bounce rules, on raw lines
 
 my $s = ctl();
-cmd($s, 'USER alice');
-cmd($s, 'PASS pw-a');
-like(cmd($s, 'PORT 10,0,0,1,39,16'), qr/^500 Illegal PORT command/,
+ftp_cmd($s, 'USER alice');
+ftp_cmd($s, 'PASS pw-a');
+like(ftp_cmd($s, 'PORT 10,0,0,1,39,16'), qr/^500 Illegal PORT command/,
     'PORT to another host: 500');
-like(cmd($s, 'PORT 127,0,0,1,3,255'), qr/^500 Illegal PORT command/,
+like(ftp_cmd($s, 'PORT 127,0,0,1,3,255'), qr/^500 Illegal PORT command/,
     'PORT to port 1023: 500');
-like(cmd($s, 'EPRT |1|127.0.0.1|80|'), qr/^500 Illegal EPRT command/,
+like(ftp_cmd($s, 'EPRT |1|127.0.0.1|80|'), qr/^500 Illegal EPRT command/,
     'EPRT to port 80: 500');
-like(cmd($s, 'EPRT |2|::1|5000|'), qr/^522 .*\(1\)/,
+like(ftp_cmd($s, 'EPRT |2|::1|5000|'), qr/^522 .*\(1\)/,
     'EPRT IPv6 on an IPv4 control connection: 522');
-like(cmd($s, 'EPRT |9|x|5000|'), qr/^522 /, 'EPRT unknown family: 522');
-like(cmd($s, 'PORT 127,0,0,1,4'), qr/^501 /, 'malformed PORT: 501');
-like(cmd($s, 'EPRT |1|127.0.0.1|5000'), qr/^501 /, 'malformed EPRT: 501');
+like(ftp_cmd($s, 'EPRT |9|x|5000|'), qr/^522 /, 'EPRT unknown family: 522');
+like(ftp_cmd($s, 'PORT 127,0,0,1,4'), qr/^501 /, 'malformed PORT: 501');
+like(ftp_cmd($s, 'EPRT |1|127.0.0.1|5000'), qr/^501 /, 'malformed EPRT: 501');
 
 # a PORT nobody listens on: 425, and the file stays closed
 
@@ -114,18 +104,18 @@ my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1:0', Listen => 1)
 my $lp = $l->sockport();
 close $l;
 $t->write_file('data/alice/small.txt', "small\n");
-like(cmd($s, sprintf('PORT 127,0,0,1,%d,%d', $lp >> 8, $lp & 255)),
+like(ftp_cmd($s, sprintf('PORT 127,0,0,1,%d,%d', $lp >> 8, $lp & 255)),
     qr/^200 PORT command successful/, 'PORT to the peer: 200');
-like(cmd($s, 'RETR small.txt'), qr/^(150 .*\r\n)?425 /,
+like(ftp_cmd($s, 'RETR small.txt'), qr/^(150 .*\r\n)?425 /,
     'nobody listening: 425');
-like(cmd($s, 'RETR small.txt'), qr/^425 Use PORT or PASV first/,
+like(ftp_cmd($s, 'RETR small.txt'), qr/^425 Use PORT or PASV first/,
     'a PORT is good for one transfer');
-like(cmd($s, 'RNFR small.txt'), qr/^350 /, 'RNFR');
-like(cmd($s, 'NOOP'), qr/^200 /, 'another command');
-like(cmd($s, 'RNTO s2.txt'), qr/^503 /, 'cancels the RNFR');
-like(cmd($s, 'EPSV ALL'), qr/^200 /, 'EPSV ALL');
-like(cmd($s, 'PORT 127,0,0,1,4,1'), qr/^503 /, 'PORT after EPSV ALL: 503');
-like(cmd($s, 'QUIT'), qr/^221 /, 'QUIT');
+like(ftp_cmd($s, 'RNFR small.txt'), qr/^350 /, 'RNFR');
+like(ftp_cmd($s, 'NOOP'), qr/^200 /, 'another command');
+like(ftp_cmd($s, 'RNTO s2.txt'), qr/^503 /, 'cancels the RNFR');
+like(ftp_cmd($s, 'EPSV ALL'), qr/^200 /, 'EPSV ALL');
+like(ftp_cmd($s, 'PORT 127,0,0,1,4,1'), qr/^503 /, 'PORT after EPSV ALL: 503');
+like(ftp_cmd($s, 'QUIT'), qr/^221 /, 'QUIT');
 ok($t->wait_log(qr/PORT to 10\.0\.0\.1:10000 refused \(bounce attempt\)/, 5),
     'the bounce attempt is logged');
 
@@ -238,11 +228,11 @@ EOF
 # timeouts: idle_timeout 1s closes with 421, data_timeout 1s gives 425
 
 $s = ctl(port(8023));
-cmd($s, 'USER alice');
-cmd($s, 'PASS pw-a');
-like(cmd($s, 'EPSV'), qr/^229 /, 'EPSV, then no connection');
+ftp_cmd($s, 'USER alice');
+ftp_cmd($s, 'PASS pw-a');
+like(ftp_cmd($s, 'EPSV'), qr/^229 /, 'EPSV, then no connection');
 my $t0 = time();
-like(cmd($s, 'RETR small.txt'), qr/^150 /, 'RETR waits for the connection');
+like(ftp_cmd($s, 'RETR small.txt'), qr/^150 /, 'RETR waits for the connection');
 like(scalar <$s>, qr/^425 /, 'data_timeout: 425 without a data connection');
 ok(time() - $t0 < 5, 'in about a second');
 $t0 = time();

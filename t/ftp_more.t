@@ -11,6 +11,7 @@ use lib 't/lib';
 use Test::More;
 use IO::Socket::INET;
 use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_cmd/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -73,22 +74,11 @@ sub ctl {
     return ($s, $greet);
 }
 
-sub cmd {
-    my ($s, $line) = @_;
-    print $s "$line\r\n";
-    my $r = '';
-    while (defined(my $l = <$s>)) {
-        $r .= $l;
-        last if $l =~ /^\d{3} /;
-    }
-    return $r;
-}
-
 sub login {
     my ($u, $pw) = @_;
     my ($s) = ctl();
-    cmd($s, "USER $u");
-    my $r = cmd($s, "PASS $pw");
+    ftp_cmd($s, "USER $u");
+    my $r = ftp_cmd($s, "PASS $pw");
     die "login $u: $r" unless $r =~ /^230 /;
     return $s;
 }
@@ -116,31 +106,31 @@ my %want = $want =~ /^(\w+) ([0-9a-f]+)$/mg;
 is(scalar(keys %want), 4, 'python digests') or diag($want);
 
 my ($s) = ctl();
-like(cmd($s, 'FEAT'), qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32\r$/m,
+like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C\r$/m,
     'FEAT: HASH, SHA-256 selected');
-like(cmd($s, 'HASH rand.bin'), qr/^530 /, 'HASH before login: 530');
-like(cmd($s, 'OPTS HASH'), qr/^200 SHA-256\r/, 'OPTS HASH: current');
-like(cmd($s, 'OPTS HASH SHA-512'), qr/^501 /, 'OPTS HASH unknown: 501');
-cmd($s, 'USER alice');
-like(cmd($s, 'PASS pw-a'), qr/^230 /, 'login');
-like(cmd($s, 'HASH rand.bin'),
+like(ftp_cmd($s, 'HASH rand.bin'), qr/^530 /, 'HASH before login: 530');
+like(ftp_cmd($s, 'OPTS HASH'), qr/^200 SHA-256\r/, 'OPTS HASH: current');
+like(ftp_cmd($s, 'OPTS HASH SHA-512'), qr/^501 /, 'OPTS HASH unknown: 501');
+ftp_cmd($s, 'USER alice');
+like(ftp_cmd($s, 'PASS pw-a'), qr/^230 /, 'login');
+like(ftp_cmd($s, 'HASH rand.bin'),
     qr/^213 SHA-256 0-3145727 $want{sha256} rand.bin\r$/m, 'HASH SHA-256');
-like(cmd($s, 'OPTS HASH SHA-1'), qr/^200 SHA-1\r/, 'OPTS HASH SHA-1');
-like(cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1\*;MD5;CRC32\r$/m,
+like(ftp_cmd($s, 'OPTS HASH SHA-1'), qr/^200 SHA-1\r/, 'OPTS HASH SHA-1');
+like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1\*;MD5;CRC32;CRC32C\r$/m,
     'FEAT: SHA-1 starred');
-like(cmd($s, 'HASH /rand.bin'),
+like(ftp_cmd($s, 'HASH /rand.bin'),
     qr/^213 SHA-1 0-3145727 $want{sha1} \/rand.bin\r$/m, 'HASH SHA-1');
-like(cmd($s, 'OPTS HASH md5'), qr/^200 MD5\r/, 'OPTS HASH md5');
-like(cmd($s, 'HASH rand.bin'),
+like(ftp_cmd($s, 'OPTS HASH md5'), qr/^200 MD5\r/, 'OPTS HASH md5');
+like(ftp_cmd($s, 'HASH rand.bin'),
     qr/^213 MD5 0-3145727 $want{md5} rand.bin\r$/m, 'HASH MD5');
-like(cmd($s, 'OPTS HASH CRC32'), qr/^200 CRC32\r/, 'OPTS HASH CRC32');
-like(cmd($s, 'HASH rand.bin'),
+like(ftp_cmd($s, 'OPTS HASH CRC32'), qr/^200 CRC32\r/, 'OPTS HASH CRC32');
+like(ftp_cmd($s, 'HASH rand.bin'),
     qr/^213 CRC32 0-3145727 $want{crc32} rand.bin\r$/m, 'HASH CRC32');
-like(cmd($s, 'HASH missing.bin'), qr/^550 /, 'HASH missing file: 550');
-like(cmd($s, 'HASH ../ro/r.txt'), qr/^550 /, 'HASH outside home: 550');
-like(cmd($s, 'HASH'), qr/^501 /, 'HASH without a path: 501');
-like(cmd($s, 'MKD dir'), qr/^257 /, 'MKD');
-like(cmd($s, 'HASH dir'), qr/^550 /, 'HASH of a directory: 550');
+like(ftp_cmd($s, 'HASH missing.bin'), qr/^550 /, 'HASH missing file: 550');
+like(ftp_cmd($s, 'HASH ../ro/r.txt'), qr/^550 /, 'HASH outside home: 550');
+like(ftp_cmd($s, 'HASH'), qr/^501 /, 'HASH without a path: 501');
+like(ftp_cmd($s, 'MKD dir'), qr/^257 /, 'MKD');
+like(ftp_cmd($s, 'HASH dir'), qr/^550 /, 'HASH of a directory: 550');
 
 # pipelined: the second waits for the first
 print $s "OPTS HASH SHA-256\r\nHASH rand.bin\r\nNOOP\r\n";
@@ -155,72 +145,72 @@ close $s;
 
 $t->write_file('data/alice/empty', '');
 $s = login('alice', 'pw-a');
-like(cmd($s, 'HASH empty'),
+like(ftp_cmd($s, 'HASH empty'),
     qr/^213 SHA-256 0-0 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 empty\r/,
     'HASH of an empty file');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 
 $s = login('nd', 'pw-n');
-like(cmd($s, 'HASH n.txt'), qr/^550 Permission denied/,
+like(ftp_cmd($s, 'HASH n.txt'), qr/^550 Permission denied/,
     'HASH without the download permission: 550');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 
 $s = login('ro', 'pw-r');
-like(cmd($s, 'HASH r.txt'), qr/^213 SHA-256 0-9 [0-9a-f]{64} r.txt\r/,
+like(ftp_cmd($s, 'HASH r.txt'), qr/^213 SHA-256 0-9 [0-9a-f]{64} r.txt\r/,
     'HASH with download only');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 
 # SITE, MFMT, STOU, LIST/NLST of one file, STAT path, REIN
 
 $t->write_file('data/alice/m.txt', "mtime\n");
 $s = login('alice', 'pw-a');
-like(cmd($s, 'SITE HELP'), qr/^214-.*CHMOD.*^214 /ms, 'SITE HELP');
-like(cmd($s, 'SITE CHMOD 600 m.txt'), qr/^200 /, 'SITE CHMOD 600');
+like(ftp_cmd($s, 'SITE HELP'), qr/^214-.*CHMOD.*^214 /ms, 'SITE HELP');
+like(ftp_cmd($s, 'SITE CHMOD 600 m.txt'), qr/^200 /, 'SITE CHMOD 600');
 is((stat "$d/data/alice/m.txt")[2] & 07777, 0600, 'mode is 0600');
-like(cmd($s, 'SITE CHMOD 0755 m.txt'), qr/^200 /, 'SITE CHMOD 0755');
+like(ftp_cmd($s, 'SITE CHMOD 0755 m.txt'), qr/^200 /, 'SITE CHMOD 0755');
 is((stat "$d/data/alice/m.txt")[2] & 07777, 0755, 'mode is 0755');
-like(cmd($s, 'SITE CHMOD 9 m.txt'), qr/^501 /, 'SITE CHMOD bad mode: 501');
-like(cmd($s, 'SITE CHMOD 644'), qr/^501 /, 'SITE CHMOD without a path');
-like(cmd($s, 'SITE CHMOD 644 nothing'), qr/^550 /, 'SITE CHMOD missing: 550');
-like(cmd($s, 'SITE EXEC ls'), qr/^500 /, 'SITE EXEC: 500');
-like(cmd($s, 'SITE'), qr/^501 /, 'SITE without an argument: 501');
+like(ftp_cmd($s, 'SITE CHMOD 9 m.txt'), qr/^501 /, 'SITE CHMOD bad mode: 501');
+like(ftp_cmd($s, 'SITE CHMOD 644'), qr/^501 /, 'SITE CHMOD without a path');
+like(ftp_cmd($s, 'SITE CHMOD 644 nothing'), qr/^550 /, 'SITE CHMOD missing: 550');
+like(ftp_cmd($s, 'SITE EXEC ls'), qr/^500 /, 'SITE EXEC: 500');
+like(ftp_cmd($s, 'SITE'), qr/^501 /, 'SITE without an argument: 501');
 
-like(cmd($s, 'MFMT 20200102030405 m.txt'),
+like(ftp_cmd($s, 'MFMT 20200102030405 m.txt'),
     qr/^213 Modify=20200102030405; m.txt\r/, 'MFMT');
 is((stat "$d/data/alice/m.txt")[9], 1577934245, 'mtime set (UTC)');
-like(cmd($s, 'MDTM m.txt'), qr/^213 20200102030405\r/, 'MDTM agrees');
-like(cmd($s, 'MFMT 2020010203040 m.txt'), qr/^501 /, 'MFMT short time');
-like(cmd($s, 'MFMT 20201302030405 m.txt'), qr/^501 /, 'MFMT month 13');
-like(cmd($s, 'MFMT 20200102030405 nothing'), qr/^550 /, 'MFMT missing');
+like(ftp_cmd($s, 'MDTM m.txt'), qr/^213 20200102030405\r/, 'MDTM agrees');
+like(ftp_cmd($s, 'MFMT 2020010203040 m.txt'), qr/^501 /, 'MFMT short time');
+like(ftp_cmd($s, 'MFMT 20201302030405 m.txt'), qr/^501 /, 'MFMT month 13');
+like(ftp_cmd($s, 'MFMT 20200102030405 nothing'), qr/^550 /, 'MFMT missing');
 
-like(cmd($s, 'STAT m.txt'),
+like(ftp_cmd($s, 'STAT m.txt'),
     qr/^213-Status of m.txt:\r\n-rwxr-xr-x +1 ftp +ftp +6 Jan +2 +2020 m.txt\r\n213 End of status.\r\n\z/,
     'STAT of a file');
-my $st = cmd($s, 'STAT /');
+my $st = ftp_cmd($s, 'STAT /');
 like($st, qr/^213-Status of \/:\r\n/, 'STAT of a directory');
 like($st, qr/^-r.* rand\.bin\r$/m, 'STAT lists a file');
 like($st, qr/^d.* dir\r$/m, 'STAT lists a directory');
 like($st, qr/^213 End of status.\r\n\z/m, 'STAT end');
-like(cmd($s, 'STAT nothing'), qr/^550 /, 'STAT missing: 550');
+like(ftp_cmd($s, 'STAT nothing'), qr/^550 /, 'STAT missing: 550');
 mkdir "$d/data/alice/many";
 for my $i (1 .. 300) {
     open my $fh, '>', "$d/data/alice/many/" . ('f' x 40) . $i or die;
     close $fh;
 }
-$st = cmd($s, 'STAT many');
+$st = ftp_cmd($s, 'STAT many');
 like($st, qr/^213 End of status \(truncated\)\.\r\n\z/m,
     'STAT of a big directory is truncated');
 ok(length($st) < 8192, 'within the reply buffer');
-like(cmd($s, 'NOOP'), qr/^200 /, 'and the session goes on');
-cmd($s, 'QUIT');
+like(ftp_cmd($s, 'NOOP'), qr/^200 /, 'and the session goes on');
+ftp_cmd($s, 'QUIT');
 
 $s = login('ro', 'pw-r');
-like(cmd($s, 'SITE CHMOD 777 r.txt'), qr/^550 Permission denied/,
+like(ftp_cmd($s, 'SITE CHMOD 777 r.txt'), qr/^550 Permission denied/,
     'SITE CHMOD without the chmod permission: 550');
-like(cmd($s, 'MFMT 20200102030405 r.txt'), qr/^550 /,
+like(ftp_cmd($s, 'MFMT 20200102030405 r.txt'), qr/^550 /,
     'MFMT without upload: 550');
-like(cmd($s, 'STOU'), qr/^425 /, 'STOU without PASV: 425');
-cmd($s, 'QUIT');
+like(ftp_cmd($s, 'STOU'), qr/^425 /, 'STOU without PASV: 425');
+ftp_cmd($s, 'QUIT');
 
 my $r = py(<<'EOF');
 f.login('alice', 'pw-a')
@@ -270,23 +260,23 @@ like($r, qr/^nlst-ro \['r.txt'\]$/m, 'and her files');
 
 # the 150 of STOU, raw
 $s = login('alice', 'pw-a');
-my $pasv = cmd($s, 'PASV');
+my $pasv = ftp_cmd($s, 'PASV');
 my ($p1, $p2) = $pasv =~ /,(\d+),(\d+)\)/;
 my $dc = IO::Socket::INET->new(PeerAddr => '127.0.0.1:' . ($p1 * 256 + $p2))
     or die "data: $!";
-like(cmd($s, 'STOU raw'), qr/^150 FILE: raw\.\d+\.\d+\.\d+\r/,
+like(ftp_cmd($s, 'STOU raw'), qr/^150 FILE: raw\.\d+\.\d+\.\d+\r/,
     'STOU: 150 FILE:');
 print $dc "x";
 close $dc;
 like(scalar <$s>, qr/^226 /, 'STOU raw: 226');
-like(cmd($s, 'REIN'), qr/^220 /, 'REIN');
-like(cmd($s, 'FEAT'), qr/^211-/, 'FEAT after REIN');
-like(cmd($s, 'HASH m.txt'), qr/^530 /, 'HASH after REIN: 530');
-cmd($s, 'USER alice');
-like(cmd($s, 'PASS pw-a'), qr/^230 /, 'login again');
-like(cmd($s, 'SIZE m.txt'), qr/^550 SIZE not allowed in ASCII/,
+like(ftp_cmd($s, 'REIN'), qr/^220 /, 'REIN');
+like(ftp_cmd($s, 'FEAT'), qr/^211-/, 'FEAT after REIN');
+like(ftp_cmd($s, 'HASH m.txt'), qr/^530 /, 'HASH after REIN: 530');
+ftp_cmd($s, 'USER alice');
+like(ftp_cmd($s, 'PASS pw-a'), qr/^230 /, 'login again');
+like(ftp_cmd($s, 'SIZE m.txt'), qr/^550 SIZE not allowed in ASCII/,
     'TYPE back to A after REIN');
-cmd($s, 'QUIT');
+ftp_cmd($s, 'QUIT');
 
 # per-user limits: rates (a token bucket) and max_sessions (per worker)
 
@@ -329,25 +319,25 @@ ok(defined $free && $fn == 3145728 && $free < 1.5,
 
 my @l = map { login('rl', 'pw-l') } 1 .. 2;
 my ($s3) = ctl();
-cmd($s3, 'USER rl');
-like(cmd($s3, 'PASS pw-l'), qr/^530 Too many sessions/,
+ftp_cmd($s3, 'USER rl');
+like(ftp_cmd($s3, 'PASS pw-l'), qr/^530 Too many sessions/,
     'max_sessions 2: the third gets 530');
-like(cmd($l[0], 'REIN'), qr/^220 /, 'REIN frees a slot');
-cmd($s3, 'USER rl');
-like(cmd($s3, 'PASS pw-l'), qr/^230 /, 'so the third logs in');
-cmd($l[0], 'USER rl');
-like(cmd($l[0], 'PASS pw-l'), qr/^530 Too many sessions/,
+like(ftp_cmd($l[0], 'REIN'), qr/^220 /, 'REIN frees a slot');
+ftp_cmd($s3, 'USER rl');
+like(ftp_cmd($s3, 'PASS pw-l'), qr/^230 /, 'so the third logs in');
+ftp_cmd($l[0], 'USER rl');
+like(ftp_cmd($l[0], 'PASS pw-l'), qr/^530 Too many sessions/,
     'and the first cannot log in again');
-cmd($l[1], 'QUIT');
+ftp_cmd($l[1], 'QUIT');
 close $l[1];
 my $ok = '';
 for (1 .. 50) {
-    cmd($l[0], 'USER rl');
-    $ok = cmd($l[0], 'PASS pw-l');
+    ftp_cmd($l[0], 'USER rl');
+    $ok = ftp_cmd($l[0], 'PASS pw-l');
     last if $ok =~ /^230 /;
     select undef, undef, undef, 0.1;
 }
 like($ok, qr/^230 /, 'a closed session frees its slot');
-cmd($_, 'QUIT') for $l[0], $s3;
+ftp_cmd($_, 'QUIT') for $l[0], $s3;
 
 done_testing();

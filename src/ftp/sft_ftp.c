@@ -95,7 +95,7 @@ static sft_command_t  sft_ftp_core_commands[] = {
       NULL },
 
     { sft_string("pasv_address"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE12,
       sft_ftp_pasv_address,
       SFT_PROTO_SRV_CONF_OFFSET,
       0,
@@ -255,22 +255,40 @@ invalid:
 }
 
 
-/* "pasv_address 1.2.3.4;" -- what PASV replies name, behind a NAT */
+/*
+ * "pasv_address 203.0.113.5;" -- what PASV replies name, behind a NAT;
+ * "pasv_address 10.0.0.1 10.0.0.0/8;" -- what they name to clients from
+ * that network (the most specific network holding the client wins)
+ */
 
 static char *
 sft_ftp_pasv_address(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 {
-    char                 text[INET_ADDRSTRLEN];
-    sft_str_t           *value;
-    sft_ftp_srv_conf_t  *fscf = conf;
+    char                  text[INET_ADDRSTRLEN];
+    u_char                m;
+    sft_str_t            *value;
+    sft_uint_t            i, k;
+    sft_ftp_pasv_addr_t  *pa, *rule;
+    sft_ftp_srv_conf_t   *fscf = conf;
 
     (void) cmd;
 
-    if (fscf->pasv_address.data) {
-        return "is duplicate";
+    value = cf->args->elts;
+
+    if (fscf->pasv_addrs == NULL) {
+        fscf->pasv_addrs = sft_array_create(cf->pool, 2,
+                                            sizeof(sft_ftp_pasv_addr_t));
+        if (fscf->pasv_addrs == NULL) {
+            return SFT_CONF_ERROR;
+        }
     }
 
-    value = cf->args->elts;
+    pa = sft_array_push(fscf->pasv_addrs);
+    if (pa == NULL) {
+        return SFT_CONF_ERROR;
+    }
+
+    sft_memzero(pa, sizeof(sft_ftp_pasv_addr_t));
 
     if (value[1].len >= sizeof(text)) {
         goto invalid;
@@ -279,11 +297,44 @@ sft_ftp_pasv_address(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     sft_memcpy(text, value[1].data, value[1].len);
     text[value[1].len] = '\0';
 
-    if (inet_pton(AF_INET, text, &fscf->pasv_addr) != 1) {
+    if (inet_pton(AF_INET, text, &pa->addr) != 1) {
         goto invalid;
     }
 
-    fscf->pasv_address = value[1];
+    if (cf->args->nelts == 3) {
+        if (sft_cidr_parse(&value[2], &pa->net) != SFT_OK) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "invalid network \"%.*s\" in "
+                               "\"pasv_address\"", SFT_STR_FMT(&value[2]));
+            return SFT_CONF_ERROR;
+        }
+
+        if (pa->net.family != AF_INET) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "IPv6 network \"%.*s\" in \"pasv_address\": "
+                               "PASV is IPv4 only, IPv6 clients use EPSV, "
+                               "which names no address",
+                               SFT_STR_FMT(&value[2]));
+            return SFT_CONF_ERROR;
+        }
+
+        for (k = 0; k < 4; k++) {
+            for (m = pa->net.mask[k]; m; m <<= 1) {
+                pa->bits++;
+            }
+        }
+    }
+
+    rule = fscf->pasv_addrs->elts;
+
+    for (i = 0; i + 1 < fscf->pasv_addrs->nelts; i++) {
+        if (rule[i].net.family == pa->net.family
+            && rule[i].bits == pa->bits
+            && sft_memcmp(rule[i].net.addr, pa->net.addr, 4) == 0)
+        {
+            return "is duplicate for this network";
+        }
+    }
 
     return SFT_CONF_OK;
 
@@ -368,9 +419,8 @@ sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
     sft_conf_merge_value(conf->sendfile, prev->sendfile, 1);
     sft_conf_merge_value(conf->splice, prev->splice, 1);
 
-    if (conf->pasv_address.data == NULL) {
-        conf->pasv_address = prev->pasv_address;
-        conf->pasv_addr = prev->pasv_addr;
+    if (conf->pasv_addrs == NULL) {
+        conf->pasv_addrs = prev->pasv_addrs;
     }
 
     if (conf->storage_name.len) {

@@ -45,8 +45,17 @@
 #define SFT_FTP_HASH_SHA1         1
 #define SFT_FTP_HASH_MD5          2
 #define SFT_FTP_HASH_CRC32        3
-#define SFT_FTP_HASH_N            4
+#define SFT_FTP_HASH_CRC32C       4        /* Castagnoli, sft_crc32c() */
+#define SFT_FTP_HASH_N            5
 #define SFT_FTP_HASH_CHUNK        65536
+
+/* MLSD and MLST facts, in output order (OPTS MLST turns them off) */
+#define SFT_FTP_FACT_TYPE         0x01
+#define SFT_FTP_FACT_SIZE         0x02
+#define SFT_FTP_FACT_MODIFY       0x04
+#define SFT_FTP_FACT_PERM         0x08
+#define SFT_FTP_FACT_MODE         0x10
+#define SFT_FTP_FACT_N            5
 
 /* transfer kinds */
 #define SFT_FTP_RETR              1
@@ -78,8 +87,7 @@ typedef struct {
 
     sft_uint_t                passive_min;
     sft_uint_t                passive_max;
-    sft_str_t                 pasv_address;
-    struct in_addr            pasv_addr;
+    sft_array_t              *pasv_addrs;  /* sft_ftp_pasv_addr_t */
 
     sft_msec_t                idle_timeout;
     sft_msec_t                data_timeout;
@@ -95,6 +103,14 @@ typedef struct {
     sft_flag_t                ssl_require_data;
     sft_flag_t                ssl_require_reuse;
 } sft_ftp_srv_conf_t;
+
+
+/* "pasv_address ADDR [NETWORK];": what PASV names to whom */
+typedef struct {
+    sft_user_cidr_t           net;         /* net.family 0: any client */
+    sft_uint_t                bits;        /* prefix length of net */
+    struct in_addr            addr;
+} sft_ftp_pasv_addr_t;
 
 
 typedef struct {
@@ -136,9 +152,11 @@ struct sft_ftp_transfer_s {
     off_t                     offset;      /* in the file */
     off_t                     end;         /* RETR: the size at open */
     off_t                     bytes;       /* moved over the data conn */
-    int                       pipe[2];     /* splice: -1 when none */
+    int                       pipe[2];     /* splice */
     size_t                    piped;       /* bytes in the pipe */
     sft_msec_t                begin;
+    off_t                     range_start; /* RETR after RANG */
+    off_t                     range_last;
 
     u_char                   *chunk;       /* from the buffer pool */
     size_t                    chunk_size;
@@ -176,6 +194,7 @@ struct sft_ftp_transfer_s {
     unsigned                  splice:1;    /* upload socket -> pipe -> file */
     unsigned                  direct:2;    /* pooled download's reads */
     unsigned                  unique:1;    /* STOU */
+    unsigned                  ranged:1;    /* RETR after RANG */
 };
 
 
@@ -219,6 +238,8 @@ struct sft_ftp_session_s {
 
     u_char                   *rnfr;        /* a virtual path, or NULL */
     off_t                     rest;
+    off_t                     rang_start;  /* RANG: for the next HASH */
+    off_t                     rang_end;    /*   or RETR, both included */
 
     sft_ftp_data_t            data;
     sft_ftp_transfer_t       *transfer;
@@ -227,6 +248,7 @@ struct sft_ftp_session_s {
     sft_uint_t                login_failures;
     sft_uint_t                pending;     /* storage ops in flight */
     sft_uint_t                hash_algo;   /* SFT_FTP_HASH_* of HASH */
+    sft_uint_t                facts_off;   /* SFT_FTP_FACT_*, OPTS MLST */
     sft_vfs_rule_t           *rules_alloc; /* kept for a login after REIN */
     sft_uint_t                nrules_alloc;
 
@@ -243,6 +265,7 @@ struct sft_ftp_session_s {
     unsigned                  implicit:1;  /* "listen ... ssl" */
     unsigned                  pbsz:1;
     unsigned                  prot_p:1;    /* data connections use TLS */
+    unsigned                  rang:1;      /* a RANG is pending */
 };
 
 
@@ -295,6 +318,7 @@ sft_int_t sft_ftp_port_check(struct sockaddr *sa, struct sockaddr *peer);
 sft_uint_t sft_ftp_same_address(struct sockaddr *a, struct sockaddr *b);
 void sft_ftp_passive_slice(sft_uint_t min, sft_uint_t max, sft_uint_t slot,
     sft_uint_t workers, sft_uint_t *lo, sft_uint_t *hi);
+struct in_addr *sft_ftp_pasv_lookup(sft_array_t *rules, struct sockaddr *peer);
 
 /* sft_ftp_transfer.c */
 sft_int_t sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind);
@@ -317,6 +341,9 @@ u_char *sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind,
 sft_int_t sft_ftp_mlst(sft_ftp_session_t *s);
 sft_int_t sft_ftp_stat_path(sft_ftp_session_t *s);
 sft_int_t sft_ftp_list_fill(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
+u_char *sft_ftp_facts(sft_ftp_session_t *s, u_char *p, u_char *last,
+    sft_uint_t star);
+void sft_ftp_facts_select(sft_ftp_session_t *s, u_char *list, size_t len);
 
 #define SFT_FTP_LIST_ENTRY_MAX  (SFT_STORAGE_NAME_MAX * 2 + 256)
 

@@ -17,6 +17,7 @@ static sft_int_t sft_ftp_feat(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_opts(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_help(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_host(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_clnt(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_type(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_mode(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_stru(sft_ftp_session_t *s);
@@ -32,6 +33,7 @@ static sft_int_t sft_ftp_rnto(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_size(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_mdtm(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_rest(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_rang(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_pasv(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_epsv(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_port_cmd(sft_ftp_session_t *s);
@@ -48,6 +50,7 @@ static sft_int_t sft_ftp_pbsz(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_prot(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_ccc(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_site(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_site_help(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_mfmt(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_stou(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_rein(sft_ftp_session_t *s);
@@ -71,6 +74,7 @@ static sft_ftp_command_t  sft_ftp_commands[] = {
     { sft_string("HELP"), SFT_FTP_P, sft_ftp_help },
     { sft_string("NOOP"), SFT_FTP_P|SFT_FTP_N|SFT_FTP_T, sft_ftp_noop },
     { sft_string("HOST"), SFT_FTP_P|SFT_FTP_A, sft_ftp_host },
+    { sft_string("CLNT"), SFT_FTP_P, sft_ftp_clnt },
     { sft_string("AUTH"), SFT_FTP_P|SFT_FTP_A, sft_ftp_auth },
     { sft_string("PBSZ"), SFT_FTP_P|SFT_FTP_A, sft_ftp_pbsz },
     { sft_string("PROT"), SFT_FTP_P|SFT_FTP_A, sft_ftp_prot },
@@ -97,6 +101,7 @@ static sft_ftp_command_t  sft_ftp_commands[] = {
     { sft_string("SIZE"), SFT_FTP_A, sft_ftp_size },
     { sft_string("MDTM"), SFT_FTP_A, sft_ftp_mdtm },
     { sft_string("REST"), SFT_FTP_A, sft_ftp_rest },
+    { sft_string("RANG"), SFT_FTP_A, sft_ftp_rang },
     { sft_string("PASV"), SFT_FTP_N, sft_ftp_pasv },
     { sft_string("EPSV"), 0, sft_ftp_epsv },
     { sft_string("PORT"), SFT_FTP_A, sft_ftp_port_cmd },
@@ -207,12 +212,13 @@ sft_ftp_feat(sft_ftp_session_t *s)
         p = sft_slprintf(p, last, " AUTH TLS\r\n PBSZ\r\n PROT\r\n");
     }
 
-    p = sft_slprintf(p, last, " EPSV\r\n");
+    p = sft_slprintf(p, last, " CLNT\r\n EPRT\r\n EPSV\r\n");
     p = sft_ftp_hash_feat(s, p, last);
+    p = sft_slprintf(p, last, " HOST\r\n MDTM\r\n MFMT\r\n MLST ");
+    p = sft_ftp_facts(s, p, last, 1);
     p = sft_slprintf(p, last,
-                     " MDTM\r\n"
-                     " MFMT\r\n"
-                     " MLST type*;size*;modify*;perm*;unix.mode*;\r\n"
+                     "\r\n"
+                     " RANG STREAM\r\n"
                      " REST STREAM\r\n"
                      " SIZE\r\n"
                      " TVFS\r\n"
@@ -228,6 +234,7 @@ static sft_int_t
 sft_ftp_opts(sft_ftp_session_t *s)
 {
     u_char  *p, *end;
+    u_char   buf[64];
 
     if (sft_str_caseeq(&s->arg, "UTF8 ON")
         || sft_str_caseeq(&s->arg, "UTF8"))
@@ -237,22 +244,30 @@ sft_ftp_opts(sft_ftp_session_t *s)
         return SFT_OK;
     }
 
-    if (s->arg.len >= 4 && strncasecmp((char *) s->arg.data, "MLST", 4) == 0)
-    {
-        sft_ftp_reply(s, 200, "MLST OPTS type;size;modify;perm;unix.mode;");
+    if (s->arg.len < 4 || (s->arg.len > 4 && s->arg.data[4] != ' ')) {
+        sft_ftp_reply(s, 501, "Option not understood.");
         return SFT_OK;
     }
 
-    if (s->arg.len >= 4 && strncasecmp((char *) s->arg.data, "HASH", 4) == 0
-        && (s->arg.len == 4 || s->arg.data[4] == ' '))
-    {
-        p = s->arg.data + 4;
-        end = s->arg.data + s->arg.len;
+    p = s->arg.data + 4;
+    end = s->arg.data + s->arg.len;
 
-        while (p < end && *p == ' ') {
-            p++;
-        }
+    while (p < end && *p == ' ') {
+        p++;
+    }
 
+    if (strncasecmp((char *) s->arg.data, "MLST", 4) == 0) {
+        /* RFC 3659 7.9: the facts listed, and only those, from now on */
+        sft_ftp_facts_select(s, p, end - p);
+
+        p = sft_ftp_facts(s, buf, buf + sizeof(buf), 0);
+
+        sft_ftp_reply(s, 200, "MLST OPTS%s%.*s", p > buf ? " " : "",
+                      (int) (p - buf), buf);
+        return SFT_OK;
+    }
+
+    if (strncasecmp((char *) s->arg.data, "HASH", 4) == 0) {
         if (p < end && sft_ftp_hash_select(s, p, end - p) != SFT_OK) {
             sft_ftp_reply(s, 501, "Unknown algorithm, current selection "
                                   "not changed.");
@@ -275,6 +290,10 @@ sft_ftp_help(sft_ftp_session_t *s)
     u_char     *p, *last;
     sft_uint_t  i, n;
     u_char      buf[1024];
+
+    if (sft_str_caseeq(&s->arg, "SITE")) {
+        return sft_ftp_site_help(s);
+    }
 
     p = buf;
     last = buf + sizeof(buf);
@@ -299,6 +318,16 @@ sft_ftp_help(sft_ftp_session_t *s)
     p = sft_slprintf(p, last, "\r\n214 Help OK.\r\n");
 
     sft_ftp_reply_raw(s, buf, p - buf);
+    return SFT_OK;
+}
+
+
+/* CLNT (FileZilla, WinSCP and others name themselves): noted */
+
+static sft_int_t
+sft_ftp_clnt(sft_ftp_session_t *s)
+{
+    sft_ftp_reply(s, 200, "Noted.");
     return SFT_OK;
 }
 
@@ -329,7 +358,9 @@ sft_ftp_type(sft_ftp_session_t *s)
         return SFT_OK;
     }
 
-    if (sft_str_caseeq(&s->arg, "I") || sft_str_caseeq(&s->arg, "L 8")) {
+    if (sft_str_caseeq(&s->arg, "I") || sft_str_caseeq(&s->arg, "L 8")
+        || sft_str_caseeq(&s->arg, "L8"))
+    {
         s->binary = 1;
         sft_ftp_reply(s, 200, "Switching to Binary mode.");
         return SFT_OK;
@@ -715,7 +746,23 @@ static sft_int_t
 sft_ftp_mdtm(sft_ftp_session_t *s)
 {
     sft_int_t           rc;
+    sft_uint_t          i;
     sft_storage_req_t  *r;
+
+    /* "MDTM YYYYMMDDHHMMSS path" sets the time, as vsftpd and older
+       clients have it: the same as MFMT */
+
+    if (s->arg.len > 15 && s->arg.data[14] == ' ') {
+        for (i = 0; i < 14; i++) {
+            if (s->arg.data[i] < '0' || s->arg.data[i] > '9') {
+                break;
+            }
+        }
+
+        if (i == 14) {
+            return sft_ftp_mfmt(s);
+        }
+    }
 
     r = sft_ftp_op_request(s);
     if (r == NULL) {
@@ -728,29 +775,93 @@ sft_ftp_mdtm(sft_ftp_session_t *s)
 }
 
 
+/* a decimal offset: SFT_OK, or SFT_ERROR for anything else */
+
+static sft_int_t
+sft_ftp_parse_offset(u_char *p, size_t len, off_t *n)
+{
+    size_t  i;
+
+    *n = 0;
+
+    if (len == 0) {
+        return SFT_ERROR;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9' || *n > (off_t) (INT64_MAX / 10 - 9)) {
+            return SFT_ERROR;
+        }
+
+        *n = *n * 10 + (p[i] - '0');
+    }
+
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_ftp_rest(sft_ftp_session_t *s)
 {
-    off_t       n;
-    sft_uint_t  i;
+    off_t  n;
 
-    n = 0;
-
-    for (i = 0; i < s->arg.len; i++) {
-        if (s->arg.data[i] < '0' || s->arg.data[i] > '9'
-            || n > (off_t) (INT64_MAX / 10 - 9))
-        {
-            sft_ftp_reply(s, 501, "Invalid REST parameter.");
-            return SFT_OK;
-        }
-
-        n = n * 10 + (s->arg.data[i] - '0');
+    if (sft_ftp_parse_offset(s->arg.data, s->arg.len, &n) != SFT_OK) {
+        sft_ftp_reply(s, 501, "Invalid REST parameter.");
+        return SFT_OK;
     }
 
     s->rest = n;
 
     sft_ftp_reply(s, 350, "Restart position accepted (%lld).",
                   (long long) n);
+    return SFT_OK;
+}
+
+
+/*
+ * RANG start end (draft-bryan-ftp-range): the octets start..end, both
+ * included, for the next HASH or RETR; "RANG 1 0" resets it, and so does
+ * a start after the end, with 501
+ */
+
+static sft_int_t
+sft_ftp_rang(sft_ftp_session_t *s)
+{
+    u_char  *sp;
+    off_t    start, end;
+
+    s->rang = 0;
+
+    sp = memchr(s->arg.data, ' ', s->arg.len);
+
+    if (sp == NULL
+        || sft_ftp_parse_offset(s->arg.data, sp - s->arg.data, &start)
+           != SFT_OK
+        || sft_ftp_parse_offset(sp + 1, s->arg.data + s->arg.len - sp - 1,
+                                &end)
+           != SFT_OK)
+    {
+        sft_ftp_reply(s, 501, "Usage: RANG <start> <end>.");
+        return SFT_OK;
+    }
+
+    if (start == 1 && end == 0) {
+        sft_ftp_reply(s, 350, "Range reset, the whole file.");
+        return SFT_OK;
+    }
+
+    if (start > end) {
+        sft_ftp_reply(s, 501, "RANG start point after the end point, "
+                              "range reset.");
+        return SFT_OK;
+    }
+
+    s->rang = 1;
+    s->rang_start = start;
+    s->rang_end = end;
+
+    sft_ftp_reply(s, 350, "Restarting at %lld. End Byte range at %lld.",
+                  (long long) start, (long long) end);
     return SFT_OK;
 }
 
@@ -964,6 +1075,19 @@ sft_ftp_chmod_done(sft_ftp_session_t *s, sft_storage_req_t *r)
 }
 
 
+/* SITE HELP, and HELP SITE */
+
+static sft_int_t
+sft_ftp_site_help(sft_ftp_session_t *s)
+{
+    static u_char  help[] = "214-The following SITE commands are recognized."
+                            "\r\n CHMOD HELP\r\n214 Help OK.\r\n";
+
+    sft_ftp_reply_raw(s, help, sizeof(help) - 1);
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_ftp_site(sft_ftp_session_t *s)
 {
@@ -977,14 +1101,7 @@ sft_ftp_site(sft_ftp_session_t *s)
     end = p + s->arg.len;
 
     if (sft_str_caseeq(&s->arg, "HELP")) {
-        sft_ftp_reply_raw(s, (u_char *)
-                          "214-The following SITE commands are recognized.\r\n"
-                          " CHMOD HELP\r\n"
-                          "214 Help OK.\r\n",
-                          sizeof("214-The following SITE commands are "
-                                 "recognized.\r\n CHMOD HELP\r\n"
-                                 "214 Help OK.\r\n") - 1);
-        return SFT_OK;
+        return sft_ftp_site_help(s);
     }
 
     if (s->arg.len < 6 || strncasecmp((char *) p, "CHMOD ", 6) != 0) {
@@ -1138,10 +1255,12 @@ sft_ftp_rein(sft_ftp_session_t *s)
 
     s->user.len = 0;
     s->rest = 0;
+    s->rang = 0;
     s->binary = 0;
     s->epsv_all = 0;
     s->errors = 0;
     s->hash_algo = SFT_FTP_HASH_SHA256;
+    s->facts_off = 0;
 
     if (s->rnfr) {
         s->rnfr[0] = '\0';

@@ -52,6 +52,36 @@ sft_ftp_passive_slice(sft_uint_t min, sft_uint_t max, sft_uint_t slot,
 }
 
 
+/*
+ * The address a PASV reply names to a client: that of the most specific
+ * pasv_address network holding the client's address, else that of the
+ * pasv_address without a network; NULL: the control connection's local
+ * address.
+ */
+
+struct in_addr *
+sft_ftp_pasv_lookup(sft_array_t *rules, struct sockaddr *peer)
+{
+    sft_uint_t            i;
+    sft_ftp_pasv_addr_t  *pa, *best;
+
+    pa = rules->elts;
+    best = NULL;
+
+    for (i = 0; i < rules->nelts; i++) {
+        if (pa[i].net.family && !sft_cidr_match(&pa[i].net, peer)) {
+            continue;
+        }
+
+        if (best == NULL || pa[i].bits > best->bits) {
+            best = &pa[i];
+        }
+    }
+
+    return best ? &best->addr : NULL;
+}
+
+
 /* the data connection must come from the control connection's address */
 
 sft_uint_t
@@ -107,6 +137,7 @@ sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended)
     socklen_t                 len;
     sft_uint_t                lo, hi, n, i, start, port, workers;
     sft_connection_t         *c, *lc;
+    struct in_addr           *pasv;
     sft_core_conf_t          *ccf;
     struct sockaddr_storage   local;
 
@@ -244,8 +275,15 @@ sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended)
         return SFT_OK;
     }
 
-    if (s->conf->pasv_address.len) {
-        a = (u_char *) &s->conf->pasv_addr.s_addr;
+    pasv = NULL;
+
+    if (s->conf->pasv_addrs) {
+        pasv = sft_ftp_pasv_lookup(s->conf->pasv_addrs,
+                                   (struct sockaddr *) &c->sockaddr);
+    }
+
+    if (pasv) {
+        a = (u_char *) &pasv->s_addr;
 
     } else {
         a = (u_char *) &((struct sockaddr_in *) &local)->sin_addr.s_addr;

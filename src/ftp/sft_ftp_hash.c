@@ -1,13 +1,15 @@
 /*
  * sft_ftp_hash.c -- HASH and OPTS HASH (draft-bryan-ftpext-hash): the file
- * is opened through the VFS (the "download" permission), digested on the
- * worker's thread pool with OpenSSL EVP (SHA-256, SHA-1, MD5) or the IEEE
- * CRC-32, and closed through the VFS again.
+ * (or the octets a RANG selected) is opened through the VFS (the
+ * "download" permission), digested on the worker's thread pool with
+ * OpenSSL EVP (SHA-256, SHA-1, MD5), the IEEE CRC-32 or the CRC-32C of
+ * the asm kernel, and closed through the VFS again.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_ftp.h>
+#include <sft_asm.h>
 
 #include <openssl/evp.h>
 
@@ -16,7 +18,9 @@ typedef struct {
     sft_ftp_session_t        *session;
     sft_storage_file_t        file;
     sft_fd_t                  fd;
-    off_t                     size;        /* at open: what is digested */
+    off_t                     start;       /* RANG, else 0 */
+    off_t                     last;        /* RANG, else -1: to the end */
+    off_t                     size;        /* at open: the end digested */
     sft_uint_t                algo;
     u_char                   *buf;         /* SFT_FTP_HASH_CHUNK bytes */
     u_char                   *path;        /* as given, for the reply */
@@ -39,7 +43,7 @@ static void sft_ftp_crc32_init(void);
 
 
 static const char  *sft_ftp_hash_names[SFT_FTP_HASH_N] = {
-    "SHA-256", "SHA-1", "MD5", "CRC32"
+    "SHA-256", "SHA-1", "MD5", "CRC32", "CRC32C"
 };
 
 static uint32_t     sft_ftp_crc32_table[256];
@@ -73,7 +77,7 @@ sft_ftp_hash_select(sft_ftp_session_t *s, u_char *name, size_t len)
 }
 
 
-/* " HASH SHA-256*;SHA-1;MD5;CRC32\r\n", the selected one starred */
+/* " HASH SHA-256*;SHA-1;MD5;CRC32;CRC32C\r\n", the selected one starred */
 
 u_char *
 sft_ftp_hash_feat(sft_ftp_session_t *s, u_char *p, u_char *last)
@@ -112,6 +116,14 @@ sft_ftp_hash(sft_ftp_session_t *s)
     h->session = s;
     h->algo = s->hash_algo;
     h->fd = SFT_INVALID_FILE;
+    h->last = -1;
+
+    if (s->rang) {
+        /* one RANG, one HASH */
+        s->rang = 0;
+        h->start = s->rang_start;
+        h->last = s->rang_end;
+    }
 
     /* the control buffer may move while the digest runs */
 
@@ -147,6 +159,17 @@ sft_ftp_hash_opened(sft_ftp_session_t *s, sft_storage_req_t *r)
 
     st = h->file.storage;
     h->size = h->file.size;
+
+    if (h->last != -1) {
+        if (h->start >= h->size) {
+            h->rc = SFT_ABORT;
+            sft_ftp_hash_close(s, h);
+            return;
+        }
+
+        /* an end past the end of the file: up to the end */
+        h->size = sft_min(h->last + 1, h->size);
+    }
     h->fd = st->driver->file_fd ? st->driver->file_fd(&h->file)
                                 : SFT_INVALID_FILE;
 
@@ -187,7 +210,7 @@ sft_ftp_hash_opened(sft_ftp_session_t *s, sft_storage_req_t *r)
 }
 
 
-/* in a thread: digest h->size bytes from offset 0 */
+/* in a thread: digest the octets from h->start up to h->size */
 
 static void
 sft_ftp_hash_thread(void *data, sft_log_t *log)
@@ -218,6 +241,7 @@ sft_ftp_hash_thread(void *data, sft_log_t *log)
         type = EVP_md5();
         break;
     case SFT_FTP_HASH_CRC32:
+    case SFT_FTP_HASH_CRC32C:
         type = NULL;
         break;
     default:
@@ -234,11 +258,11 @@ sft_ftp_hash_thread(void *data, sft_log_t *log)
 
     /* bounded: each pass reads at least one byte or ends */
 
-    while (h->done < h->size) {
+    while (h->start + h->done < h->size) {
         want = (size_t) sft_min((off_t) SFT_FTP_HASH_CHUNK,
-                                h->size - h->done);
+                                h->size - h->start - h->done);
 
-        n = pread(h->fd, h->buf, want, h->done);
+        n = pread(h->fd, h->buf, want, h->start + h->done);
 
         if (n == -1) {
             if (errno == EINTR) {
@@ -258,6 +282,9 @@ sft_ftp_hash_thread(void *data, sft_log_t *log)
             if (EVP_DigestUpdate(md, h->buf, n) != 1) {
                 goto done;
             }
+
+        } else if (h->algo == SFT_FTP_HASH_CRC32C) {
+            crc = sft_crc32c(crc, h->buf, n);
 
         } else {
             crc = sft_ftp_crc32(crc, h->buf, n);
@@ -361,11 +388,16 @@ sft_ftp_hash_closed(sft_ftp_session_t *s, sft_storage_req_t *r)
     switch (h->rc) {
 
     case SFT_OK:
-        last = h->done ? h->done - 1 : 0;
+        last = h->done ? h->start + h->done - 1 : h->start;
 
-        sft_ftp_reply(s, 213, "%s 0-%lld %s %.*s",
-                      sft_ftp_hash_names[h->algo], (long long) last,
-                      h->hex, (int) h->path_len, h->path);
+        sft_ftp_reply(s, 213, "%s %lld-%lld %s %.*s",
+                      sft_ftp_hash_names[h->algo], (long long) h->start,
+                      (long long) last, h->hex, (int) h->path_len, h->path);
+        return;
+
+    case SFT_ABORT:
+        sft_ftp_reply(s, 554, "Requested action not taken: RANG start "
+                              "point beyond the end of the file.");
         return;
 
     case SFT_DECLINED:

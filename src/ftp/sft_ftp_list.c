@@ -1,8 +1,8 @@
 /*
  * sft_ftp_list.c -- directory listings of our own (no /bin/ls, no glob):
  * LIST in "ls -l" style, NLST names only, MLSD and MLST with the RFC 3659
- * facts type, size, modify, perm and unix.mode.  Hidden names never get
- * here: the VFS leaves them out of every batch.
+ * facts type, size, modify, perm and unix.mode (those OPTS MLST left on).
+ * Hidden names never get here: the VFS leaves them out of every batch.
  */
 
 #include <sft_config.h>
@@ -98,8 +98,6 @@ sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind, u_char *p,
     struct tm   tm;
     u_char      pf[16], *e;
 
-    (void) s;
-
     switch (kind) {
 
     case SFT_FTP_NLST:
@@ -124,21 +122,96 @@ sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind, u_char *p,
 
         return sft_slprintf(p, last, "%.*s\r\n", (int) len, name);
 
-    default:    /* MLSD, MLST */
-        gmtime_r(&st->mtime, &tm);
-        e = sft_ftp_perm_fact(pf, st->mode, perms);
+    default:    /* MLSD, MLST: the facts OPTS MLST left on */
+        if (!(s->facts_off & SFT_FTP_FACT_TYPE)) {
+            p = sft_slprintf(p, last, "type=%s;",
+                             S_ISDIR(st->mode) ? "dir"
+                             : S_ISREG(st->mode) ? "file"
+                             : "OS.unix=symlink");
+        }
 
-        return sft_slprintf(p, last,
-                            "type=%s;size=%lld;modify=%04d%02d%02d%02d%02d%02d;"
-                            "perm=%.*s;unix.mode=0%o; %.*s\r\n",
-                            S_ISDIR(st->mode) ? "dir"
-                            : S_ISREG(st->mode) ? "file" : "OS.unix=symlink",
-                            (long long) st->size,
-                            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                            tm.tm_hour, tm.tm_min, tm.tm_sec,
-                            (int) (e - pf), pf,
-                            (unsigned) (st->mode & 07777),
-                            (int) len, name);
+        if (!(s->facts_off & SFT_FTP_FACT_SIZE)) {
+            p = sft_slprintf(p, last, "size=%lld;", (long long) st->size);
+        }
+
+        if (!(s->facts_off & SFT_FTP_FACT_MODIFY)) {
+            gmtime_r(&st->mtime, &tm);
+            p = sft_slprintf(p, last, "modify=%04d%02d%02d%02d%02d%02d;",
+                             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                             tm.tm_hour, tm.tm_min, tm.tm_sec);
+        }
+
+        if (!(s->facts_off & SFT_FTP_FACT_PERM)) {
+            e = sft_ftp_perm_fact(pf, st->mode, perms);
+            p = sft_slprintf(p, last, "perm=%.*s;", (int) (e - pf), pf);
+        }
+
+        if (!(s->facts_off & SFT_FTP_FACT_MODE)) {
+            p = sft_slprintf(p, last, "unix.mode=0%o;",
+                             (unsigned) (st->mode & 07777));
+        }
+
+        return sft_slprintf(p, last, " %.*s\r\n", (int) len, name);
+    }
+}
+
+
+static const char  *sft_ftp_fact_names[SFT_FTP_FACT_N] = {
+    "type", "size", "modify", "perm", "unix.mode"
+};
+
+
+/*
+ * "type*;size*;...;" for FEAT (star: the selected ones starred) or
+ * "type;size;" for OPTS MLST (only the selected ones)
+ */
+
+u_char *
+sft_ftp_facts(sft_ftp_session_t *s, u_char *p, u_char *last,
+    sft_uint_t star)
+{
+    sft_uint_t  i, on;
+
+    for (i = 0; i < SFT_FTP_FACT_N; i++) {
+        on = !(s->facts_off & (1 << i));
+
+        if (star || on) {
+            p = sft_slprintf(p, last, "%s%s;", sft_ftp_fact_names[i],
+                             star && on ? "*" : "");
+        }
+    }
+
+    return p;
+}
+
+
+/* OPTS MLST type;size;...: those facts on, the others off, unknown ignored */
+
+void
+sft_ftp_facts_select(sft_ftp_session_t *s, u_char *list, size_t len)
+{
+    u_char      *p, *end, *semi;
+    size_t       n;
+    sft_uint_t   i;
+
+    s->facts_off = (1 << SFT_FTP_FACT_N) - 1;
+
+    p = list;
+    end = list + len;
+
+    while (p < end) {
+        semi = memchr(p, ';', end - p);
+        n = (semi ? semi : end) - p;
+
+        for (i = 0; i < SFT_FTP_FACT_N; i++) {
+            if (sft_strlen(sft_ftp_fact_names[i]) == n
+                && strncasecmp((char *) p, sft_ftp_fact_names[i], n) == 0)
+            {
+                s->facts_off &= ~(1 << i);
+            }
+        }
+
+        p += n + 1;
     }
 }
 

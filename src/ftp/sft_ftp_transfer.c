@@ -80,6 +80,25 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     sft_pool_t          *pool;
     sft_ftp_transfer_t  *t;
 
+    if (s->rang && (kind == SFT_FTP_STOR || kind == SFT_FTP_APPE
+                    || kind == SFT_FTP_STOU || !s->binary))
+    {
+        /* draft-bryan-ftp-range: ranges are octets of TYPE I */
+        s->rang = 0;
+        s->rest = 0;
+        sft_ftp_data_close(s);
+
+        if (kind == SFT_FTP_RETR) {
+            sft_ftp_reply(s, 551, "RANG needs TYPE I, range reset.");
+
+        } else {
+            sft_ftp_reply(s, 504, "RANG applies to RETR and HASH only, "
+                                  "range reset.");
+        }
+
+        return SFT_OK;
+    }
+
     if (s->tls && !s->prot_p && s->conf->ssl_require_data) {
         s->rest = 0;
         sft_ftp_data_close(s);
@@ -116,8 +135,9 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     p = s->arg.data;
     end = p + s->arg.len;
 
-    if (kind == SFT_FTP_LIST || kind == SFT_FTP_NLST) {
-        /* "-la" and friends are tolerated and ignored */
+    if (kind == SFT_FTP_LIST || kind == SFT_FTP_NLST || kind == SFT_FTP_MLSD)
+    {
+        /* "-la" and friends (and MLSD -a) are tolerated and ignored */
 
         while (p < end && *p == '-') {
             while (p < end && *p != ' ') {
@@ -181,6 +201,13 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     t->begin = sft_current_msec;
     t->ascii = !s->binary && kind <= SFT_FTP_APPE;
     t->unique = unique;
+
+    if (s->rang && kind == SFT_FTP_RETR) {
+        s->rang = 0;
+        t->ranged = 1;
+        t->range_start = s->rang_start;
+        t->range_last = s->rang_end;
+    }
 
     t->path = sft_pnalloc(pool, len);
     if (t->path == NULL) {
@@ -340,6 +367,12 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
     case SFT_FTP_RETR:
         t->end = t->file.size;
         t->offset = s->rest;
+
+        if (t->ranged) {
+            /* past the end of the file: up to it, or nothing */
+            t->end = sft_min(t->range_last + 1, t->end);
+            t->offset = sft_min(t->range_start, t->end);
+        }
 
         if (t->offset > t->end) {
             s->rest = 0;
@@ -921,10 +954,11 @@ sft_ftp_ascii_to_crlf(const u_char *in, size_t len, size_t *used,
 
 
 /*
- * TYPE A uploads: CRLF becomes LF, a lone CR stays.  A CR at the end of
- * src is held in *cr until the next call (or the end of the upload) shows
- * what follows it.  dst may be src, or one byte before it when *cr is
- * set; returns the bytes written at dst.
+ * TYPE A uploads: CRLF becomes LF, a lone CR stays.  The asm kernel
+ * sft_find_crlf() finds each pair; the runs between them are moved as
+ * they are.  A CR at the end of src is held in *cr until the next call
+ * (or the end of the upload) shows what follows it.  dst may be src, or
+ * one byte before it when *cr is set; returns the bytes written at dst.
  */
 
 size_t
@@ -952,7 +986,7 @@ sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,
     }
 
     while (p < end) {
-        c = sft_find_byte(p, end - p, '\r');
+        c = sft_find_crlf(p, end - p);
 
         n = (c ? c : end) - p;
 
@@ -967,16 +1001,14 @@ sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,
             break;
         }
 
-        p++;
+        *o++ = '\n';
+        p += 2;
+    }
 
-        if (p == end) {
-            *cr = 1;
-            break;
-        }
-
-        if (*p != '\n') {
-            *o++ = '\r';
-        }
+    if (end[-1] == '\r') {
+        /* the last CR was moved as data: its LF may be in the next read */
+        o--;
+        *cr = 1;
     }
 
     return o - dst;

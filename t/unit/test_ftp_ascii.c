@@ -7,6 +7,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_ftp.h>
+#include <sft_asm.h>
 #include "sft_tap.h"
 
 
@@ -43,6 +44,36 @@ ref_from_crlf(const u_char *in, size_t len, u_char *out)
 
     return o;
 }
+
+
+/* uploads, one read each: a CR held before it (cr_in) and after (cr_out) */
+
+typedef struct {
+    sft_uint_t   cr_in;
+    const char  *in;
+    const char  *out;
+    sft_uint_t   cr_out;
+    const char  *name;
+} from_case_t;
+
+static const from_case_t  from_cases[] = {
+    { 0, "a\r\nb\rc\r", "a\nb\rc", 1,
+      "from CRLF: CRLF to LF, lone CR kept, final CR held" },
+    { 1, "\nz", "\nz", 0,
+      "from CRLF: CR | LF split across chunks is one LF" },
+    { 1, "q", "\rq", 0,
+      "from CRLF: a held CR not followed by LF comes back" },
+    { 1, "\r", "\r", 1,
+      "from CRLF: CR | CR keeps the first, holds the second" },
+    { 0, "\r\r\n\r", "\r\n", 1,
+      "from CRLF: CR CR LF is a lone CR and a LF, the last CR held" },
+    { 1, "\r\nx", "\r\nx", 0,
+      "from CRLF: CR | CR LF keeps the held CR, converts the pair" },
+    { 0, "\rx\r", "\rx", 1,
+      "from CRLF: a lone CR first in a read is kept" },
+    { 1, "\n", "\n", 0,
+      "from CRLF: a read of just the LF of a split CRLF" },
+};
 
 
 /* downloads: in and out in random pieces */
@@ -125,8 +156,12 @@ main(void)
     struct sockaddr_in      *sin;
     struct sockaddr_in6     *sin6;
     struct sockaddr_storage  sa, peer;
+    const from_case_t       *fc;
     static u_char            in[N], exp[2 * N], out[2 * N], back[2 * N];
     u_char                   buf[64];
+
+    /* the kernels the server runs with (SSE2/AVX2 find_crlf here) */
+    sft_asm_init();
 
     /* LF -> CRLF */
 
@@ -147,29 +182,57 @@ main(void)
 
     /* CRLF -> LF */
 
-    cr = 0;
-    memcpy(buf, "a\r\nb\rc\r", 7);
-    n = sft_ftp_ascii_from_crlf(buf, buf, 7, &cr);
-    ok(n == 5 && memcmp(buf, "a\nb\rc", 5) == 0 && cr == 1,
-       "from CRLF: CRLF to LF, lone CR kept, final CR held");
+    for (i = 0; i < sft_nelems(from_cases); i++) {
+        fc = &from_cases[i];
 
-    buf[0] = 'X';
-    memcpy(buf + 1, "\nz", 2);
-    n = sft_ftp_ascii_from_crlf(buf, buf + 1, 2, &cr);
-    ok(n == 2 && memcmp(buf, "\nz", 2) == 0 && cr == 0,
-       "from CRLF: CR | LF split across chunks is one LF");
+        /* as recv_file: a held CR leaves one byte free before the read */
+        cr = fc->cr_in;
+        buf[0] = 'X';
+        memcpy(buf + cr, fc->in, strlen(fc->in));
+        n = sft_ftp_ascii_from_crlf(buf, buf + cr, strlen(fc->in), &cr);
 
-    cr = 1;
-    memcpy(buf + 1, "q", 1);
-    n = sft_ftp_ascii_from_crlf(buf, buf + 1, 1, &cr);
-    ok(n == 2 && memcmp(buf, "\rq", 2) == 0 && cr == 0,
-       "from CRLF: a held CR not followed by LF comes back");
+        ok(n == strlen(fc->out) && memcmp(buf, fc->out, n) == 0
+           && cr == fc->cr_out, fc->name);
+    }
 
-    cr = 1;
-    memcpy(buf + 1, "\r", 1);
-    n = sft_ftp_ascii_from_crlf(buf, buf + 1, 1, &cr);
-    ok(n == 1 && buf[0] == '\r' && cr == 1,
-       "from CRLF: CR | CR keeps the first, holds the second");
+    /* pairs at every position of a 64 + 64 byte read: the SIMD widths */
+
+    good = 1;
+
+    for (i = 0; i < 127; i++) {
+        memset(in, 'a', 128);
+        in[i] = '\r';
+        in[i + 1] = '\n';
+
+        cr = 0;
+        memcpy(out, in, 128);
+        n = sft_ftp_ascii_from_crlf(out, out, 128, &cr);
+        m = ref_from_crlf(in, 128, exp);
+
+        if (n != m || memcmp(out, exp, m) != 0 || cr != 0) {
+            good = 0;
+        }
+
+        /* and split there: CR at the end of one read, LF next */
+
+        cr = 0;
+        memcpy(out, in, i + 1);
+        n = sft_ftp_ascii_from_crlf(out, out, i + 1, &cr);
+
+        if (cr != 1 || n != i) {
+            good = 0;
+        }
+
+        memcpy(out + n + 1, in + i + 1, 127 - i);
+        n += sft_ftp_ascii_from_crlf(out + n, out + n + 1, 127 - i, &cr);
+
+        if (n != m || memcmp(out, exp, m) != 0 || cr != 0) {
+            good = 0;
+        }
+    }
+
+    ok(good, "from CRLF: a pair at each offset of 128 bytes, whole and "
+       "split between reads");
 
     /* random data, random pieces, against the reference */
 

@@ -34,9 +34,64 @@ sin6(struct sockaddr_storage *ss, const char *addr, int port)
 }
 
 
+/* a client of the four rules of main() and what PASV names to it */
+
+static const struct {
+    const char  *client;
+    const char  *announced;
+    const char  *name;
+} pasv_cases[] = {
+    { "10.1.2.3", "10.1.2.99", "pasv_address: a /32 beats a /16 and a /8" },
+    { "10.1.2.4", "10.9.9.9", "pasv_address: a /16 beats a /8, after it" },
+    { "10.2.0.1", "10.0.0.1", "pasv_address: the /8 for the rest of 10/8" },
+    { "192.0.2.1", "203.0.113.5",
+      "pasv_address: the default for other clients" },
+};
+
+
+/* a pasv_address rule as the directive makes it */
+
+static void
+rule(sft_ftp_pasv_addr_t *pa, const char *addr, const char *net,
+    sft_uint_t bits)
+{
+    sft_str_t  text;
+
+    memset(pa, 0, sizeof(*pa));
+    inet_pton(AF_INET, addr, &pa->addr);
+
+    if (net) {
+        text.data = (u_char *) net;
+        text.len = strlen(net);
+        sft_cidr_parse(&text, &pa->net);
+        pa->bits = bits;
+    }
+}
+
+
+static const char *
+announced(sft_array_t *rules, const char *client)
+{
+    struct in_addr           *in;
+    struct sockaddr_storage   ss;
+    static char               text[INET_ADDRSTRLEN];
+
+    sin4(&ss, client, 40000);
+    in = sft_ftp_pasv_lookup(rules, (struct sockaddr *) &ss);
+
+    if (in == NULL) {
+        return "local";
+    }
+
+    return inet_ntop(AF_INET, in, text, sizeof(text));
+}
+
+
 int
 main(void)
 {
+    sft_array_t              rules;
+    sft_ftp_pasv_addr_t      pa[4];
     sft_uint_t               lo, hi, w, i, prev, ok_all;
     struct sockaddr_storage  a, b;
 
@@ -91,6 +146,34 @@ main(void)
 
     sft_ftp_passive_slice(40000, 40001, 0, 4, &lo, &hi);
     ok(lo == 40000 && hi == 40001, "fewer ports than workers: all shared");
+
+    /* pasv_address: the most specific network wins, order does not */
+
+    memset(&rules, 0, sizeof(rules));
+    rules.elts = pa;
+
+    rule(&pa[0], "10.0.0.1", "10.0.0.0/8", 8);
+    rules.nelts = 1;
+    ok(strcmp(announced(&rules, "10.1.2.3"), "10.0.0.1") == 0,
+       "pasv_address: a client in the network gets its address");
+    ok(strcmp(announced(&rules, "192.0.2.1"), "local") == 0,
+       "pasv_address: others get the local address without a default");
+
+    rule(&pa[1], "10.9.9.9", "10.1.0.0/16", 16);
+    rule(&pa[2], "203.0.113.5", NULL, 0);
+    rule(&pa[3], "10.1.2.99", "10.1.2.3/32", 32);
+    rules.nelts = 4;
+
+    for (i = 0; i < sft_nelems(pasv_cases); i++) {
+        ok(strcmp(announced(&rules, pasv_cases[i].client),
+                  pasv_cases[i].announced) == 0, pasv_cases[i].name);
+    }
+
+    pa[0] = pa[3];
+    rule(&pa[3], "10.0.0.1", "10.0.0.0/8", 8);
+    ok(strcmp(announced(&rules, "10.1.2.3"), "10.1.2.99") == 0
+       && strcmp(announced(&rules, "10.3.0.1"), "10.0.0.1") == 0,
+       "pasv_address: the same in another order");
 
     printf("1..%lu\n", tests);
 

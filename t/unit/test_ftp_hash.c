@@ -71,7 +71,8 @@ main(void)
     ok(crc == ref_crc32(buf, N), "CRC32 in random pieces");
 
     ok(strcmp(sft_ftp_hash_name(SFT_FTP_HASH_SHA256), "SHA-256") == 0
-       && strcmp(sft_ftp_hash_name(SFT_FTP_HASH_CRC32), "CRC32") == 0,
+       && strcmp(sft_ftp_hash_name(SFT_FTP_HASH_CRC32), "CRC32") == 0
+       && strcmp(sft_ftp_hash_name(SFT_FTP_HASH_CRC32C), "CRC32C") == 0,
        "algorithm names");
 
     free(buf);
