@@ -70,14 +70,20 @@ sub owner {
     return 0;
 }
 
-# 40 sessions open at once (so both workers get some), each PASV with
-# its port's owner noted, then a download on each
+# 40 sessions open at once, 20 on each worker: an idle worker first in
+# the listener's wait queue takes every connection, so each half is
+# opened while the other worker is stopped; then each session does PASV
+# with its port's owner noted, and a download
 
 my @s;
-for (1 .. 40) {
-    my $s = ftp_login($port, 'alice', 'pw-a');
-    ftp_cmd($s, 'TYPE I');
-    push @s, $s;
+for my $stopped (@workers) {
+    kill 'STOP', $stopped;
+    for (1 .. 20) {
+        my $s = eval { ftp_login($port, 'alice', 'pw-a') } or last;
+        ftp_cmd($s, 'TYPE I');
+        push @s, $s;
+    }
+    kill 'CONT', $stopped;
 }
 is(scalar @s, 40, '40 sessions');
 

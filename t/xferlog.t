@@ -5,7 +5,8 @@
 # counters behind /api/v1/stats and /metrics: sessions, logins and
 # transfers by direction and data path (sendfile and splice where they
 # serve, the pooled copy for TYPE A and where "sendfile off; splice off;"
-# turn them off); the log is reopened on USR1.
+# turn them off); the log is reopened on USR1.  The session log records
+# what a session changed, with the paths as the user sees them.
 
 use warnings;
 use strict;
@@ -44,7 +45,7 @@ EOF
 
 open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
     'user', 'add', 'alice', '--home', '/alice', '--perms',
-    'list,download,upload,overwrite' or die;
+    'list,download,upload,overwrite,delete,rename,mkdir,rmdir,chmod' or die;
 print $fh "pw\n";
 close $fh;
 
@@ -150,6 +151,28 @@ is($x->{download}{pooled}{count}, 2, 'the download took the pooled copy');
 is($x->{upload}{pooled}{count}, 2, 'so did the upload');
 is($x->{download}{sendfile}{count} + $x->{upload}{splice}{count}, 2,
     'neither used sendfile or splice');
+
+# the session log: what changed, as the user sees it
+
+system("python3 - <<'PY'
+import ftplib
+f = ftplib.FTP()
+f.connect('127.0.0.1', $port, timeout=15)
+f.login('alice', 'pw')
+f.mkd('d 1')
+f.rename('up', 'd 1/moved')
+f.sendcmd('SITE CHMOD 600 d 1/moved')
+f.delete('d 1/moved')
+f.rmd('d 1')
+f.quit()
+PY");
+my $log = $t->read_file('error.log');
+like($log, qr/mkdir "\/d 1", client: 127\.0\.0\.1.*user: "alice"/, 'mkdir logged');
+like($log, qr/rename "\/up" to "\/d 1\/moved"/, 'rename logged');
+like($log, qr/chmod 0600 "\/d 1\/moved"/, 'chmod logged');
+like($log, qr/delete "\/d 1\/moved"/, 'delete logged');
+like($log, qr/rmdir "\/d 1"/, 'rmdir logged');
+$t->write_file('data/alice/up', 'u' x 12345);
 
 # reopened on USR1
 

@@ -466,6 +466,8 @@ sft_vfs_post(sft_storage_req_t *req)
     sft_storage_dirent_t  *e;
     sft_storage_req_t      cr;
 
+    sft_vfs_log_change(s, req);
+
     switch (req->op) {
 
     case SFT_STORAGE_OPEN_WRITE:

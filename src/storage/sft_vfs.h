@@ -86,6 +86,7 @@ sft_int_t sft_vfs_user_open(sft_vfs_session_t *vs);
 void sft_vfs_user_close(sft_vfs_session_t *vs);
 void sft_vfs_usage_detach(sft_vfs_session_t *s);
 sft_int_t sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req);
+void sft_vfs_log_change(sft_vfs_session_t *s, sft_storage_req_t *req);
 sft_storage_err_t sft_vfs_normalize(const u_char *cwd, size_t cwd_len,
     const u_char *path, size_t len, u_char *out, size_t *out_len);
 uint32_t sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath,
