@@ -93,6 +93,7 @@ struct sft_http_request_s {
     sft_str_t                 host;
     sft_str_t                 authorization;
     sft_str_t                 content_type;
+    sft_str_t                 if_none_match;
     off_t                     content_length;
 
     sft_str_t                 body;
@@ -101,6 +102,7 @@ struct sft_http_request_s {
     /* the response */
     sft_uint_t                status;
     sft_str_t                 extra_headers;     /* "Name: value\r\n"... */
+    const char               *cache_control;     /* NULL: "no-store" */
     u_char                   *out;
     size_t                    out_len;
     size_t                    out_sent;

@@ -35,6 +35,7 @@ static const struct {
     { 200, "OK" },
     { 201, "Created" },
     { 204, "No Content" },
+    { 304, "Not Modified" },
     { 400, "Bad Request" },
     { 401, "Unauthorized" },
     { 403, "Forbidden" },
@@ -448,6 +449,9 @@ sft_http_process_header(sft_http_request_t *r)
 
     } else if (sft_str_caseeq(name, "content-type")) {
         r->content_type = *value;
+
+    } else if (sft_str_caseeq(name, "if-none-match")) {
+        r->if_none_match = *value;
     }
 
     return SFT_OK;
@@ -462,7 +466,8 @@ sft_http_keep_strings(sft_http_request_t *r)
     size_t      i;
     u_char     *p;
     sft_str_t  *s[] = { &r->method_name, &r->uri, &r->host,
-                        &r->authorization, &r->content_type };
+                        &r->authorization, &r->content_type,
+                        &r->if_none_match };
     size_t      path_off, args_off;
 
     path_off = r->path.data - r->uri.data;
@@ -659,16 +664,24 @@ sft_http_send_response(sft_http_request_t *r, sft_uint_t status,
     p = sft_slprintf(p, last,
                      "HTTP/1.1 %lu %s\r\n"
                      "Server: siftpd/" SFT_VERSION "\r\n"
-                     "Date: %s\r\n"
-                     "Content-Length: %zu\r\n"
-                     "%s%s%s"
-                     "Cache-Control: no-store\r\n"
-                     "Connection: %s\r\n",
+                     "Date: %s\r\n",
                      (unsigned long) status, sft_http_status_text(status),
-                     date, blen,
+                     date);
+
+    /* a 304 has no body and says nothing of the length of the file */
+
+    if (status != 304) {
+        p = sft_slprintf(p, last, "Content-Length: %zu\r\n", blen);
+    }
+
+    p = sft_slprintf(p, last,
+                     "%s%s%s"
+                     "Cache-Control: %s\r\n"
+                     "Connection: %s\r\n",
                      content_type ? "Content-Type: " : "",
                      content_type ? content_type : "",
                      content_type ? "\r\n" : "",
+                     r->cache_control ? r->cache_control : "no-store",
                      r->keepalive ? "keep-alive" : "close");
 
     if (r->extra_headers.len) {
