@@ -351,7 +351,11 @@ sft_storage_run(sft_storage_req_t *req)
         goto done;
     }
 
-    if (drv->blocking && req->thread_pool) {
+    /* a whole tree's walk is long even in memory: it never runs inline */
+
+    if (drv->blocking && req->thread_pool
+        && (!req->storage->in_memory || req->op == SFT_STORAGE_USAGE))
+    {
 
         if (req->task == NULL) {
             req->task = sft_thread_task_alloc(req->pool,

@@ -226,6 +226,8 @@ struct sft_storage_s {
     void                 **conf;          /* per storage module */
     sft_str_t              file;
     sft_uint_t             line;
+    unsigned               in_memory:1;   /* no operation can wait for a
+                                             disk: all run on the loop */
 };
 
 

@@ -12,6 +12,8 @@
 #include <sft_vfs.h>
 #include <dirent.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 
 #if (SFT_HAVE_OPENAT2)
@@ -46,6 +48,7 @@ static char *sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st,
     void *conf);
 static char *sft_posix_root(sft_conf_t *cf, sft_command_t *cmd, void *conf);
 static void sft_posix_cleanup(void *data);
+static sft_uint_t sft_posix_in_memory(sft_posix_t *p);
 
 static sft_int_t sft_posix_stat(sft_storage_req_t *req);
 static sft_int_t sft_posix_lstat(sft_storage_req_t *req);
@@ -256,6 +259,7 @@ sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st, void *conf)
     cln->data = p;
 
     st->driver_data = p;
+    st->in_memory = sft_posix_in_memory(p);
 
     return SFT_CONF_OK;
 }
@@ -300,8 +304,25 @@ sft_storage_posix_create(sft_pool_t *pool, sft_log_t *log, sft_str_t *name,
     st->name = *name;
     st->driver = &sft_posix_driver;
     st->driver_data = p;
+    st->in_memory = sft_posix_in_memory(p);
 
     return st;
+}
+
+
+/*
+ * tmpfs and ramfs never wait for a disk: their operations run on the loop,
+ * without a thread pool round trip (a file system mounted below such a
+ * root would lose that guarantee: docs/storage.md)
+ */
+
+static sft_uint_t
+sft_posix_in_memory(sft_posix_t *p)
+{
+    struct statfs  fs;
+
+    return fstatfs(p->root_fd, &fs) == 0
+           && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
 }
 
 

@@ -217,10 +217,10 @@ main(void)
     sft_str_t            name = sft_string("test");
     sft_log_t           *log;
     sft_uint_t           j;
-    sft_storage_t       *st;
+    sft_storage_t       *st, *mst;
     sft_vfs_quota_t      q;
     sft_thread_pool_t    tp;
-    sft_vfs_session_t    s;
+    sft_vfs_session_t    s, ms;
     sft_storage_req_t   *r, ar;
     sft_storage_dir_t    dir;
     sft_storage_file_t   f;
@@ -230,7 +230,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..74\n");
+    printf("1..76\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -650,6 +650,35 @@ main(void)
     wait_async(&tp, 3);
     ok(async_done == 3 && s.cwd_len == 6
        && memcmp(s.cwd, "/async", 6) == 0, "chdir through the pool");
+
+    /* a storage on tmpfs runs its operations at once, even with a pool */
+
+    ok(!st->in_memory, "a disk-backed root uses the thread pool");
+
+    snprintf(path, sizeof(path), "/dev/shm/sft-storage-%d", (int) getpid());
+
+    if (mkdir(path, 0755) == 0) {
+        mst = sft_storage_posix_create(pool, log, &name, (u_char *) path);
+        sft_vfs_session_init(&ms, mst, NULL, SFT_PERM_ALL, log);
+        ms.thread_pool = &tp;
+
+        sft_memzero(&ar, sizeof(ar));
+        ar.pool = pool;
+        ar.handler = async_handler;
+        ok(mst && mst->in_memory
+           && sft_vfs_mkdir(&ms, &ar, P("inline")) == SFT_OK
+           && ar.err == SFT_STORAGE_OK,
+           "tmpfs: mkdir done at once, not queued");
+
+        sft_storage_posix_destroy(mst);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+        if (system(cmd) != 0) {
+            printf("# cleanup of %s failed\n", path);
+        }
+
+    } else {
+        ok(1, "# SKIP no /dev/shm");
+    }
 
     sft_thread_pool_stop(&tp);
 
