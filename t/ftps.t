@@ -51,9 +51,9 @@ ftp {
         listen 127.0.0.1:%%PORT_8033%%;
         passive_ports %%PORT_8100%%-%%PORT_8100%%;
         data_timeout 10s;
-        ssl_require_login off;
-        ssl_require_data off;
-        ssl_require_reuse off;
+        tls_login optional;
+        tls_data optional;
+        tls_data_reuse off;
     }
 }
 EOF
@@ -78,7 +78,7 @@ my $rport = port(8033);
 
 ok(-s "$d/tls/cert.pem" && -s "$d/tls/key.pem",
     'self-signed certificate created');
-like($t->read_file('stderr'), qr/"ssl_require_reuse off": ftp data/,
+like($t->read_file('stderr'), qr/"tls_data_reuse off": ftp data/,
     'a relaxed policy is logged');
 
 system("head -c 5242880 /dev/urandom > $d/big");
@@ -130,7 +130,7 @@ close $s;
 ($s) = ctl($rport);
 cmd($s, 'USER alice');
 like(cmd($s, 'PASS pw-a'), qr/^230 /,
-    'ssl_require_login off: login in clear');
+    'tls_login optional: login in clear');
 close $s;
 
 # garbage on the implicit port costs only its own connection
@@ -291,7 +291,7 @@ like($r, qr/^reuse-nlst True$/m, 'FTP_TLS with session reuse: NLST');
 like($r, qr/^reuse-rest True$/m, 'FTP_TLS with session reuse: REST');
 like($r, qr/^clear-retr 521 /m, 'transfer without PROT P: 521');
 
-# ssl_require_reuse off: plain FTP_TLS works; a TLS upload cut without
+# tls_data_reuse off: plain FTP_TLS works; a TLS upload cut without
 # close_notify is not committed
 
 $r = py($rport, <<"EOF");
@@ -331,7 +331,7 @@ like($r, qr/^cut-reply 426 /m, 'TLS upload cut without close_notify: 426');
 like($r, qr/^cut-exists False$/m, 'and not committed');
 like($t->read_file('error.log'), qr/upload cut without TLS close_notify/,
     'the truncation is logged');
-like($r, qr/^clear True$/m, 'ssl_require_data off: PROT C transfer');
+like($r, qr/^clear True$/m, 'tls_data optional: PROT C transfer');
 
 # a data connection without any resumption from openssl s_client
 

@@ -57,6 +57,11 @@
 #define SFT_FTP_MLSD              6
 #define SFT_FTP_STOU              7        /* a STOR to a new unique name */
 
+/* tls_login, tls_data, tls_data_reuse */
+#define SFT_FTP_TLS_OFF           0
+#define SFT_FTP_TLS_OPTIONAL      1
+#define SFT_FTP_TLS_REQUIRED      2
+
 
 typedef struct sft_ftp_session_s   sft_ftp_session_t;
 typedef struct sft_ftp_transfer_s  sft_ftp_transfer_t;
@@ -89,9 +94,9 @@ typedef struct {
 
     sft_ssl_conf_t            ssl;
     sft_ssl_t                 tls;         /* tls.ctx NULL: no TLS */
-    sft_flag_t                ssl_require_login;
-    sft_flag_t                ssl_require_data;
-    sft_flag_t                ssl_require_reuse;
+    sft_uint_t                tls_login;   /* SFT_FTP_TLS_* */
+    sft_uint_t                tls_data;
+    sft_uint_t                tls_data_reuse;
 } sft_ftp_srv_conf_t;
 
 

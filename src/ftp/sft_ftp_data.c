@@ -765,7 +765,7 @@ sft_ftp_data_connected(sft_ftp_session_t *s)
 /*
  * PROT P: the data connection's TLS handshake (the client's side starts
  * after "150"), within data_timeout; then the session must have been
- * resumed from the control connection's (ssl_require_reuse), else 522
+ * resumed from the control connection's (tls_data_reuse), else 522
  */
 
 static void
@@ -820,7 +820,7 @@ sft_ftp_data_tls_done(sft_connection_t *dc)
         goto failed;
     }
 
-    if (s->conf->ssl_require_reuse
+    if (s->conf->tls_data_reuse == SFT_FTP_TLS_REQUIRED
         && !sft_ssl_same_session(dc, s->connection))
     {
         sft_log_error(SFT_LOG_NOTICE, s->log, 0,

@@ -73,7 +73,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     sft_pool_t          *pool;
     sft_ftp_transfer_t  *t;
 
-    if (s->tls && !s->prot_p && s->conf->ssl_require_data) {
+    if (!s->prot_p && s->conf->tls_data == SFT_FTP_TLS_REQUIRED) {
         s->rest = 0;
         sft_ftp_data_close(s);
         sft_ftp_reply(s, 521, "Data connections must be encrypted: "
