@@ -248,6 +248,24 @@ except Exception as e:
     except ftplib.error_perm as e:
         print('noreuse-stor', type(e).__name__, e)
 print('nr-exists', os.path.exists('data/alice/nr.bin'))
+# refused before any storage effect: a file keeps its content, a missing
+# directory is not even looked at (522, not 550)
+open('data/alice/keep.bin', 'wb').write(b'old content')
+before = sorted(os.listdir('data/alice'))
+for cmd, rest in (('STOR keep.bin', None), ('APPE keep.bin', None),
+                  ('STOR keep.bin', 3), ('STOR nodir/x.bin', None)):
+    try:
+        f.storbinary(cmd, io.BytesIO(big), rest=rest)
+        print('refused', cmd, rest, 'accepted')
+    except ftplib.error_perm as e:
+        print('refused', cmd, rest, str(e)[:3])
+    except Exception:
+        try:
+            f.getresp()
+        except ftplib.error_perm as e:
+            print('refused', cmd, rest, str(e)[:3])
+print('keep', open('data/alice/keep.bin', 'rb').read() == b'old content')
+print('same-files', sorted(os.listdir('data/alice')) == before)
 print('noop', f.voidcmd('NOOP'))
 try:
     f.sendcmd('PROT C')
@@ -280,6 +298,13 @@ like($r, qr/^noreuse-retr error_perm 522 /m,
 like($r, qr/^noreuse-stor error_perm 522 /m,
     'FTP_TLS without session reuse: STOR refused with 522');
 like($r, qr/^nr-exists False$/m, 'refused STOR left no file');
+like($r, qr/^refused STOR keep.bin None 522$/m, 'refused STOR over a file');
+like($r, qr/^refused APPE keep.bin None 522$/m, 'refused APPE');
+like($r, qr/^refused STOR keep.bin 3 522$/m, 'refused REST + STOR');
+like($r, qr/^refused STOR nodir\/x.bin None 522$/m,
+    'refused before the storage is asked (522, not 550)');
+like($r, qr/^keep True$/m, 'the target keeps its content');
+like($r, qr/^same-files True$/m, 'no file created');
 like($r, qr/^noop 200 /m, 'the session goes on after 522');
 like($r, qr/^protc 534 /m, 'PROT C refused: 534');
 like($t->read_file('error.log'),

@@ -163,6 +163,7 @@ struct sft_ftp_transfer_s {
 
     unsigned                  opened:1;    /* file or dir is open */
     unsigned                  started:1;   /* 150 sent, data may flow */
+    unsigned                  deferred:1;  /* upload: open after data TLS */
     unsigned                  io:1;        /* a storage op is running */
     unsigned                  eof:1;       /* data conn or dir done */
     unsigned                  failed:1;

@@ -28,6 +28,8 @@
 #define SFT_FTP_READ_NOWAIT   2     /* from the page cache or the VFS */
 
 
+static void sft_ftp_transfer_open(sft_ftp_session_t *s);
+static void sft_ftp_upload_150(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
 static void sft_ftp_transfer_opened(sft_ftp_session_t *s);
 static void sft_ftp_transfer_io_done(sft_storage_req_t *req);
 static void sft_ftp_transfer_wake(sft_event_t *ev);
@@ -65,12 +67,11 @@ sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
 sft_int_t
 sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 {
-    u_char              *p, *end, vpath[SFT_STORAGE_PATH_MAX + 1];
-    u_char               uname[SFT_STORAGE_PATH_MAX + 1];
-    size_t               len, vlen;
-    sft_int_t            rc;
-    sft_uint_t           flags, unique;
+    u_char              *p, *end, uname[SFT_STORAGE_PATH_MAX + 1];
+    size_t               len;
+    sft_uint_t           unique;
     sft_pool_t          *pool;
+    sft_connection_t    *dc;
     sft_ftp_transfer_t  *t;
 
     if (!s->prot_p && s->conf->tls_data == SFT_FTP_TLS_REQUIRED) {
@@ -207,7 +208,46 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     s->transfer = t;
     sft_ftp_transfer_req(s, t);
 
-    switch (kind) {
+    dc = s->data.conn;
+
+    if (s->prot_p && (kind == SFT_FTP_STOR || kind == SFT_FTP_APPE)
+        && (dc == NULL || dc->ssl == NULL || !dc->ssl->handshaked
+            || s->data.connecting || s->data.handshaking))
+    {
+        /*
+         * an upload touches no file before the data connection's TLS
+         * handshake is done and its session verified: "150" now (clients
+         * start the handshake after it), the open in
+         * sft_ftp_transfer_connected()
+         */
+
+        t->deferred = 1;
+        t->started = 1;
+        sft_ftp_upload_150(s, t);
+
+        return SFT_OK;
+    }
+
+    sft_ftp_transfer_open(s);
+
+    return SFT_OK;
+}
+
+
+static void
+sft_ftp_transfer_open(sft_ftp_session_t *s)
+{
+    u_char              *p, vpath[SFT_STORAGE_PATH_MAX + 1];
+    size_t               len, vlen;
+    sft_int_t            rc;
+    sft_uint_t           flags;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+    p = t->path;
+    len = t->path_len;
+
+    switch (t->kind) {
 
     case SFT_FTP_RETR:
         rc = sft_vfs_open_read(&s->vfs, &t->req, &t->file, p, len);
@@ -216,7 +256,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     case SFT_FTP_STOR:
         flags = s->rest ? SFT_STORAGE_WRITE_INPLACE : 0;
 
-        if (unique) {
+        if (t->unique) {
             flags = SFT_STORAGE_WRITE_EXCL|SFT_STORAGE_WRITE_NOREPLACE;
         }
 
@@ -245,7 +285,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
         t->io = 1;
         s->pending++;
         s->busy = 1;
-        return SFT_OK;
+        return;
     }
 
     if (rc == SFT_OK) {
@@ -253,8 +293,18 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     }
 
     sft_ftp_transfer_opened(s);
+}
 
-    return SFT_OK;
+
+static void
+sft_ftp_upload_150(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
+{
+    if (t->unique) {
+        sft_ftp_reply(s, 150, "FILE: %.*s", (int) t->path_len, t->path);
+        return;
+    }
+
+    sft_ftp_reply(s, 150, "Ok to send data.");
 }
 
 
@@ -347,19 +397,13 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
         break;
 
     case SFT_FTP_STOR:
-        t->offset = s->rest;
+    case SFT_FTP_APPE:
+        t->offset = (t->kind == SFT_FTP_STOR) ? s->rest : t->file.size;
 
-        if (t->unique) {
-            sft_ftp_reply(s, 150, "FILE: %.*s", (int) t->path_len, t->path);
-            break;
+        if (!t->started) {
+            sft_ftp_upload_150(s, t);
         }
 
-        sft_ftp_reply(s, 150, "Ok to send data.");
-        break;
-
-    case SFT_FTP_APPE:
-        t->offset = t->file.size;
-        sft_ftp_reply(s, 150, "Ok to send data.");
         break;
 
     default:
@@ -379,9 +423,21 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
 void
 sft_ftp_transfer_connected(sft_ftp_session_t *s)
 {
-    if (s->transfer && s->transfer->started) {
-        sft_ftp_transfer_run(s);
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+
+    if (t == NULL || !t->started) {
+        return;
     }
+
+    if (t->deferred) {
+        t->deferred = 0;
+        sft_ftp_transfer_open(s);
+        return;
+    }
+
+    sft_ftp_transfer_run(s);
 }
 
 
@@ -490,8 +546,8 @@ sft_ftp_transfer_run(sft_ftp_session_t *s)
 
     t = s->transfer;
 
-    if (t == NULL || s->closed || !t->started || t->io || t->finishing
-        || s->data.conn == NULL || s->data.connecting
+    if (t == NULL || s->closed || !t->started || t->deferred || t->io
+        || t->finishing || s->data.conn == NULL || s->data.connecting
         || s->data.handshaking)
     {
         return;
