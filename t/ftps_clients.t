@@ -1,0 +1,208 @@
+#!/usr/bin/perl
+
+# ftps_clients.t -- FTPS with more of what real clients do: resume over
+# TLS (curl -C - both ways, ftplib REST + STOR with session reuse), active
+# mode over TLS (ftplib PORT; curl 7.88 -P fails on its own side: "sa_addr
+# inet_ntop() failed"), lftp mirroring a tree up and down
+# with ftp:ssl-force and ftp:ssl-protect-data, and a TLS handshake that
+# stalls halfway timing out while another session goes on.
+
+use warnings;
+use strict;
+
+use lib 't/lib';
+use Test::More;
+use IO::Socket::INET;
+use Test::Siftpd qw/port/;
+
+my $t = Test::Siftpd->new()->has('ftp');
+my $d = $t->testdir();
+
+plan(skip_all => 'no python3') unless system('python3 -c "import ssl"') == 0;
+plan(skip_all => 'no curl') unless system('curl --version >/dev/null') == 0;
+
+my $have_lftp = system('lftp --version >/dev/null 2>&1') == 0;
+
+mkdir "$d/data";
+mkdir "$d/data/alice";
+
+$t->write_file_expand('siftpd.conf', <<'EOF');
+%%TEST_GLOBALS%%
+worker_processes 1;
+events { worker_connections 64; }
+users %%TESTDIR%%/users;
+storage local { driver posix; root %%TESTDIR%%/data; }
+ftp {
+    server {
+        listen 127.0.0.1:%%PORT_8051%%;
+        listen 127.0.0.1:%%PORT_8052%% ssl;
+        passive_ports %%PORT_8100%%-%%PORT_8100%%;
+        storage local;
+        ssl_certificate      %%TESTDIR%%/tls/cert.pem;
+        ssl_certificate_key  %%TESTDIR%%/tls/key.pem;
+        ssl_self_signed      on;
+        login_timeout        3s;
+        data_timeout         10s;
+    }
+}
+EOF
+
+my $lo = port(8100);
+my $conf = $t->read_file('siftpd.conf');
+$conf =~ s/passive_ports $lo-$lo/"passive_ports $lo-" . ($lo + 40)/ge;
+$t->write_file('siftpd.conf', $conf);
+
+open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
+    'user', 'add', 'alice', '--home', '/alice', '--perms',
+    'list,download,upload,overwrite,delete,rename,mkdir' or die;
+print $fh "pw-a\n";
+close $fh;
+
+$t->run();
+
+my $port = port(8051);
+my $iport = port(8052);
+
+system("head -c 3000000 /dev/urandom > $d/big");
+system("cp $d/big $d/data/alice/big");
+
+sub same {
+    my ($a, $b) = @_;
+    return system('cmp', '-s', $a, $b) == 0;
+}
+
+my $curl = "curl -sS -k --max-time 60 -u alice:pw-a --ssl-reqd";
+
+# resume over TLS
+
+system("head -c 1000000 $d/big > $d/part");
+my $out = `$curl -C - -o $d/part ftp://127.0.0.1:$port/big 2>&1`;
+ok(same("$d/big", "$d/part"), 'curl -C -: download resumed over TLS')
+    or diag($out);
+
+system("head -c 1200000 $d/big > $d/data/alice/up");
+$out = `$curl -C - -T $d/big ftp://127.0.0.1:$port/up 2>&1`;
+ok(same("$d/big", "$d/data/alice/up"), 'curl -C -: upload resumed over TLS')
+    or diag($out);
+
+# Python ftplib FTP_TLS reusing the control session: passive and active,
+# REST + STOR
+
+open my $py, '>', "$d/t.py" or die;
+print $py <<"EOF";
+import ftplib, io, ssl
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+class Reuse(ftplib.FTP_TLS):
+    def ntransfercmd(self, cmd, rest=None):
+        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
+        if self._prot_p:
+            conn = self.context.wrap_socket(conn,
+                server_hostname=self.host, session=self.sock.session)
+        return conn, size
+big = open('big', 'rb').read()
+f = Reuse(context=ctx, timeout=20)
+f.connect('127.0.0.1', $port)
+f.auth(); f.login('alice', 'pw-a'); f.prot_p()
+for pasv in (True, False):
+    f.set_pasv(pasv)
+    b = io.BytesIO(); f.retrbinary('RETR big', b.write)
+    print('retr', pasv, b.getvalue() == big)
+    f.storbinary('STOR py%d' % pasv, io.BytesIO(big))
+    print('stor', pasv, open('data/alice/py%d' % pasv, 'rb').read() == big)
+open('data/alice/rest', 'wb').write(big[:500000])
+f.set_pasv(True)
+f.storbinary('STOR rest', io.BytesIO(big[500000:]), rest=500000)
+print('rest-stor', open('data/alice/rest', 'rb').read() == big)
+print('reused', f.sock.session_reused, f.sock.version())
+f.quit()
+EOF
+close $py;
+
+my $r = `cd $d && timeout 120 python3 t.py 2>&1`;
+like($r, qr/^retr True True$/m, 'ftplib with session reuse: passive RETR')
+    or diag($r);
+like($r, qr/^stor True True$/m, 'ftplib with session reuse: passive STOR');
+like($r, qr/^retr False True$/m, 'ftplib with session reuse: active RETR');
+like($r, qr/^stor False True$/m, 'ftplib with session reuse: active STOR');
+like($r, qr/^rest-stor True$/m, 'ftplib: REST + STOR over TLS');
+unlike($t->read_file('error.log'), qr/did not resume/,
+    'every data connection resumed the control session');
+
+# lftp mirrors a tree up and down
+
+SKIP: {
+    skip 'no lftp', 2 unless $have_lftp;
+
+    mkdir "$d/tree";
+    mkdir "$d/tree/a";
+    mkdir "$d/tree/a/b";
+    system("head -c 200000 /dev/urandom > $d/tree/one");
+    system("head -c 70000 /dev/urandom > $d/tree/a/two");
+    system("head -c 1 /dev/urandom > $d/tree/a/b/three");
+    $t->write_file('tree/a/b/empty', '');
+
+    my $lftp = "set ssl:verify-certificate no; set ftp:ssl-force true; "
+        . "set ftp:ssl-protect-data true; set ftp:ssl-protect-list true; "
+        . "set net:timeout 10; set net:max-retries 1; "
+        . "set net:reconnect-interval-base 1; "
+        . "open -u alice,pw-a -p $port 127.0.0.1; "
+        . "mirror -R tree tree; mirror tree back";
+    $out = `cd $d && timeout 120 lftp -c '$lftp' 2>&1`;
+    is(system("diff -r $d/tree $d/data/alice/tree >/dev/null"), 0,
+        'lftp mirror -R: the tree went up') or diag($out);
+    is(system("diff -r $d/tree $d/back >/dev/null"), 0,
+        'lftp mirror: and came back down');
+}
+
+# a TLS handshake that stalls halfway: closed after login_timeout, another
+# session meanwhile unaffected
+
+sub stall {
+    my ($sock) = @_;
+    # the first bytes of a ClientHello, then nothing
+    print $sock "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" . ("\x11" x 20);
+}
+
+my $imp = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$iport",
+    Timeout => 10) or die;
+stall($imp);
+
+my $exp = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port",
+    Timeout => 10) or die;
+<$exp>;
+print $exp "AUTH TLS\r\n";
+my $auth = <$exp>;
+like($auth, qr/^234 /, 'explicit: AUTH TLS');
+stall($exp);
+
+$out = `$curl -o $d/during ftp://127.0.0.1:$port/big 2>&1`;
+ok(same("$d/big", "$d/during"), 'another session works meanwhile')
+    or diag($out);
+
+sub closed_within {
+    my ($sock, $secs) = @_;
+    my $closed = 0;
+    eval {
+        local $SIG{ALRM} = sub { die "timeout\n" };
+        alarm($secs);
+        my $buf;
+        while (1) {
+            my $n = sysread($sock, $buf, 4096);
+            if (!defined $n || $n == 0) { $closed = 1; last; }
+        }
+        alarm(0);
+    };
+    alarm(0);
+    return $closed;
+}
+
+ok(closed_within($imp, 20), 'implicit: stalled handshake closed');
+ok(closed_within($exp, 20), 'explicit: stalled handshake closed');
+
+$out = `curl -sS -k --max-time 60 -u alice:pw-a -o $d/after ftps://127.0.0.1:$iport/big 2>&1`;
+ok(same("$d/big", "$d/after"), 'the server serves on after them')
+    or diag($out);
+
+$t->done();
