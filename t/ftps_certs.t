@@ -273,6 +273,13 @@ like($out, qr/2 "ssl_certificate" but 1 "ssl_certificate_key"/,
     '-t: ... said');
 
 ($rc, $out) = check("$d/ecdsa.pem", "$d/ecdsa.key",
+    "ssl_certificate $d/pki/ecdsa2.pem; "
+    . "ssl_certificate_key $d/pki/ecdsa2.key;");
+isnt($rc, 0, '-t: two ECDSA certificates fail');
+like($out, qr/certificates ".*ecdsa\.pem" and ".*ecdsa2\.pem" have the same key type/,
+    '-t: ... said');
+
+($rc, $out) = check("$d/ecdsa.pem", "$d/ecdsa.key",
     'ssl_verify_client on;');
 like($out, qr/no "ssl_client_certificate" for "ssl_verify_client"/,
     '-t: verify_client without CAs');

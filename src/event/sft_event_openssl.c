@@ -1758,8 +1758,9 @@ sft_ssl_conf_merge(sft_ssl_conf_t *conf, sft_ssl_conf_t *prev)
 sft_int_t
 sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
 {
+    int                  type[SFT_SSL_MAX_CERTS];
     char                 cert[PATH_MAX], key[PATH_MAX], tmp[256];
-    sft_uint_t           i;
+    sft_uint_t           i, n;
     struct stat          st;
     sft_pool_cleanup_t  *cln;
 
@@ -1838,6 +1839,23 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
 
         if (sft_ssl_certificate(ssl, cert, key) != SFT_OK) {
             return SFT_ERROR;
+        }
+
+        /* one pair per key type: a second would replace the first */
+
+        type[i] = EVP_PKEY_get_base_id(
+                      X509_get0_pubkey(SSL_CTX_get0_certificate(ssl->ctx)));
+
+        for (n = 0; n < i; n++) {
+            if (type[n] == type[i]) {
+                sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                                   "certificates \"%.*s\" and \"%s\" have "
+                                   "the same key type, only one would be "
+                                   "served",
+                                   SFT_STR_FMT(&conf->certificate.file[n]),
+                                   cert);
+                return SFT_ERROR;
+            }
         }
     }
 
