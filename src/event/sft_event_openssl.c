@@ -731,6 +731,16 @@ sft_ssl_create_connection(sft_ssl_t *ssl, sft_connection_t *c,
         SSL_set_accept_state(sc->connection);
     }
 
+    if ((flags & SFT_SSL_NO_TICKETS)
+        && SSL_set_num_tickets(sc->connection, 0) != 1)
+    {
+        sft_ssl_error(SFT_LOG_ALERT, c->log, 0,
+                      "SSL_set_num_tickets() failed");
+        SSL_free(sc->connection);
+        free(sc);
+        return SFT_ERROR;
+    }
+
     SSL_set_app_data(sc->connection, c);
 
     c->ssl = sc;

@@ -38,6 +38,14 @@
 #define SFT_SSL_SERVER           0
 #define SFT_SSL_CLIENT           1
 
+/*
+ * no TLS 1.3 session tickets after the handshake: for FTPS data
+ * connections, which resume the control connection's session; a ticket
+ * an uploading client never reads makes its close() a reset that can
+ * drop the upload's last bytes from the server's receive queue
+ */
+#define SFT_SSL_NO_TICKETS       2
+
 #define SFT_SSL_TAG_LEN          16
 
 /* certificate/key pairs of a server, e.g. an RSA and an ECDSA one */

@@ -4,7 +4,8 @@
  * echo with random partial reads and writes, close_notify, session
  * resumption and the FTPS data-connection identity check, protocol
  * restrictions, garbage instead of a ClientHello, and client certificates
- * (made with the openssl CLI) mapped to user names by each rule.
+ * (made with the openssl CLI) mapped to user names by each rule; data
+ * connections made without session tickets.
  */
 
 #include <sft_config.h>
@@ -39,6 +40,8 @@ static sft_log_t       tlog;
 static sft_log_file_t  tlog_file;
 static char            tlog_path[PATH_MAX];
 static char            tmpdir[] = "/tmp/sft_tls.XXXXXX";
+static sft_uint_t      hs_flags;      /* handshake()'s extra flags */
+static int             tickets;       /* NewSessionTickets a client got */
 
 
 static double
@@ -168,7 +171,9 @@ handshake(sft_ssl_t *ssl, tconn_t *t, SSL *cl, int *client_rc)
     double     deadline;
     sft_int_t  rc;
 
-    if (sft_ssl_create_connection(ssl, &t->c, SFT_SSL_SERVER) != SFT_OK) {
+    if (sft_ssl_create_connection(ssl, &t->c, SFT_SSL_SERVER|hs_flags)
+        != SFT_OK)
+    {
         return SFT_ERROR;
     }
 
@@ -506,6 +511,62 @@ resumption(sft_ssl_t *ssl, int max_version, const char *what)
 }
 
 
+/* SFT_SSL_NO_TICKETS: a data connection resumes, and gets no ticket */
+
+static int
+count_ticket(SSL *ssl, SSL_SESSION *sess)
+{
+    tickets++;
+    return 0;
+}
+
+
+static void
+data_tickets(sft_ssl_t *ssl)
+{
+    int           cfd[2], sfd[2], crc, before;
+    SSL          *cl[2];
+    SSL_CTX      *cctx;
+    tconn_t       t[2];
+    SSL_SESSION  *sess;
+
+    cctx = client_ctx(0);
+    SSL_CTX_sess_set_new_cb(cctx, count_ticket);
+
+    tcp_pair(&cfd[0], &sfd[0]);
+    tconn_init(&t[0], sfd[0]);
+    cl[0] = client_new(cctx, cfd[0], NULL);
+    handshake(ssl, &t[0], cl[0], &crc);
+    (void) echo(&t[0], cl[0], 1000);
+    sess = SSL_get1_session(cl[0]);
+
+    ok(tickets > 0, "control connection: tickets issued");
+
+    before = tickets;
+    hs_flags = SFT_SSL_NO_TICKETS;
+
+    tcp_pair(&cfd[1], &sfd[1]);
+    tconn_init(&t[1], sfd[1]);
+    cl[1] = client_new(cctx, cfd[1], sess);
+    handshake(ssl, &t[1], cl[1], &crc);
+    ok(echo(&t[1], cl[1], 1000), "no-tickets data connection echo");
+
+    hs_flags = 0;
+
+    ok(sft_ssl_same_session(&t[1].c, &t[0].c) == 1 && tickets == before,
+       "no-tickets data connection: resumed, no ticket sent");
+
+    SSL_SESSION_free(sess);
+    SSL_free(cl[0]);
+    SSL_free(cl[1]);
+    close(cfd[0]);
+    close(cfd[1]);
+    tconn_free(&t[0]);
+    tconn_free(&t[1]);
+    SSL_CTX_free(cctx);
+}
+
+
 /* client certificates: a handshake, then what each login rule says */
 
 static sft_uint_t
@@ -758,6 +819,7 @@ main(void)
 
     resumption(&ssl, 0, "TLSv1.3");
     resumption(&ssl, TLS1_2_VERSION, "TLSv1.2 tickets");
+    data_tickets(&ssl);
 
     ok(sft_ssl_create(&ssl12, 0, &tlog) == SFT_OK
        && sft_ssl_certificate(&ssl12, cert, key) == SFT_OK
