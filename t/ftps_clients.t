@@ -4,8 +4,9 @@
 # TLS (curl -C - both ways, ftplib REST + STOR with session reuse), active
 # mode over TLS (ftplib PORT; curl 7.88 -P fails on its own side: "sa_addr
 # inet_ntop() failed"), lftp mirroring a tree up and down
-# with ftp:ssl-force and ftp:ssl-protect-data, and a TLS handshake that
-# stalls halfway timing out while another session goes on.
+# with ftp:ssl-force and ftp:ssl-protect-data, a TLS handshake that
+# stalls halfway timing out while another session goes on, and uploads to
+# tmpfs (written on the event loop), also resumed.
 
 use warnings;
 use strict;
@@ -13,6 +14,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use IO::Socket::INET;
+use File::Temp qw/tempdir/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp');
@@ -26,12 +28,19 @@ my $have_lftp = system('lftp --version >/dev/null 2>&1') == 0;
 mkdir "$d/data";
 mkdir "$d/data/alice";
 
+# a storage on tmpfs when there is one
+my $shm = `stat -f -c %T /dev/shm 2>/dev/null` =~ /^tmpfs/
+    ? tempdir('siftpd-shm-XXXXXXXXXX', DIR => '/dev/shm', CLEANUP => 1)
+    : "$d/data";
+mkdir "$shm/carol";
+
 $t->write_file_expand('siftpd.conf', <<'EOF');
 %%TEST_GLOBALS%%
 worker_processes 1;
 events { worker_connections 64; }
 users %%TESTDIR%%/users;
 storage local { driver posix; root %%TESTDIR%%/data; }
+storage shm { driver posix; root %%SHM%%; }
 ftp {
     server {
         listen 127.0.0.1:%%PORT_8051%%;
@@ -49,6 +58,7 @@ EOF
 
 my $lo = port(8100);
 my $conf = $t->read_file('siftpd.conf');
+$conf =~ s/%%SHM%%/$shm/g;
 $conf =~ s/passive_ports $lo-$lo/"passive_ports $lo-" . ($lo + 40)/ge;
 $t->write_file('siftpd.conf', $conf);
 
@@ -56,6 +66,12 @@ open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
     'user', 'add', 'alice', '--home', '/alice', '--perms',
     'list,download,upload,overwrite,delete,rename,mkdir' or die;
 print $fh "pw-a\n";
+close $fh;
+
+open $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
+    'user', 'add', 'carol', '--home', '/carol', '--storage', 'shm',
+    '--perms', 'list,download,upload,overwrite' or die;
+print $fh "pw-c\n";
 close $fh;
 
 $t->run();
@@ -154,6 +170,26 @@ SKIP: {
         'lftp mirror -R: the tree went up') or diag($out);
     is(system("diff -r $d/tree $d/back >/dev/null"), 0,
         'lftp mirror: and came back down');
+}
+
+# uploads to tmpfs: pwrite(2) on the event loop, also resumed
+
+SKIP: {
+    skip 'no tmpfs at /dev/shm', 3 if $shm eq "$d/data";
+
+    my $cc = "curl -sS -k --max-time 60 -u carol:pw-c --ssl-reqd";
+
+    $out = `$cc -T $d/big ftp://127.0.0.1:$port/up 2>&1`;
+    ok(same("$d/big", "$shm/carol/up"), 'tmpfs: upload identical')
+        or diag($out);
+
+    system("head -c 1300000 $d/big > $shm/carol/part");
+    $out = `$cc -C - -T $d/big ftp://127.0.0.1:$port/part 2>&1`;
+    ok(same("$d/big", "$shm/carol/part"), 'tmpfs: upload resumed')
+        or diag($out);
+
+    like($t->read_file('error.log'), qr/STOR "up" 3000000 bytes, complete/,
+        'tmpfs: upload logged complete');
 }
 
 # a TLS handshake that stalls halfway: closed after login_timeout, another

@@ -6,8 +6,9 @@
  * read runs while the last chunk is sent: on the event loop when it cannot
  * block, from tmpfs or with RWF_NOWAIT from the page cache, else a VFS
  * read on the thread pool); uploads through a chunk of the buffer pool
- * written via the VFS (committed on the data connection's EOF, aborted
- * otherwise, so no truncated file appears under the name).
+ * written via the VFS, or with pwrite(2) on the event loop to tmpfs
+ * (committed on the data connection's EOF, aborted otherwise, so no
+ * truncated file appears under the name).
  * TYPE A converts LF to CRLF on the way out and CRLF to LF on the way in.
  */
 
@@ -22,9 +23,10 @@
 
 #define SFT_FTP_SENDFILE_MAX  (1024 * 1024)
 
-/* t->direct: how a pooled download reads a file with a descriptor */
+/* t->direct: how a pooled download reads (an upload writes) a file */
 #define SFT_FTP_READ_VFS      0     /* the VFS, maybe on the thread pool */
-#define SFT_FTP_READ_MEMORY   1     /* tmpfs: pread(2) on the event loop */
+#define SFT_FTP_READ_MEMORY   1     /* tmpfs: pread(2) (pwrite(2)) on the
+                                       event loop */
 #define SFT_FTP_READ_NOWAIT   2     /* from the page cache or the VFS */
 
 
@@ -41,6 +43,7 @@ static void sft_ftp_read_direct_init(sft_ftp_transfer_t *t);
 static ssize_t sft_ftp_read_direct(sft_ftp_transfer_t *t, size_t len);
 static void sft_ftp_recv_file(sft_ftp_session_t *s);
 static void sft_ftp_send_list(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_write_direct(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_write_done(sft_ftp_session_t *s);
 static void sft_ftp_transfer_finish(sft_ftp_session_t *s);
 static void sft_ftp_transfer_closed(sft_ftp_session_t *s);
@@ -399,6 +402,9 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
     case SFT_FTP_STOR:
     case SFT_FTP_APPE:
         t->offset = (t->kind == SFT_FTP_STOR) ? s->rest : t->file.size;
+
+        /* tmpfs: no thread pool round trip per chunk */
+        sft_ftp_read_direct_init(t);
 
         if (!t->started) {
             sft_ftp_upload_150(s, t);
@@ -1054,6 +1060,15 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
         }
 
         if (t->out_len + t->cr >= t->chunk_size || (t->eof && t->out_len)) {
+
+            if (t->direct == SFT_FTP_READ_MEMORY) {
+                if (sft_ftp_write_direct(s) != SFT_OK) {
+                    return;
+                }
+
+                continue;
+            }
+
             sft_ftp_transfer_req(s, t);
 
             rc = sft_vfs_write(&s->vfs, &t->req, &t->file, t->chunk,
@@ -1126,6 +1141,54 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
             t->out_len += n;
         }
     }
+}
+
+
+/* a chunk of an upload to tmpfs, charged to the quota like a VFS write */
+
+static sft_int_t
+sft_ftp_write_direct(sft_ftp_session_t *s)
+{
+    size_t               done;
+    ssize_t              n;
+    sft_fd_t             fd;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+    fd = t->file.storage->driver->file_fd(&t->file);
+
+    t->req.err = SFT_STORAGE_OK;
+
+    if (sft_vfs_charge_write(&s->vfs, &t->file, t->offset, t->out_len)
+        != SFT_OK)
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "quota exceeded: upload of \"%s\" stopped",
+                      t->file.name);
+        t->req.err = SFT_STORAGE_QUOTA;
+    }
+
+    for (done = 0; t->req.err == SFT_STORAGE_OK && done < t->out_len;
+         done += n)
+    {
+        n = pwrite(fd, t->chunk + done, t->out_len - done, t->offset + done);
+
+        if (n == -1) {
+            if (sft_errno == EINTR) {
+                n = 0;
+                continue;
+            }
+
+            t->req.err = sft_storage_map_errno(sft_errno);
+            sft_log_error(SFT_LOG_ERR, s->log, sft_errno,
+                          "pwrite() \"%s\" failed", t->file.name);
+            break;
+        }
+    }
+
+    t->req.nbytes = done;
+
+    return sft_ftp_write_done(s);
 }
 
 
