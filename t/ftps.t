@@ -15,6 +15,7 @@ use Test::More;
 use IO::Socket::INET;
 use Time::HiRes qw/time sleep/;
 use Test::Siftpd qw/port/;
+use Test::Ftps qw/add_user passive_range same py_run/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -58,17 +59,9 @@ ftp {
 }
 EOF
 
-# the passive range: 40 ports from a free one
-my $lo = port(8100);
-my $conf = $t->read_file('siftpd.conf');
-$conf =~ s/passive_ports $lo-$lo/"passive_ports $lo-" . ($lo + 40)/ge;
-$t->write_file('siftpd.conf', $conf);
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms',
-    'list,download,upload,overwrite,delete,rename,mkdir' or die;
-print $fh "pw-a\n";
-close $fh;
+passive_range($t, 8100);
+add_user($t, 'alice', 'pw-a', '--home', '/alice', '--perms',
+    'list,download,upload,overwrite,delete,rename,mkdir');
 
 $t->run();
 
@@ -83,11 +76,6 @@ like($t->read_file('stderr'), qr/"tls_data_reuse off": ftp data/,
 
 system("head -c 5242880 /dev/urandom > $d/big");
 system("cp $d/big $d/data/alice/big");
-
-sub same {
-    my ($a, $b) = @_;
-    return system('cmp', '-s', $a, $b) == 0;
-}
 
 # raw control lines (plaintext part)
 
@@ -203,32 +191,7 @@ SKIP: {
 
 # Python ftplib: FTP_TLS does not reuse the session on data connections
 
-sub py {
-    my ($p, $code) = @_;
-    open my $fh, '>', "$d/t.py" or die;
-    print $fh <<"EOF" . $code;
-import ftplib, io, ssl, sys, os, socket
-ctx = ssl.create_default_context()
-ctx.check_hostname = False
-ctx.verify_mode = ssl.CERT_NONE
-class Reuse(ftplib.FTP_TLS):
-    def ntransfercmd(self, cmd, rest=None):
-        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
-        if self._prot_p:
-            conn = self.context.wrap_socket(conn,
-                server_hostname=self.host, session=self.sock.session)
-        return conn, size
-big = open('big', 'rb').read()
-def open_tls(cls, port):
-    f = cls(context=ctx, timeout=20)
-    f.connect('127.0.0.1', port)
-    f.auth(); f.login('alice', 'pw-a'); return f
-EOF
-    close $fh;
-    return `cd $d && timeout 120 python3 t.py 2>&1`;
-}
-
-my $r = py($port, <<"EOF");
+my $r = py_run($t, <<"EOF");
 f = open_tls(ftplib.FTP_TLS, $port)
 f.prot_p()
 try:
@@ -319,7 +282,7 @@ like($r, qr/^clear-retr 521 /m, 'transfer without PROT P: 521');
 # tls_data_reuse off: plain FTP_TLS works; a TLS upload cut without
 # close_notify is not committed
 
-$r = py($rport, <<"EOF");
+$r = py_run($t, <<"EOF");
 f = open_tls(ftplib.FTP_TLS, $rport)
 f.prot_p()
 f.storbinary('STOR py.bin', io.BytesIO(big))
@@ -364,7 +327,7 @@ SKIP: {
     skip 'no openssl', 1 unless system('openssl version >/dev/null') == 0;
 
     ($s) = ctl($port);
-    $r = py($port, <<"EOF");
+    $r = py_run($t, <<"EOF");
 import subprocess
 f = open_tls(Reuse, $port)
 f.prot_p()

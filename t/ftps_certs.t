@@ -13,6 +13,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use Test::Siftpd qw/port/;
+use Test::Ftps qw/add_user passive_range same/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -114,18 +115,11 @@ ftp {
 }
 EOF
 
-my $lo = port(8100);
-my $conf = $t->read_file('siftpd.conf');
-$conf =~ s/passive_ports $lo-$lo/"passive_ports $lo-" . ($lo + 40)/ge;
-$t->write_file('siftpd.conf', $conf);
+passive_range($t, 8100);
 
 for (['alice', 'pw-a'], ['bob', 'pw-b']) {
     my ($u, $pw) = @$_;
-    open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-        'user', 'add', $u, '--home', "/$u", '--perms', 'list,download,upload'
-        or die;
-    print $fh "$pw\n";
-    close $fh;
+    add_user($t, $u, $pw, '--home', "/$u", '--perms', 'list,download,upload');
 }
 
 system("head -c 300000 /dev/urandom > $d/data/alice/f");
@@ -136,11 +130,6 @@ $t->run();
 my $port = port(8041);
 my $iport = port(8042);
 my $oport = port(8043);
-
-sub same {
-    my ($a, $b) = @_;
-    return system('cmp', '-s', $a, $b) == 0;
-}
 
 my $n = 0;
 

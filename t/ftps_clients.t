@@ -16,6 +16,7 @@ use Test::More;
 use IO::Socket::INET;
 use File::Temp qw/tempdir/;
 use Test::Siftpd qw/port/;
+use Test::Ftps qw/add_user passive_range same py_run/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -56,23 +57,15 @@ ftp {
 }
 EOF
 
-my $lo = port(8100);
 my $conf = $t->read_file('siftpd.conf');
 $conf =~ s/%%SHM%%/$shm/g;
-$conf =~ s/passive_ports $lo-$lo/"passive_ports $lo-" . ($lo + 40)/ge;
 $t->write_file('siftpd.conf', $conf);
+passive_range($t, 8100);
 
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms',
-    'list,download,upload,overwrite,delete,rename,mkdir' or die;
-print $fh "pw-a\n";
-close $fh;
-
-open $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'carol', '--home', '/carol', '--storage', 'shm',
-    '--perms', 'list,download,upload,overwrite' or die;
-print $fh "pw-c\n";
-close $fh;
+add_user($t, 'alice', 'pw-a', '--home', '/alice', '--perms',
+    'list,download,upload,overwrite,delete,rename,mkdir');
+add_user($t, 'carol', 'pw-c', '--home', '/carol', '--storage', 'shm',
+    '--perms', 'list,download,upload,overwrite');
 
 $t->run();
 
@@ -81,11 +74,6 @@ my $iport = port(8052);
 
 system("head -c 3000000 /dev/urandom > $d/big");
 system("cp $d/big $d/data/alice/big");
-
-sub same {
-    my ($a, $b) = @_;
-    return system('cmp', '-s', $a, $b) == 0;
-}
 
 my $curl = "curl -sS -k --max-time 60 -u alice:pw-a --ssl-reqd";
 
@@ -104,20 +92,7 @@ ok(same("$d/big", "$d/data/alice/up"), 'curl -C -: upload resumed over TLS')
 # Python ftplib FTP_TLS reusing the control session: passive and active,
 # REST + STOR
 
-open my $py, '>', "$d/t.py" or die;
-print $py <<"EOF";
-import ftplib, io, ssl
-ctx = ssl.create_default_context()
-ctx.check_hostname = False
-ctx.verify_mode = ssl.CERT_NONE
-class Reuse(ftplib.FTP_TLS):
-    def ntransfercmd(self, cmd, rest=None):
-        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
-        if self._prot_p:
-            conn = self.context.wrap_socket(conn,
-                server_hostname=self.host, session=self.sock.session)
-        return conn, size
-big = open('big', 'rb').read()
+my $r = py_run($t, <<"EOF");
 f = Reuse(context=ctx, timeout=20)
 f.connect('127.0.0.1', $port)
 f.auth(); f.login('alice', 'pw-a'); f.prot_p()
@@ -134,9 +109,6 @@ print('rest-stor', open('data/alice/rest', 'rb').read() == big)
 print('reused', f.sock.session_reused, f.sock.version())
 f.quit()
 EOF
-close $py;
-
-my $r = `cd $d && timeout 120 python3 t.py 2>&1`;
 like($r, qr/^retr True True$/m, 'ftplib with session reuse: passive RETR')
     or diag($r);
 like($r, qr/^stor True True$/m, 'ftplib with session reuse: passive STOR');
