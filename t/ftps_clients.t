@@ -6,7 +6,8 @@
 # inet_ntop() failed"), lftp mirroring a tree up and down
 # with ftp:ssl-force and ftp:ssl-protect-data, a TLS handshake that
 # stalls halfway timing out while another session goes on, and uploads to
-# tmpfs (written on the event loop), also resumed.
+# tmpfs (written on the event loop), also resumed; a control session
+# older than the session timeout whose data connections still resume it.
 
 use warnings;
 use strict;
@@ -53,6 +54,16 @@ ftp {
         ssl_self_signed      on;
         login_timeout        3s;
         data_timeout         10s;
+    }
+
+    # sessions that expire soon: a long control session must renew them
+    server {
+        listen 127.0.0.1:%%PORT_8053%%;
+        passive_ports %%PORT_8100%%-%%PORT_8100%%;
+        storage local;
+        ssl_certificate      %%TESTDIR%%/tls/cert.pem;
+        ssl_certificate_key  %%TESTDIR%%/tls/key.pem;
+        ssl_session_timeout  3s;
     }
 }
 EOF
@@ -117,6 +128,26 @@ like($r, qr/^stor False True$/m, 'ftplib with session reuse: active STOR');
 like($r, qr/^rest-stor True$/m, 'ftplib: REST + STOR over TLS');
 unlike($t->read_file('error.log'), qr/did not resume/,
     'every data connection resumed the control session');
+
+# a control session older than the session timeout: its data connections
+# still resume it (a new ticket on the control connection at PASV/EPSV)
+
+$r = py_run($t, <<"EOF");
+import time
+f = open_tls(Reuse, @{[ port(8053) ]})
+f.prot_p()
+for i in range(3):
+    b = io.BytesIO(); f.retrbinary('RETR big', b.write)
+    print('long', i, b.getvalue() == big, f.sock.version())
+    time.sleep(2.5)
+f.quit()
+EOF
+like($r, qr/^long 0 True TLSv1.3$/m, 'long session: first transfer')
+    or diag($r);
+like($r, qr/^long 2 True TLSv1.3$/m,
+    'long session: a transfer after twice the session timeout');
+unlike($t->read_file('error.log'), qr/did not resume/,
+    'long session: every data connection resumed');
 
 # lftp mirrors a tree up and down
 

@@ -239,6 +239,7 @@ void sft_ssl_free_connection(sft_connection_t *c);
 sft_int_t sft_ssl_session_reused(sft_connection_t *c);
 sft_int_t sft_ssl_same_session(sft_connection_t *data,
     sft_connection_t *control);
+void sft_ssl_renew_session(sft_connection_t *c);
 
 /* client certificates: may this user log in, and how */
 sft_uint_t sft_ssl_client_user(sft_connection_t *c, sft_ssl_conf_t *conf,

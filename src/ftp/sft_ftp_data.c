@@ -112,6 +112,9 @@ sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended)
 
     c = s->connection;
 
+    /* the data connection resumes the control session: keep it fresh */
+    sft_ssl_renew_session(c);
+
     if (extended && s->arg.len) {
         if (sft_str_caseeq(&s->arg, "ALL")) {
             s->epsv_all = 1;
@@ -560,6 +563,8 @@ sft_ftp_port(sft_ftp_session_t *s, sft_uint_t extended)
     struct sockaddr_storage   sa;
 
     peer = (struct sockaddr *) &s->connection->sockaddr;
+
+    sft_ssl_renew_session(s->connection);
 
     if (s->epsv_all) {
         sft_ftp_reply(s, 503, "%s not allowed after EPSV ALL.",
