@@ -752,6 +752,9 @@ sft_ftp_user_login(sft_ftp_session_t *s)
     case SFT_SSL_CLIENT_LOGIN:
         sft_ftp_certificate_login(s);
         return SFT_OK;
+
+    default: /* SFT_SSL_CLIENT_PASSWORD */
+        break;
     }
 
     sft_ftp_reply(s, 331, "Please specify the password.");

@@ -23,6 +23,9 @@
 
 #define SFT_FTP_SENDFILE_MAX  (1024 * 1024)
 
+/* chunks an upload pwrite(2)s to tmpfs before other events get a turn */
+#define SFT_FTP_DIRECT_WRITES 4
+
 /* t->direct: how a pooled download reads (an upload writes) a file */
 #define SFT_FTP_READ_VFS      0     /* the VFS, maybe on the thread pool */
 #define SFT_FTP_READ_MEMORY   1     /* tmpfs: pread(2) (pwrite(2)) on the
@@ -1033,12 +1036,13 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
     size_t               size;
     ssize_t              n;
     sft_int_t            rc;
-    sft_uint_t           cr;
+    sft_uint_t           cr, written;
     sft_connection_t    *dc;
     sft_ftp_transfer_t  *t;
 
     t = s->transfer;
     dc = s->data.conn;
+    written = 0;
 
     for ( ;; ) {
 
@@ -1063,6 +1067,12 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
 
             if (t->direct == SFT_FTP_READ_MEMORY) {
                 if (sft_ftp_write_direct(s) != SFT_OK) {
+                    return;
+                }
+
+                if (++written == SFT_FTP_DIRECT_WRITES) {
+                    /* a client that keeps the socket full: take turns */
+                    sft_post_event(&t->wake);
                     return;
                 }
 
