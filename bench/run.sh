@@ -500,7 +500,7 @@ write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE
     echo "storage local { driver posix; root $LAB/data; }"
     if [ "$SIFTPD_FTP" = 1 ]; then
       printf 'ftp { server { listen 127.0.0.1:%s; passive_ports %s-%s; storage local;' "$2" "$4" "$5"
-      [ "$SIFTPD_TLS" = 1 ] && printf ' ssl_certificate %s; ssl_certificate_key %s; ssl_require_login off; ssl_require_data off;' "$LAB/keys/cert.pem" "$LAB/keys/key.pem"
+      [ "$SIFTPD_TLS" = 1 ] && printf ' ssl_certificate %s; ssl_certificate_key %s; tls_login optional; tls_data optional;' "$LAB/keys/cert.pem" "$LAB/keys/key.pem"
       echo ' } }'
     fi
     if [ "$SIFTPD_SFTP" = 1 ]; then

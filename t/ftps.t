@@ -15,6 +15,7 @@ use Test::More;
 use IO::Socket::INET;
 use Time::HiRes qw/time sleep/;
 use Test::Siftpd qw/port/;
+use Test::Ftps qw/add_user passive_range same py_run/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -51,24 +52,16 @@ ftp {
         listen 127.0.0.1:%%PORT_8033%%;
         passive_ports %%PORT_8100%%-%%PORT_8100%%;
         data_timeout 10s;
-        ssl_require_login off;
-        ssl_require_data off;
-        ssl_require_reuse off;
+        tls_login optional;
+        tls_data optional;
+        tls_data_reuse off;
     }
 }
 EOF
 
-# the passive range: 40 ports from a free one
-my $lo = port(8100);
-my $conf = $t->read_file('siftpd.conf');
-$conf =~ s/passive_ports $lo-$lo/"passive_ports $lo-" . ($lo + 40)/ge;
-$t->write_file('siftpd.conf', $conf);
-
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms',
-    'list,download,upload,overwrite,delete,rename,mkdir' or die;
-print $fh "pw-a\n";
-close $fh;
+passive_range($t, 8100);
+add_user($t, 'alice', 'pw-a', '--home', '/alice', '--perms',
+    'list,download,upload,overwrite,delete,rename,mkdir');
 
 $t->run();
 
@@ -78,16 +71,11 @@ my $rport = port(8033);
 
 ok(-s "$d/tls/cert.pem" && -s "$d/tls/key.pem",
     'self-signed certificate created');
-like($t->read_file('stderr'), qr/"ssl_require_reuse off": ftp data/,
+like($t->read_file('stderr'), qr/"tls_data_reuse off": ftp data/,
     'a relaxed policy is logged');
 
 system("head -c 5242880 /dev/urandom > $d/big");
 system("cp $d/big $d/data/alice/big");
-
-sub same {
-    my ($a, $b) = @_;
-    return system('cmp', '-s', $a, $b) == 0;
-}
 
 # raw control lines (plaintext part)
 
@@ -130,7 +118,7 @@ close $s;
 ($s) = ctl($rport);
 cmd($s, 'USER alice');
 like(cmd($s, 'PASS pw-a'), qr/^230 /,
-    'ssl_require_login off: login in clear');
+    'tls_login optional: login in clear');
 close $s;
 
 # garbage on the implicit port costs only its own connection
@@ -203,32 +191,7 @@ SKIP: {
 
 # Python ftplib: FTP_TLS does not reuse the session on data connections
 
-sub py {
-    my ($p, $code) = @_;
-    open my $fh, '>', "$d/t.py" or die;
-    print $fh <<"EOF" . $code;
-import ftplib, io, ssl, sys, os, socket
-ctx = ssl.create_default_context()
-ctx.check_hostname = False
-ctx.verify_mode = ssl.CERT_NONE
-class Reuse(ftplib.FTP_TLS):
-    def ntransfercmd(self, cmd, rest=None):
-        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
-        if self._prot_p:
-            conn = self.context.wrap_socket(conn,
-                server_hostname=self.host, session=self.sock.session)
-        return conn, size
-big = open('big', 'rb').read()
-def open_tls(cls, port):
-    f = cls(context=ctx, timeout=20)
-    f.connect('127.0.0.1', port)
-    f.auth(); f.login('alice', 'pw-a'); return f
-EOF
-    close $fh;
-    return `cd $d && timeout 120 python3 t.py 2>&1`;
-}
-
-my $r = py($port, <<"EOF");
+my $r = py_run($t, <<"EOF");
 f = open_tls(ftplib.FTP_TLS, $port)
 f.prot_p()
 try:
@@ -248,6 +211,24 @@ except Exception as e:
     except ftplib.error_perm as e:
         print('noreuse-stor', type(e).__name__, e)
 print('nr-exists', os.path.exists('data/alice/nr.bin'))
+# refused before any storage effect: a file keeps its content, a missing
+# directory is not even looked at (522, not 550)
+open('data/alice/keep.bin', 'wb').write(b'old content')
+before = sorted(os.listdir('data/alice'))
+for cmd, rest in (('STOR keep.bin', None), ('APPE keep.bin', None),
+                  ('STOR keep.bin', 3), ('STOR nodir/x.bin', None)):
+    try:
+        f.storbinary(cmd, io.BytesIO(big), rest=rest)
+        print('refused', cmd, rest, 'accepted')
+    except ftplib.error_perm as e:
+        print('refused', cmd, rest, str(e)[:3])
+    except Exception:
+        try:
+            f.getresp()
+        except ftplib.error_perm as e:
+            print('refused', cmd, rest, str(e)[:3])
+print('keep', open('data/alice/keep.bin', 'rb').read() == b'old content')
+print('same-files', sorted(os.listdir('data/alice')) == before)
 print('noop', f.voidcmd('NOOP'))
 try:
     f.sendcmd('PROT C')
@@ -280,6 +261,13 @@ like($r, qr/^noreuse-retr error_perm 522 /m,
 like($r, qr/^noreuse-stor error_perm 522 /m,
     'FTP_TLS without session reuse: STOR refused with 522');
 like($r, qr/^nr-exists False$/m, 'refused STOR left no file');
+like($r, qr/^refused STOR keep.bin None 522$/m, 'refused STOR over a file');
+like($r, qr/^refused APPE keep.bin None 522$/m, 'refused APPE');
+like($r, qr/^refused STOR keep.bin 3 522$/m, 'refused REST + STOR');
+like($r, qr/^refused STOR nodir\/x.bin None 522$/m,
+    'refused before the storage is asked (522, not 550)');
+like($r, qr/^keep True$/m, 'the target keeps its content');
+like($r, qr/^same-files True$/m, 'no file created');
 like($r, qr/^noop 200 /m, 'the session goes on after 522');
 like($r, qr/^protc 534 /m, 'PROT C refused: 534');
 like($t->read_file('error.log'),
@@ -291,10 +279,10 @@ like($r, qr/^reuse-nlst True$/m, 'FTP_TLS with session reuse: NLST');
 like($r, qr/^reuse-rest True$/m, 'FTP_TLS with session reuse: REST');
 like($r, qr/^clear-retr 521 /m, 'transfer without PROT P: 521');
 
-# ssl_require_reuse off: plain FTP_TLS works; a TLS upload cut without
+# tls_data_reuse off: plain FTP_TLS works; a TLS upload cut without
 # close_notify is not committed
 
-$r = py($rport, <<"EOF");
+$r = py_run($t, <<"EOF");
 f = open_tls(ftplib.FTP_TLS, $rport)
 f.prot_p()
 f.storbinary('STOR py.bin', io.BytesIO(big))
@@ -331,7 +319,7 @@ like($r, qr/^cut-reply 426 /m, 'TLS upload cut without close_notify: 426');
 like($r, qr/^cut-exists False$/m, 'and not committed');
 like($t->read_file('error.log'), qr/upload cut without TLS close_notify/,
     'the truncation is logged');
-like($r, qr/^clear True$/m, 'ssl_require_data off: PROT C transfer');
+like($r, qr/^clear True$/m, 'tls_data optional: PROT C transfer');
 
 # a data connection without any resumption from openssl s_client
 
@@ -339,7 +327,7 @@ SKIP: {
     skip 'no openssl', 1 unless system('openssl version >/dev/null') == 0;
 
     ($s) = ctl($port);
-    $r = py($port, <<"EOF");
+    $r = py_run($t, <<"EOF");
 import subprocess
 f = open_tls(Reuse, $port)
 f.prot_p()

@@ -3,8 +3,8 @@
  * (certificates, protocols, ciphers, curves, session cache and tickets,
  * kTLS), TLS handshakes, reads, writes and close_notify on edge-triggered
  * connections, the session identity FTPS data connections are checked
- * against, the ssl_* directives and the first-start self-signed
- * certificate.
+ * against, client certificates and the user they map to, the ssl_*
+ * directives and the first-start self-signed certificate.
  */
 
 #include <sft_config.h>
@@ -38,6 +38,9 @@ static sft_int_t sft_ssl_mkdirs(const char *path, sft_log_t *log);
 static sft_int_t sft_ssl_write_pem(const char *path, mode_t mode,
     X509 *x509, EVP_PKEY *pkey, sft_log_t *log);
 static void sft_ssl_fingerprint(X509 *x509, char *buf, size_t len);
+static sft_int_t sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert);
+static sft_int_t sft_ssl_client_name(sft_connection_t *c, sft_uint_t rule,
+    sft_str_t *name, u_char *buf, size_t size);
 static void sft_ssl_gather_writes(sft_connection_t *c);
 static sft_int_t sft_ssl_flush(sft_ssl_connection_t *sc);
 static int sft_ssl_wbio_write(BIO *b, const char *data, int len);
@@ -69,6 +72,29 @@ static sft_conf_enum_t  sft_ssl_protocol_names[] = {
     { sft_string("TLSv1.1"), SFT_SSL_TLSv1_1 },
     { sft_string("TLSv1.2"), SFT_SSL_TLSv1_2 },
     { sft_string("TLSv1.3"), SFT_SSL_TLSv1_3 },
+    { sft_null_string, 0 }
+};
+
+
+sft_conf_enum_t  sft_ssl_verify_client_names[] = {
+    { sft_string("off"),      SFT_SSL_VERIFY_OFF },
+    { sft_string("on"),       SFT_SSL_VERIFY_ON },
+    { sft_string("optional"), SFT_SSL_VERIFY_OPTIONAL },
+    { sft_null_string, 0 }
+};
+
+
+sft_conf_enum_t  sft_ssl_client_user_names[] = {
+    { sft_string("off"),        SFT_SSL_USER_OFF },
+    { sft_string("subject_cn"), SFT_SSL_USER_SUBJECT_CN },
+    { sft_string("san_email"),  SFT_SSL_USER_SAN_EMAIL },
+    { sft_null_string, 0 }
+};
+
+
+sft_conf_enum_t  sft_ssl_client_login_names[] = {
+    { sft_string("password"),    SFT_SSL_LOGIN_PASSWORD },
+    { sft_string("certificate"), SFT_SSL_LOGIN_CERTIFICATE },
     { sft_null_string, 0 }
 };
 
@@ -176,6 +202,13 @@ sft_ssl_certificate(sft_ssl_t *ssl, const char *cert, const char *key)
     }
 
     if (SSL_CTX_use_PrivateKey_file(ssl->ctx, key, SSL_FILETYPE_PEM) != 1) {
+
+        if (ERR_GET_REASON(ERR_peek_last_error())
+            == X509_R_KEY_VALUES_MISMATCH)
+        {
+            goto mismatch;
+        }
+
         sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
                       "cannot load certificate key");
         sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
@@ -183,14 +216,107 @@ sft_ssl_certificate(sft_ssl_t *ssl, const char *cert, const char *key)
         return SFT_ERROR;
     }
 
-    if (SSL_CTX_check_private_key(ssl->ctx) != 1) {
+    if (SSL_CTX_check_private_key(ssl->ctx) == 1) {
+        return sft_ssl_check_validity(ssl, cert);
+    }
+
+mismatch:
+
+    ERR_clear_error();
+    sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                  "certificate \"%s\" and key \"%s\" do not match",
+                  cert, key);
+    return SFT_ERROR;
+}
+
+
+/* the certificate just loaded (the context's current one) is valid now */
+
+static sft_int_t
+sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert)
+{
+    int              expired;
+    BIO             *bio;
+    X509            *x509;
+    char            *p;
+    long             n;
+    const ASN1_TIME *t;
+    char             when[64];
+
+    x509 = SSL_CTX_get0_certificate(ssl->ctx);
+    if (x509 == NULL) {
+        return SFT_OK;
+    }
+
+    if (X509_cmp_current_time(X509_get0_notAfter(x509)) < 0) {
+        expired = 1;
+        t = X509_get0_notAfter(x509);
+
+    } else if (X509_cmp_current_time(X509_get0_notBefore(x509)) > 0) {
+        expired = 0;
+        t = X509_get0_notBefore(x509);
+
+    } else {
+        return SFT_OK;
+    }
+
+    (void) snprintf(when, sizeof(when), "?");
+
+    bio = BIO_new(BIO_s_mem());
+    if (bio != NULL && ASN1_TIME_print(bio, t) == 1) {
+        n = BIO_get_mem_data(bio, &p);
+        (void) snprintf(when, sizeof(when), "%.*s",
+                        (int) sft_min(n, (long) sizeof(when) - 1), p);
+    }
+
+    BIO_free(bio);
+    ERR_clear_error();
+
+    sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                  expired ? "certificate \"%s\" expired on %s"
+                          : "certificate \"%s\" is not valid before %s",
+                  cert, when);
+
+    return SFT_ERROR;
+}
+
+
+/*
+ * Client certificates issued by the CAs in file: "on" requires one,
+ * "optional" asks for one; one that does not verify (another CA, expired)
+ * fails the handshake either way
+ */
+
+sft_int_t
+sft_ssl_client_certificate(sft_ssl_t *ssl, const char *file,
+    sft_uint_t verify)
+{
+    STACK_OF(X509_NAME)  *list;
+
+    if (SSL_CTX_load_verify_locations(ssl->ctx, file, NULL) != 1) {
         sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
-                      "certificate key does not match");
+                      "SSL_CTX_load_verify_locations() failed");
         sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
-                      "certificate \"%s\" and key \"%s\" do not match",
-                      cert, key);
+                      "cannot load client certificate CAs \"%s\"", file);
         return SFT_ERROR;
     }
+
+    list = SSL_load_client_CA_file(file);
+    if (list == NULL) {
+        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "SSL_load_client_CA_file() failed");
+        sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
+                      "no CA certificate in \"%s\"", file);
+        return SFT_ERROR;
+    }
+
+    SSL_CTX_set_client_CA_list(ssl->ctx, list);
+
+    SSL_CTX_set_verify(ssl->ctx,
+                       SSL_VERIFY_PEER
+                       | (verify == SFT_SSL_VERIFY_ON
+                          ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
+                       NULL);
 
     return SFT_OK;
 }
@@ -408,6 +534,46 @@ sft_ssl_same_session(sft_connection_t *data, sft_connection_t *control)
 }
 
 
+/*
+ * A long FTPS control session: once its session is half way to its
+ * timeout, a TLS 1.3 ticket goes out with the next write (same identity,
+ * a fresh time), so that the data connections opened after the reply can
+ * still resume it.  TLS 1.2 has no ticket after the handshake.
+ */
+
+void
+sft_ssl_renew_session(sft_connection_t *c)
+{
+    long          age;
+    SSL_SESSION  *sess;
+
+    if (c->ssl == NULL || !c->ssl->handshaked
+        || SSL_version(c->ssl->connection) < TLS1_3_VERSION)
+    {
+        return;
+    }
+
+    sess = SSL_get_session(c->ssl->connection);
+    if (sess == NULL) {
+        return;
+    }
+
+    age = (long) (time(NULL) - SSL_SESSION_get_time(sess));
+
+    if (age < SSL_SESSION_get_timeout(sess) / 2) {
+        return;
+    }
+
+    if (SSL_new_session_ticket(c->ssl->connection) != 1) {
+        sft_ssl_error(SFT_LOG_ERR, c->log, 0,
+                      "SSL_new_session_ticket() failed");
+        return;
+    }
+
+    sft_log_debug(c->log, "TLS session renewed after %ld s", age);
+}
+
+
 const char *
 sft_ssl_protocol(sft_connection_t *c)
 {
@@ -419,6 +585,148 @@ const char *
 sft_ssl_cipher(sft_connection_t *c)
 {
     return c->ssl ? SSL_get_cipher_name(c->ssl->connection) : "none";
+}
+
+
+/*
+ * Client certificates at login (ssl_verify_client on|optional): without
+ * ssl_client_user any verified certificate will do and the password is
+ * checked; with it, a certificate must name the user (its subject's CN or
+ * its first e-mail subjectAltName), and with "ssl_client_login
+ * certificate" it logs that user in without a password.  Under
+ * "optional" a client without a certificate logs in with its password.
+ */
+
+sft_uint_t
+sft_ssl_client_user(sft_connection_t *c, sft_ssl_conf_t *conf,
+    sft_str_t *user, sft_log_t *log)
+{
+    sft_int_t  rc;
+    sft_str_t  name;
+    u_char     buf[256];
+
+    if (conf->verify_client == SFT_SSL_VERIFY_OFF) {
+        return SFT_SSL_CLIENT_PASSWORD;
+    }
+
+    name.len = 0;
+    name.data = buf;
+
+    rc = sft_ssl_client_name(c, conf->client_user, &name, buf, sizeof(buf));
+
+    if (rc == SFT_DECLINED) {
+        if (conf->verify_client == SFT_SSL_VERIFY_OPTIONAL) {
+            return SFT_SSL_CLIENT_PASSWORD;
+        }
+
+        sft_log_error(SFT_LOG_NOTICE, log, 0,
+                      "login of \"%.*s\" without a verified client "
+                      "certificate refused", SFT_STR_FMT(user));
+        return SFT_SSL_CLIENT_REFUSED;
+    }
+
+    if (conf->client_user == SFT_SSL_USER_OFF) {
+        return SFT_SSL_CLIENT_PASSWORD;
+    }
+
+    if (rc != SFT_OK) {
+        sft_log_error(SFT_LOG_NOTICE, log, 0,
+                      "client certificate has no %s for \"%.*s\", refused",
+                      conf->client_user == SFT_SSL_USER_SUBJECT_CN
+                      ? "subject CN" : "e-mail subjectAltName",
+                      SFT_STR_FMT(user));
+        return SFT_SSL_CLIENT_REFUSED;
+    }
+
+    if (name.len != user->len
+        || sft_memcmp(name.data, user->data, name.len) != 0)
+    {
+        sft_log_error(SFT_LOG_NOTICE, log, 0,
+                      "client certificate of \"%.*s\" used for \"%.*s\", "
+                      "refused", SFT_STR_FMT(&name), SFT_STR_FMT(user));
+        return SFT_SSL_CLIENT_REFUSED;
+    }
+
+    return (conf->client_login == SFT_SSL_LOGIN_CERTIFICATE)
+           ? SFT_SSL_CLIENT_LOGIN : SFT_SSL_CLIENT_PASSWORD;
+}
+
+
+/*
+ * The name in the peer's verified certificate: SFT_DECLINED without one,
+ * SFT_ERROR if it has no such name (or an unusable one)
+ */
+
+static sft_int_t
+sft_ssl_client_name(sft_connection_t *c, sft_uint_t rule, sft_str_t *name,
+    u_char *buf, size_t size)
+{
+    int                     i, len;
+    X509                   *x509;
+    u_char                 *utf8;
+    X509_NAME              *subject;
+    ASN1_STRING            *str;
+    GENERAL_NAME           *gn;
+    GENERAL_NAMES          *names;
+
+    if (c->ssl == NULL || !c->ssl->handshaked) {
+        return SFT_DECLINED;
+    }
+
+    x509 = SSL_get0_peer_certificate(c->ssl->connection);
+
+    if (x509 == NULL
+        || SSL_get_verify_result(c->ssl->connection) != X509_V_OK)
+    {
+        return SFT_DECLINED;
+    }
+
+    str = NULL;
+    names = NULL;
+
+    if (rule == SFT_SSL_USER_SUBJECT_CN) {
+        subject = X509_get_subject_name(x509);
+        i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+
+        if (i >= 0) {
+            str = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
+        }
+
+    } else if (rule == SFT_SSL_USER_SAN_EMAIL) {
+        names = X509_get_ext_d2i(x509, NID_subject_alt_name, NULL, NULL);
+
+        for (i = 0; str == NULL && i < sk_GENERAL_NAME_num(names); i++) {
+            gn = sk_GENERAL_NAME_value(names, i);
+
+            if (gn->type == GEN_EMAIL) {
+                str = gn->d.rfc822Name;
+            }
+        }
+
+    } else {
+        return SFT_OK;
+    }
+
+    len = (str != NULL) ? ASN1_STRING_to_UTF8(&utf8, str) : -1;
+
+    GENERAL_NAMES_free(names);
+
+    if (len <= 0) {
+        return SFT_ERROR;
+    }
+
+    if ((size_t) len > size || memchr(utf8, '\0', len) != NULL) {
+        OPENSSL_free(utf8);
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(buf, utf8, len);
+    OPENSSL_free(utf8);
+
+    name->data = buf;
+    name->len = len;
+
+    return SFT_OK;
 }
 
 
@@ -461,6 +769,16 @@ sft_ssl_create_connection(sft_ssl_t *ssl, sft_connection_t *c,
 
     } else {
         SSL_set_accept_state(sc->connection);
+    }
+
+    if ((flags & SFT_SSL_NO_TICKETS)
+        && SSL_set_num_tickets(sc->connection, 0) != 1)
+    {
+        sft_ssl_error(SFT_LOG_ALERT, c->log, 0,
+                      "SSL_set_num_tickets() failed");
+        SSL_free(sc->connection);
+        free(sc);
+        return SFT_ERROR;
     }
 
     SSL_set_app_data(sc->connection, c);
@@ -1328,6 +1646,8 @@ sft_ssl_error(sft_uint_t level, sft_log_t *log, sft_err_t err,
 
 static int  sft_ssl_client_reasons[] = {
     SSL_R_BAD_CHANGE_CIPHER_SPEC,
+    SSL_R_CERTIFICATE_VERIFY_FAILED,
+    SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE,
     SSL_R_BAD_EXTENSION,
     SSL_R_BAD_KEY_SHARE,
     SSL_R_BAD_LENGTH,
@@ -1431,19 +1751,33 @@ sft_ssl_conf_init(sft_ssl_conf_t *conf)
     conf->session_timeout = SFT_CONF_UNSET;
     conf->self_signed = SFT_CONF_UNSET;
     conf->ktls = SFT_CONF_UNSET;
+    conf->verify_client = SFT_CONF_UNSET_UINT;
+    conf->client_user = SFT_CONF_UNSET_UINT;
+    conf->client_login = SFT_CONF_UNSET_UINT;
 }
 
 
 void
 sft_ssl_conf_merge(sft_ssl_conf_t *conf, sft_ssl_conf_t *prev)
 {
-    if (conf->certificate.data == NULL) {
+    if (conf->certificate.nelts == 0) {
         conf->certificate = prev->certificate;
     }
 
-    if (conf->certificate_key.data == NULL) {
+    if (conf->certificate_key.nelts == 0) {
         conf->certificate_key = prev->certificate_key;
     }
+
+    if (conf->client_certificate.data == NULL) {
+        conf->client_certificate = prev->client_certificate;
+    }
+
+    sft_conf_merge_uint_value(conf->verify_client, prev->verify_client,
+                              SFT_SSL_VERIFY_OFF);
+    sft_conf_merge_uint_value(conf->client_user, prev->client_user,
+                              SFT_SSL_USER_OFF);
+    sft_conf_merge_uint_value(conf->client_login, prev->client_login,
+                              SFT_SSL_LOGIN_PASSWORD);
 
     if (conf->protocols == 0) {
         conf->protocols = prev->protocols ? prev->protocols
@@ -1474,42 +1808,53 @@ sft_ssl_conf_merge(sft_ssl_conf_t *conf, sft_ssl_conf_t *prev)
 sft_int_t
 sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
 {
+    int                  type[SFT_SSL_MAX_CERTS];
     char                 cert[PATH_MAX], key[PATH_MAX], tmp[256];
+    sft_uint_t           i, n;
     struct stat          st;
     sft_pool_cleanup_t  *cln;
 
     ssl->ctx = NULL;
 
-    if (conf->certificate.len == 0) {
+    if (conf->certificate.nelts == 0) {
         return SFT_DECLINED;
     }
 
-    if (conf->certificate_key.len == 0) {
+    if (conf->certificate_key.nelts != conf->certificate.nelts) {
         sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
-                           "no \"ssl_certificate_key\" for certificate "
-                           "\"%.*s\"", SFT_STR_FMT(&conf->certificate));
+                           "%lu \"ssl_certificate\" but %lu "
+                           "\"ssl_certificate_key\": each certificate needs "
+                           "its key",
+                           (unsigned long) conf->certificate.nelts,
+                           (unsigned long) conf->certificate_key.nelts);
         return SFT_ERROR;
     }
 
-    if (conf->certificate.len >= PATH_MAX
-        || conf->certificate_key.len >= PATH_MAX)
+    if (conf->verify_client != SFT_SSL_VERIFY_OFF
+        && conf->client_certificate.len == 0)
     {
-        sft_conf_log_error(SFT_LOG_EMERG, cf, 0, "certificate path too long");
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "no \"ssl_client_certificate\" for "
+                           "\"ssl_verify_client\"");
         return SFT_ERROR;
     }
 
-    (void) snprintf(cert, sizeof(cert), "%.*s",
-                    SFT_STR_FMT(&conf->certificate));
-    (void) snprintf(key, sizeof(key), "%.*s",
-                    SFT_STR_FMT(&conf->certificate_key));
-
-    if (conf->self_signed == 1
-        && stat(cert, &st) == -1 && errno == ENOENT
-        && stat(key, &st) == -1 && errno == ENOENT)
+    if (conf->client_user != SFT_SSL_USER_OFF
+        && conf->verify_client == SFT_SSL_VERIFY_OFF)
     {
-        if (sft_ssl_generate_self_signed(cert, key, cf->log) != SFT_OK) {
-            return SFT_ERROR;
-        }
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "\"ssl_client_user\" needs \"ssl_verify_client "
+                           "on\" or \"optional\"");
+        return SFT_ERROR;
+    }
+
+    if (conf->client_login == SFT_SSL_LOGIN_CERTIFICATE
+        && conf->client_user == SFT_SSL_USER_OFF)
+    {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "\"ssl_client_login certificate\" needs "
+                           "\"ssl_client_user\"");
+        return SFT_ERROR;
     }
 
     if (sft_ssl_create(ssl, conf->protocols, cf->log) != SFT_OK) {
@@ -1526,8 +1871,53 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
     cln->handler = sft_ssl_cleanup_ctx;
     cln->data = ssl;
 
-    if (sft_ssl_certificate(ssl, cert, key) != SFT_OK) {
-        return SFT_ERROR;
+    for (i = 0; i < conf->certificate.nelts; i++) {
+        (void) snprintf(cert, sizeof(cert), "%.*s",
+                        SFT_STR_FMT(&conf->certificate.file[i]));
+        (void) snprintf(key, sizeof(key), "%.*s",
+                        SFT_STR_FMT(&conf->certificate_key.file[i]));
+
+        /* the first pair may be made at the first start */
+
+        if (i == 0 && conf->self_signed == 1
+            && stat(cert, &st) == -1 && errno == ENOENT
+            && stat(key, &st) == -1 && errno == ENOENT
+            && sft_ssl_generate_self_signed(cert, key, cf->log) != SFT_OK)
+        {
+            return SFT_ERROR;
+        }
+
+        if (sft_ssl_certificate(ssl, cert, key) != SFT_OK) {
+            return SFT_ERROR;
+        }
+
+        /* one pair per key type: a second would replace the first */
+
+        type[i] = EVP_PKEY_get_base_id(
+                      X509_get0_pubkey(SSL_CTX_get0_certificate(ssl->ctx)));
+
+        for (n = 0; n < i; n++) {
+            if (type[n] == type[i]) {
+                sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                                   "certificates \"%.*s\" and \"%s\" have "
+                                   "the same key type, only one would be "
+                                   "served",
+                                   SFT_STR_FMT(&conf->certificate.file[n]),
+                                   cert);
+                return SFT_ERROR;
+            }
+        }
+    }
+
+    if (conf->verify_client != SFT_SSL_VERIFY_OFF) {
+        (void) snprintf(cert, sizeof(cert), "%.*s",
+                        SFT_STR_FMT(&conf->client_certificate));
+
+        if (sft_ssl_client_certificate(ssl, cert, conf->verify_client)
+            != SFT_OK)
+        {
+            return SFT_ERROR;
+        }
     }
 
     (void) snprintf(tmp, sizeof(tmp), "%.*s", SFT_STR_FMT(&conf->ciphers));
@@ -1553,6 +1943,40 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
     sft_ssl_ktls(ssl, conf->ktls);
 
     return SFT_OK;
+}
+
+
+/* ssl_certificate and ssl_certificate_key: one more file, a full path */
+
+char *
+sft_ssl_set_file(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_str_t        *value;
+    sft_ssl_files_t  *files;
+
+    files = (sft_ssl_files_t *) ((char *) conf + cmd->offset);
+
+    if (files->nelts == SFT_SSL_MAX_CERTS) {
+        return "is given too many times";
+    }
+
+    value = cf->args->elts;
+
+    if (value[1].len >= PATH_MAX) {
+        return "has a path too long";
+    }
+
+    files->file[files->nelts] = value[1];
+
+    if (sft_conf_full_name(cf->cycle, &files->file[files->nelts]) != SFT_OK
+        || files->file[files->nelts].len >= PATH_MAX)
+    {
+        return SFT_CONF_ERROR;
+    }
+
+    files->nelts++;
+
+    return SFT_CONF_OK;
 }
 
 

@@ -2,8 +2,9 @@
  * sft_event_openssl.h -- non-blocking TLS (OpenSSL 3) on top of the
  * worker's connections: a server context per listener or server, TLS on
  * an sft_connection_t with the same recv/send contract as plain sockets,
- * session resumption that FTPS data connections are checked against, and
- * the nginx-like ssl_* directives a protocol module embeds.
+ * session resumption that FTPS data connections are checked against,
+ * client certificates and the user name one maps to, and the nginx-like
+ * ssl_* directives a protocol module embeds.
  */
 
 #ifndef _SFT_EVENT_OPENSSL_H_INCLUDED_
@@ -37,7 +38,37 @@
 #define SFT_SSL_SERVER           0
 #define SFT_SSL_CLIENT           1
 
+/*
+ * no TLS 1.3 session tickets after the handshake: for FTPS data
+ * connections, which resume the control connection's session; a ticket
+ * an uploading client never reads makes its close() a reset that can
+ * drop the upload's last bytes from the server's receive queue
+ */
+#define SFT_SSL_NO_TICKETS       2
+
 #define SFT_SSL_TAG_LEN          16
+
+/* certificate/key pairs of a server, e.g. an RSA and an ECDSA one */
+#define SFT_SSL_MAX_CERTS        4
+
+/* ssl_verify_client */
+#define SFT_SSL_VERIFY_OFF       0
+#define SFT_SSL_VERIFY_ON        1
+#define SFT_SSL_VERIFY_OPTIONAL  2
+
+/* ssl_client_user: what names a client certificate's user */
+#define SFT_SSL_USER_OFF         0
+#define SFT_SSL_USER_SUBJECT_CN  1
+#define SFT_SSL_USER_SAN_EMAIL   2
+
+/* ssl_client_login */
+#define SFT_SSL_LOGIN_PASSWORD     0   /* the certificate and a password */
+#define SFT_SSL_LOGIN_CERTIFICATE  1   /* the certificate alone */
+
+/* sft_ssl_client_user() */
+#define SFT_SSL_CLIENT_PASSWORD  0     /* go on with the password */
+#define SFT_SSL_CLIENT_LOGIN     1     /* the certificate logs the user in */
+#define SFT_SSL_CLIENT_REFUSED   2     /* logged */
 
 /*
  * Without kTLS, records of one large write are gathered into a buffer of
@@ -89,8 +120,18 @@ struct sft_ssl_connection_s {
 /* the directives' values, embedded in a protocol's server configuration */
 
 typedef struct {
-    sft_str_t                   certificate;
-    sft_str_t                   certificate_key;
+    sft_str_t                   file[SFT_SSL_MAX_CERTS];
+    sft_uint_t                  nelts;
+} sft_ssl_files_t;
+
+
+typedef struct {
+    sft_ssl_files_t             certificate;
+    sft_ssl_files_t             certificate_key;
+    sft_str_t                   client_certificate;
+    sft_uint_t                  verify_client;
+    sft_uint_t                  client_user;
+    sft_uint_t                  client_login;
     sft_uint_t                  protocols;     /* 0: unset */
     sft_str_t                   ciphers;
     sft_str_t                   ecdh_curve;
@@ -110,16 +151,30 @@ typedef struct {
  */
 
 #define SFT_SSL_CMD(name, type, set, field, off)                              \
+    SFT_SSL_CMD_POST(name, type, set, field, off, NULL)
+
+#define SFT_SSL_CMD_POST(name, type, set, field, off, post)                   \
     { sft_string(name),                                                       \
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|type,                            \
       set, SFT_PROTO_SRV_CONF_OFFSET,                                         \
-      (off) + offsetof(sft_ssl_conf_t, field), NULL }
+      (off) + offsetof(sft_ssl_conf_t, field), post }
 
 #define SFT_SSL_COMMANDS(off)                                                 \
     SFT_SSL_CMD("ssl_certificate", SFT_CONF_TAKE1,                            \
-                sft_conf_set_path_slot, certificate, off),                    \
+                sft_ssl_set_file, certificate, off),                          \
     SFT_SSL_CMD("ssl_certificate_key", SFT_CONF_TAKE1,                        \
-                sft_conf_set_path_slot, certificate_key, off),                \
+                sft_ssl_set_file, certificate_key, off),                      \
+    SFT_SSL_CMD("ssl_client_certificate", SFT_CONF_TAKE1,                     \
+                sft_conf_set_path_slot, client_certificate, off),             \
+    SFT_SSL_CMD_POST("ssl_verify_client", SFT_CONF_TAKE1,                     \
+                sft_conf_set_enum_slot, verify_client, off,                   \
+                sft_ssl_verify_client_names),                                 \
+    SFT_SSL_CMD_POST("ssl_client_user", SFT_CONF_TAKE1,                       \
+                sft_conf_set_enum_slot, client_user, off,                     \
+                sft_ssl_client_user_names),                                   \
+    SFT_SSL_CMD_POST("ssl_client_login", SFT_CONF_TAKE1,                      \
+                sft_conf_set_enum_slot, client_login, off,                    \
+                sft_ssl_client_login_names),                                  \
     SFT_SSL_CMD("ssl_protocols", SFT_CONF_1MORE,                              \
                 sft_ssl_set_protocols, protocols, off),                       \
     SFT_SSL_CMD("ssl_ciphers", SFT_CONF_TAKE1,                                \
@@ -141,10 +196,15 @@ typedef struct {
 
 
 /* configuration */
+extern sft_conf_enum_t  sft_ssl_verify_client_names[];
+extern sft_conf_enum_t  sft_ssl_client_user_names[];
+extern sft_conf_enum_t  sft_ssl_client_login_names[];
+
 void sft_ssl_conf_init(sft_ssl_conf_t *conf);
 void sft_ssl_conf_merge(sft_ssl_conf_t *conf, sft_ssl_conf_t *prev);
 sft_int_t sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf,
     sft_ssl_t *ssl);
+char *sft_ssl_set_file(sft_conf_t *cf, sft_command_t *cmd, void *conf);
 char *sft_ssl_set_protocols(sft_conf_t *cf, sft_command_t *cmd, void *conf);
 char *sft_ssl_set_session_cache(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
@@ -156,6 +216,8 @@ sft_int_t sft_ssl_certificate(sft_ssl_t *ssl, const char *cert,
     const char *key);
 sft_int_t sft_ssl_ciphers(sft_ssl_t *ssl, const char *ciphers,
     sft_uint_t prefer_server_ciphers);
+sft_int_t sft_ssl_client_certificate(sft_ssl_t *ssl, const char *file,
+    sft_uint_t verify);
 sft_int_t sft_ssl_ecdh_curve(sft_ssl_t *ssl, const char *curves);
 sft_int_t sft_ssl_session_cache(sft_ssl_t *ssl, sft_int_t size,
     sft_int_t timeout, sft_uint_t tickets);
@@ -177,6 +239,11 @@ void sft_ssl_free_connection(sft_connection_t *c);
 sft_int_t sft_ssl_session_reused(sft_connection_t *c);
 sft_int_t sft_ssl_same_session(sft_connection_t *data,
     sft_connection_t *control);
+void sft_ssl_renew_session(sft_connection_t *c);
+
+/* client certificates: may this user log in, and how */
+sft_uint_t sft_ssl_client_user(sft_connection_t *c, sft_ssl_conf_t *conf,
+    sft_str_t *user, sft_log_t *log);
 
 const char *sft_ssl_protocol(sft_connection_t *c);
 const char *sft_ssl_cipher(sft_connection_t *c);

@@ -64,6 +64,21 @@ sft_module_t  sft_ftp_module = {
 };
 
 
+static sft_conf_enum_t  sft_ftp_tls_policies[] = {
+    { sft_string("off"),      SFT_FTP_TLS_OFF },
+    { sft_string("optional"), SFT_FTP_TLS_OPTIONAL },
+    { sft_string("required"), SFT_FTP_TLS_REQUIRED },
+    { sft_null_string, 0 }
+};
+
+
+static sft_conf_enum_t  sft_ftp_tls_reuse[] = {
+    { sft_string("off"),      SFT_FTP_TLS_OFF },
+    { sft_string("required"), SFT_FTP_TLS_REQUIRED },
+    { sft_null_string, 0 }
+};
+
+
 static sft_command_t  sft_ftp_core_commands[] = {
 
     { sft_string("server"),
@@ -152,26 +167,26 @@ static sft_command_t  sft_ftp_core_commands[] = {
 
     SFT_SSL_COMMANDS(offsetof(sft_ftp_srv_conf_t, ssl)),
 
-    { sft_string("ssl_require_login"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
-      sft_conf_set_flag_slot,
+    { sft_string("tls_login"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_enum_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
-      offsetof(sft_ftp_srv_conf_t, ssl_require_login),
-      NULL },
+      offsetof(sft_ftp_srv_conf_t, tls_login),
+      sft_ftp_tls_policies },
 
-    { sft_string("ssl_require_data"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
-      sft_conf_set_flag_slot,
+    { sft_string("tls_data"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_enum_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
-      offsetof(sft_ftp_srv_conf_t, ssl_require_data),
-      NULL },
+      offsetof(sft_ftp_srv_conf_t, tls_data),
+      sft_ftp_tls_policies },
 
-    { sft_string("ssl_require_reuse"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
-      sft_conf_set_flag_slot,
+    { sft_string("tls_data_reuse"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_enum_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
-      offsetof(sft_ftp_srv_conf_t, ssl_require_reuse),
-      NULL },
+      offsetof(sft_ftp_srv_conf_t, tls_data_reuse),
+      sft_ftp_tls_reuse },
 
     sft_null_command
 };
@@ -388,9 +403,9 @@ sft_ftp_core_create_srv_conf(sft_conf_t *cf)
     fscf->max_errors = SFT_CONF_UNSET_UINT;
 
     sft_ssl_conf_init(&fscf->ssl);
-    fscf->ssl_require_login = SFT_CONF_UNSET;
-    fscf->ssl_require_data = SFT_CONF_UNSET;
-    fscf->ssl_require_reuse = SFT_CONF_UNSET;
+    fscf->tls_login = SFT_CONF_UNSET_UINT;
+    fscf->tls_data = SFT_CONF_UNSET_UINT;
+    fscf->tls_data_reuse = SFT_CONF_UNSET_UINT;
     fscf->sendfile = SFT_CONF_UNSET;
     fscf->splice = SFT_CONF_UNSET;
 
@@ -441,7 +456,8 @@ sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
 /*
  * TLS: explicit (AUTH TLS) on every listener of a server with a
  * certificate, implicit on "listen ... ssl"; the policy is strict by
- * default and each weaker setting is said in the log.
+ * default (logins and data need TLS, data sessions must be the control
+ * connection's) and each weaker setting is said in the log.
  */
 
 static char *
@@ -452,14 +468,16 @@ sft_ftp_merge_ssl(sft_conf_t *cf, sft_ftp_srv_conf_t *conf,
     sft_uint_t         i;
     sft_listen_opt_t  *lo;
 
+    static const char  *names[] = { "off", "optional", "required" };
+
     sft_ssl_conf_merge(&conf->ssl, &prev->ssl);
 
-    sft_conf_merge_value(conf->ssl_require_login, prev->ssl_require_login,
-                         SFT_CONF_UNSET);
-    sft_conf_merge_value(conf->ssl_require_data, prev->ssl_require_data,
-                         SFT_CONF_UNSET);
-    sft_conf_merge_value(conf->ssl_require_reuse, prev->ssl_require_reuse,
-                         SFT_CONF_UNSET);
+    sft_conf_merge_uint_value(conf->tls_login, prev->tls_login,
+                              SFT_CONF_UNSET_UINT);
+    sft_conf_merge_uint_value(conf->tls_data, prev->tls_data,
+                              SFT_CONF_UNSET_UINT);
+    sft_conf_merge_uint_value(conf->tls_data_reuse, prev->tls_data_reuse,
+                              SFT_CONF_UNSET_UINT);
 
     rc = sft_ssl_conf_apply(cf, &conf->ssl, &conf->tls);
 
@@ -480,38 +498,64 @@ sft_ftp_merge_ssl(sft_conf_t *cf, sft_ftp_srv_conf_t *conf,
             }
         }
 
+        if (conf->tls_login == SFT_FTP_TLS_REQUIRED
+            || conf->tls_data == SFT_FTP_TLS_REQUIRED)
+        {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "\"tls_login required\" or \"tls_data "
+                               "required\" without \"ssl_certificate\"");
+            return SFT_CONF_ERROR;
+        }
+
+        conf->tls_login = SFT_FTP_TLS_OFF;
+        conf->tls_data = SFT_FTP_TLS_OFF;
+        conf->tls_data_reuse = SFT_FTP_TLS_OFF;
+
         return SFT_CONF_OK;
     }
 
-    if (conf->ssl_require_login == 0) {
+    sft_conf_init_uint_value(conf->tls_login, SFT_FTP_TLS_REQUIRED);
+    sft_conf_init_uint_value(conf->tls_data,
+                             conf->tls_login == SFT_FTP_TLS_OFF
+                             ? SFT_FTP_TLS_OFF : SFT_FTP_TLS_REQUIRED);
+    sft_conf_init_uint_value(conf->tls_data_reuse, SFT_FTP_TLS_REQUIRED);
+
+    if (conf->tls_login == SFT_FTP_TLS_OFF) {
+        for (i = 0; i < conf->proto.listen.nelts; i++) {
+            if (lo[i].ssl) {
+                sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                                   "\"tls_login off\" in the ftp server of "
+                                   "\"listen %.*s ssl\"",
+                                   SFT_STR_FMT(&lo[i].addr_text));
+                return SFT_CONF_ERROR;
+            }
+        }
+
+        if (conf->tls_data != SFT_FTP_TLS_OFF) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "\"tls_data %s\" needs TLS logins, but "
+                               "\"tls_login off\"", names[conf->tls_data]);
+            return SFT_CONF_ERROR;
+        }
+    }
+
+    if (conf->tls_login != SFT_FTP_TLS_REQUIRED) {
         sft_conf_log_error(SFT_LOG_WARN, cf, 0,
-                           "\"ssl_require_login off\": ftp passwords may "
-                           "cross the network in clear");
+                           "\"tls_login %s\": ftp passwords may cross the "
+                           "network in clear", names[conf->tls_login]);
     }
 
-    if (conf->ssl_require_data == 0) {
+    if (conf->tls_data != SFT_FTP_TLS_REQUIRED) {
         sft_conf_log_error(SFT_LOG_WARN, cf, 0,
-                           "\"ssl_require_data off\": ftp data may cross "
-                           "the network in clear");
+                           "\"tls_data %s\": ftp data may cross the "
+                           "network in clear", names[conf->tls_data]);
     }
 
-    if (conf->ssl_require_reuse == 0) {
+    if (conf->tls_data_reuse != SFT_FTP_TLS_REQUIRED) {
         sft_conf_log_error(SFT_LOG_WARN, cf, 0,
-                           "\"ssl_require_reuse off\": ftp data "
-                           "connections are not tied to their control "
-                           "connection's TLS session");
-    }
-
-    if (conf->ssl_require_login == SFT_CONF_UNSET) {
-        conf->ssl_require_login = 1;
-    }
-
-    if (conf->ssl_require_data == SFT_CONF_UNSET) {
-        conf->ssl_require_data = 1;
-    }
-
-    if (conf->ssl_require_reuse == SFT_CONF_UNSET) {
-        conf->ssl_require_reuse = 1;
+                           "\"tls_data_reuse off\": ftp data connections "
+                           "are not tied to their control connection's TLS "
+                           "session");
     }
 
     return SFT_CONF_OK;

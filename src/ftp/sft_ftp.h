@@ -66,6 +66,11 @@
 #define SFT_FTP_MLSD              6
 #define SFT_FTP_STOU              7        /* a STOR to a new unique name */
 
+/* tls_login, tls_data, tls_data_reuse */
+#define SFT_FTP_TLS_OFF           0
+#define SFT_FTP_TLS_OPTIONAL      1
+#define SFT_FTP_TLS_REQUIRED      2
+
 
 typedef struct sft_ftp_session_s   sft_ftp_session_t;
 typedef struct sft_ftp_transfer_s  sft_ftp_transfer_t;
@@ -99,9 +104,9 @@ typedef struct {
 
     sft_ssl_conf_t            ssl;
     sft_ssl_t                 tls;         /* tls.ctx NULL: no TLS */
-    sft_flag_t                ssl_require_login;
-    sft_flag_t                ssl_require_data;
-    sft_flag_t                ssl_require_reuse;
+    sft_uint_t                tls_login;   /* SFT_FTP_TLS_* */
+    sft_uint_t                tls_data;
+    sft_uint_t                tls_data_reuse;
 } sft_ftp_srv_conf_t;
 
 
@@ -181,6 +186,7 @@ struct sft_ftp_transfer_s {
 
     unsigned                  opened:1;    /* file or dir is open */
     unsigned                  started:1;   /* 150 sent, data may flow */
+    unsigned                  deferred:1;  /* upload: open after data TLS */
     unsigned                  io:1;        /* a storage op is running */
     unsigned                  eof:1;       /* data conn or dir done */
     unsigned                  failed:1;

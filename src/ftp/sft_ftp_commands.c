@@ -208,7 +208,7 @@ sft_ftp_feat(sft_ftp_session_t *s)
 
     p = sft_slprintf(p, last, "211-Features:\r\n");
 
-    if (s->conf->tls.ctx) {
+    if (s->conf->tls_login != SFT_FTP_TLS_OFF) {
         p = sft_slprintf(p, last, " AUTH TLS\r\n PBSZ\r\n PROT\r\n");
     }
 
@@ -1018,13 +1018,19 @@ sft_ftp_prot(sft_ftp_session_t *s)
     }
 
     if (sft_str_caseeq(&s->arg, "P")) {
+        if (s->conf->tls_data == SFT_FTP_TLS_OFF) {
+            sft_ftp_reply(s, 534, "PROT P refused: policy keeps data "
+                                  "connections in clear.");
+            return SFT_OK;
+        }
+
         s->prot_p = 1;
         sft_ftp_reply(s, 200, "PROT now Private.");
         return SFT_OK;
     }
 
     if (sft_str_caseeq(&s->arg, "C")) {
-        if (s->conf->ssl_require_data) {
+        if (s->conf->tls_data == SFT_FTP_TLS_REQUIRED) {
             sft_ftp_reply(s, 534, "PROT C refused: policy requires "
                                   "encrypted data connections.");
             return SFT_OK;

@@ -143,6 +143,9 @@ sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended)
 
     c = s->connection;
 
+    /* the data connection resumes the control session: keep it fresh */
+    sft_ssl_renew_session(c);
+
     if (extended && s->arg.len) {
         if (sft_str_caseeq(&s->arg, "ALL")) {
             s->epsv_all = 1;
@@ -599,6 +602,8 @@ sft_ftp_port(sft_ftp_session_t *s, sft_uint_t extended)
 
     peer = (struct sockaddr *) &s->connection->sockaddr;
 
+    sft_ssl_renew_session(s->connection);
+
     if (s->epsv_all) {
         sft_ftp_reply(s, 503, "%s not allowed after EPSV ALL.",
                       extended ? "EPRT" : "PORT");
@@ -803,7 +808,7 @@ sft_ftp_data_connected(sft_ftp_session_t *s)
 /*
  * PROT P: the data connection's TLS handshake (the client's side starts
  * after "150"), within data_timeout; then the session must have been
- * resumed from the control connection's (ssl_require_reuse), else 522
+ * resumed from the control connection's (tls_data_reuse), else 522
  */
 
 static void
@@ -819,7 +824,8 @@ sft_ftp_data_start(sft_ftp_session_t *s)
         return;
     }
 
-    if (sft_ssl_create_connection(&s->conf->tls, dc, SFT_SSL_SERVER)
+    if (sft_ssl_create_connection(&s->conf->tls, dc,
+                                  SFT_SSL_SERVER|SFT_SSL_NO_TICKETS)
         != SFT_OK)
     {
         sft_ftp_data_close(s);
@@ -858,7 +864,7 @@ sft_ftp_data_tls_done(sft_connection_t *dc)
         goto failed;
     }
 
-    if (s->conf->ssl_require_reuse
+    if (s->conf->tls_data_reuse == SFT_FTP_TLS_REQUIRED
         && !sft_ssl_same_session(dc, s->connection))
     {
         sft_log_error(SFT_LOG_NOTICE, s->log, 0,

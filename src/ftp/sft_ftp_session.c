@@ -22,6 +22,7 @@ static void sft_ftp_run(sft_ftp_session_t *s);
 static void sft_ftp_dispatch(sft_ftp_session_t *s, sft_int_t rc);
 static void sft_ftp_op_done(sft_storage_req_t *req);
 static void sft_ftp_auth_done(sft_auth_request_t *ar);
+static void sft_ftp_certificate_login(sft_ftp_session_t *s);
 static void sft_ftp_auth_result(sft_ftp_session_t *s);
 static void sft_ftp_delay_handler(sft_event_t *ev);
 static sft_int_t sft_ftp_setup_vfs(sft_ftp_session_t *s);
@@ -477,7 +478,7 @@ sft_ftp_tls_handshaked(sft_connection_t *c)
 sft_int_t
 sft_ftp_auth(sft_ftp_session_t *s)
 {
-    if (s->conf->tls.ctx == NULL) {
+    if (s->conf->tls_login == SFT_FTP_TLS_OFF) {
         sft_ftp_reply(s, 502, "TLS is not configured.");
         return SFT_OK;
     }
@@ -512,17 +513,17 @@ sft_ftp_auth(sft_ftp_session_t *s)
 }
 
 
-/* ssl_require_login: no USER or PASS before AUTH TLS */
+/* tls_login required: no USER or PASS before AUTH TLS */
 
 sft_int_t
 sft_ftp_login_allowed(sft_ftp_session_t *s)
 {
-    if (s->tls || s->conf->tls.ctx == NULL || !s->conf->ssl_require_login) {
+    if (s->tls || s->conf->tls_login != SFT_FTP_TLS_REQUIRED) {
         return 1;
     }
 
     sft_log_error(SFT_LOG_INFO, s->log, 0,
-                  "login before AUTH TLS refused (ssl_require_login)");
+                  "login before AUTH TLS refused (tls_login required)");
     sft_ftp_reply(s, 530, "Policy requires SSL: use AUTH TLS first.");
 
     return 0;
@@ -736,9 +737,57 @@ sft_ftp_user_login(sft_ftp_session_t *s)
     sft_memcpy(s->user.data, s->arg.data, len);
     s->user.len = len;
 
+    switch (sft_ssl_client_user(s->connection, &s->conf->ssl, &s->user,
+                                s->log))
+    {
+    case SFT_SSL_CLIENT_REFUSED:
+        s->user.len = 0;
+        sft_ftp_reply(s, 530, "Login incorrect.");
+        return SFT_OK;
+
+    case SFT_SSL_CLIENT_LOGIN:
+        sft_ftp_certificate_login(s);
+        return SFT_OK;
+
+    default: /* SFT_SSL_CLIENT_PASSWORD */
+        break;
+    }
+
     sft_ftp_reply(s, 331, "Please specify the password.");
 
     return SFT_OK;
+}
+
+
+/* "ssl_client_login certificate": the user its certificate names */
+
+static void
+sft_ftp_certificate_login(sft_ftp_session_t *s)
+{
+    sft_user_t          *u;
+    sft_auth_request_t  *ar;
+
+    ar = &s->auth;
+    sft_memzero(ar, sizeof(sft_auth_request_t));
+    ar->result = SFT_AUTH_BAD;
+
+    sft_users_check(s->log);
+    u = sft_users_lookup(&s->user);
+
+    if (u != NULL && !u->disabled
+        && sft_user_allowed_from(u,
+                             (struct sockaddr *) &s->connection->sockaddr))
+    {
+        ar->result = SFT_AUTH_OK;
+        ar->account = sft_user_acquire(u);
+
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "user \"%.*s\" logs in with a client certificate",
+                      SFT_STR_FMT(&s->user));
+    }
+
+    s->busy = 1;
+    sft_ftp_auth_result(s);
 }
 
 

@@ -6,8 +6,9 @@
  * read runs while the last chunk is sent: on the event loop when it cannot
  * block, from tmpfs or with RWF_NOWAIT from the page cache, else a VFS
  * read on the thread pool); uploads through a chunk of the buffer pool
- * written via the VFS (committed on the data connection's EOF, aborted
- * otherwise, so no truncated file appears under the name).
+ * written via the VFS, or with pwrite(2) on the event loop to tmpfs
+ * (committed on the data connection's EOF, aborted otherwise, so no
+ * truncated file appears under the name).
  * TYPE A converts LF to CRLF on the way out and CRLF to LF on the way in.
  */
 
@@ -24,12 +25,18 @@
 #define SFT_FTP_SENDFILE_MAX  (1024 * 1024)
 #define SFT_FTP_SPLICE_PIPE   (1024 * 1024)     /* asked for, not needed */
 
-/* t->direct: how a pooled download reads a file with a descriptor */
+/* chunks an upload pwrite(2)s to tmpfs before other events get a turn */
+#define SFT_FTP_DIRECT_WRITES 4
+
+/* t->direct: how a pooled download reads (an upload writes) a file */
 #define SFT_FTP_READ_VFS      0     /* the VFS, maybe on the thread pool */
-#define SFT_FTP_READ_MEMORY   1     /* tmpfs: pread(2) on the event loop */
+#define SFT_FTP_READ_MEMORY   1     /* tmpfs: pread(2) (pwrite(2)) on the
+                                       event loop */
 #define SFT_FTP_READ_NOWAIT   2     /* from the page cache or the VFS */
 
 
+static void sft_ftp_transfer_open(sft_ftp_session_t *s);
+static void sft_ftp_upload_150(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
 static void sft_ftp_transfer_opened(sft_ftp_session_t *s);
 static void sft_ftp_transfer_io_done(sft_storage_req_t *req);
 static void sft_ftp_transfer_wake(sft_event_t *ev);
@@ -44,6 +51,7 @@ static void sft_ftp_splice_init(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
 static void sft_ftp_splice_cleanup(void *data);
 static void sft_ftp_recv_splice(sft_ftp_session_t *s);
 static void sft_ftp_send_list(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_write_direct(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_write_done(sft_ftp_session_t *s);
 static void sft_ftp_transfer_finish(sft_ftp_session_t *s);
 static void sft_ftp_transfer_report(sft_ftp_session_t *s,
@@ -72,12 +80,11 @@ sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
 sft_int_t
 sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
 {
-    u_char              *p, *end, vpath[SFT_STORAGE_PATH_MAX + 1];
-    u_char               uname[SFT_STORAGE_PATH_MAX + 1];
-    size_t               len, vlen;
-    sft_int_t            rc;
-    sft_uint_t           flags, unique;
+    u_char              *p, *end, uname[SFT_STORAGE_PATH_MAX + 1];
+    size_t               len;
+    sft_uint_t           unique;
     sft_pool_t          *pool;
+    sft_connection_t    *dc;
     sft_ftp_transfer_t  *t;
 
     if (s->rang && (kind == SFT_FTP_STOR || kind == SFT_FTP_APPE
@@ -99,7 +106,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
         return SFT_OK;
     }
 
-    if (s->tls && !s->prot_p && s->conf->ssl_require_data) {
+    if (!s->prot_p && s->conf->tls_data == SFT_FTP_TLS_REQUIRED) {
         s->rest = 0;
         sft_ftp_data_close(s);
         sft_ftp_reply(s, 521, "Data connections must be encrypted: "
@@ -242,7 +249,46 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     s->transfer = t;
     sft_ftp_transfer_req(s, t);
 
-    switch (kind) {
+    dc = s->data.conn;
+
+    if (s->prot_p && (kind == SFT_FTP_STOR || kind == SFT_FTP_APPE)
+        && (dc == NULL || dc->ssl == NULL || !dc->ssl->handshaked
+            || s->data.connecting || s->data.handshaking))
+    {
+        /*
+         * an upload touches no file before the data connection's TLS
+         * handshake is done and its session verified: "150" now (clients
+         * start the handshake after it), the open in
+         * sft_ftp_transfer_connected()
+         */
+
+        t->deferred = 1;
+        t->started = 1;
+        sft_ftp_upload_150(s, t);
+
+        return SFT_OK;
+    }
+
+    sft_ftp_transfer_open(s);
+
+    return SFT_OK;
+}
+
+
+static void
+sft_ftp_transfer_open(sft_ftp_session_t *s)
+{
+    u_char              *p, vpath[SFT_STORAGE_PATH_MAX + 1];
+    size_t               len, vlen;
+    sft_int_t            rc;
+    sft_uint_t           flags;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+    p = t->path;
+    len = t->path_len;
+
+    switch (t->kind) {
 
     case SFT_FTP_RETR:
         rc = sft_vfs_open_read(&s->vfs, &t->req, &t->file, p, len);
@@ -251,7 +297,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     case SFT_FTP_STOR:
         flags = s->rest ? SFT_STORAGE_WRITE_INPLACE : 0;
 
-        if (unique) {
+        if (t->unique) {
             flags = SFT_STORAGE_WRITE_EXCL|SFT_STORAGE_WRITE_NOREPLACE;
         }
 
@@ -280,7 +326,7 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
         t->io = 1;
         s->pending++;
         s->busy = 1;
-        return SFT_OK;
+        return;
     }
 
     if (rc == SFT_OK) {
@@ -288,8 +334,18 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     }
 
     sft_ftp_transfer_opened(s);
+}
 
-    return SFT_OK;
+
+static void
+sft_ftp_upload_150(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
+{
+    if (t->unique) {
+        sft_ftp_reply(s, 150, "FILE: %.*s", (int) t->path_len, t->path);
+        return;
+    }
+
+    sft_ftp_reply(s, 150, "Ok to send data.");
 }
 
 
@@ -388,19 +444,16 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
         break;
 
     case SFT_FTP_STOR:
-        t->offset = s->rest;
+    case SFT_FTP_APPE:
+        t->offset = (t->kind == SFT_FTP_STOR) ? s->rest : t->file.size;
 
-        if (t->unique) {
-            sft_ftp_reply(s, 150, "FILE: %.*s", (int) t->path_len, t->path);
-            break;
+        /* tmpfs: no thread pool round trip per chunk */
+        sft_ftp_read_direct_init(t);
+
+        if (!t->started) {
+            sft_ftp_upload_150(s, t);
         }
 
-        sft_ftp_reply(s, 150, "Ok to send data.");
-        break;
-
-    case SFT_FTP_APPE:
-        t->offset = t->file.size;
-        sft_ftp_reply(s, 150, "Ok to send data.");
         break;
 
     default:
@@ -424,9 +477,21 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
 void
 sft_ftp_transfer_connected(sft_ftp_session_t *s)
 {
-    if (s->transfer && s->transfer->started) {
-        sft_ftp_transfer_run(s);
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+
+    if (t == NULL || !t->started) {
+        return;
     }
+
+    if (t->deferred) {
+        t->deferred = 0;
+        sft_ftp_transfer_open(s);
+        return;
+    }
+
+    sft_ftp_transfer_run(s);
 }
 
 
@@ -535,8 +600,8 @@ sft_ftp_transfer_run(sft_ftp_session_t *s)
 
     t = s->transfer;
 
-    if (t == NULL || s->closed || !t->started || t->io || t->finishing
-        || s->data.conn == NULL || s->data.connecting
+    if (t == NULL || s->closed || !t->started || t->deferred || t->io
+        || t->finishing || s->data.conn == NULL || s->data.connecting
         || s->data.handshaking)
     {
         return;
@@ -1021,12 +1086,13 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
     size_t               size;
     ssize_t              n;
     sft_int_t            rc;
-    sft_uint_t           cr;
+    sft_uint_t           cr, written;
     sft_connection_t    *dc;
     sft_ftp_transfer_t  *t;
 
     t = s->transfer;
     dc = s->data.conn;
+    written = 0;
 
     for ( ;; ) {
 
@@ -1048,6 +1114,21 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
         }
 
         if (t->out_len + t->cr >= t->chunk_size || (t->eof && t->out_len)) {
+
+            if (t->direct == SFT_FTP_READ_MEMORY) {
+                if (sft_ftp_write_direct(s) != SFT_OK) {
+                    return;
+                }
+
+                if (++written == SFT_FTP_DIRECT_WRITES) {
+                    /* a client that keeps the socket full: take turns */
+                    sft_post_event(&t->wake);
+                    return;
+                }
+
+                continue;
+            }
+
             sft_ftp_transfer_req(s, t);
 
             rc = sft_vfs_write(&s->vfs, &t->req, &t->file, t->chunk,
@@ -1264,6 +1345,54 @@ sft_ftp_recv_splice(sft_ftp_session_t *s)
         t->bytes += n;
         t->piped = n;
     }
+}
+
+
+/* a chunk of an upload to tmpfs, charged to the quota like a VFS write */
+
+static sft_int_t
+sft_ftp_write_direct(sft_ftp_session_t *s)
+{
+    size_t               done;
+    ssize_t              n;
+    sft_fd_t             fd;
+    sft_ftp_transfer_t  *t;
+
+    t = s->transfer;
+    fd = t->file.storage->driver->file_fd(&t->file);
+
+    t->req.err = SFT_STORAGE_OK;
+
+    if (sft_vfs_charge_write(&s->vfs, &t->file, t->offset, t->out_len)
+        != SFT_OK)
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "quota exceeded: upload of \"%s\" stopped",
+                      t->file.name);
+        t->req.err = SFT_STORAGE_QUOTA;
+    }
+
+    for (done = 0; t->req.err == SFT_STORAGE_OK && done < t->out_len;
+         done += n)
+    {
+        n = pwrite(fd, t->chunk + done, t->out_len - done, t->offset + done);
+
+        if (n == -1) {
+            if (sft_errno == EINTR) {
+                n = 0;
+                continue;
+            }
+
+            t->req.err = sft_storage_map_errno(sft_errno);
+            sft_log_error(SFT_LOG_ERR, s->log, sft_errno,
+                          "pwrite() \"%s\" failed", t->file.name);
+            break;
+        }
+    }
+
+    t->req.nbytes = done;
+
+    return sft_ftp_write_done(s);
 }
 
 

@@ -3,7 +3,9 @@
  * the same process over loopback TCP, driven by poll(): handshake, 1 MiB
  * echo with random partial reads and writes, close_notify, session
  * resumption and the FTPS data-connection identity check, protocol
- * restrictions and garbage instead of a ClientHello.
+ * restrictions, garbage instead of a ClientHello, and client certificates
+ * (made with the openssl CLI) mapped to user names by each rule; data
+ * connections made without session tickets.
  */
 
 #include <sft_config.h>
@@ -38,6 +40,8 @@ static sft_log_t       tlog;
 static sft_log_file_t  tlog_file;
 static char            tlog_path[PATH_MAX];
 static char            tmpdir[] = "/tmp/sft_tls.XXXXXX";
+static sft_uint_t      hs_flags;      /* handshake()'s extra flags */
+static int             tickets;       /* NewSessionTickets a client got */
 
 
 static double
@@ -167,7 +171,9 @@ handshake(sft_ssl_t *ssl, tconn_t *t, SSL *cl, int *client_rc)
     double     deadline;
     sft_int_t  rc;
 
-    if (sft_ssl_create_connection(ssl, &t->c, SFT_SSL_SERVER) != SFT_OK) {
+    if (sft_ssl_create_connection(ssl, &t->c, SFT_SSL_SERVER|hs_flags)
+        != SFT_OK)
+    {
         return SFT_ERROR;
     }
 
@@ -505,6 +511,185 @@ resumption(sft_ssl_t *ssl, int max_version, const char *what)
 }
 
 
+/* SFT_SSL_NO_TICKETS: a data connection resumes, and gets no ticket */
+
+static int
+count_ticket(SSL *ssl, SSL_SESSION *sess)
+{
+    tickets++;
+    return 0;
+}
+
+
+static void
+data_tickets(sft_ssl_t *ssl)
+{
+    int           cfd[2], sfd[2], crc, before;
+    SSL          *cl[2];
+    SSL_CTX      *cctx;
+    tconn_t       t[2];
+    SSL_SESSION  *sess;
+
+    cctx = client_ctx(0);
+    SSL_CTX_sess_set_new_cb(cctx, count_ticket);
+
+    tcp_pair(&cfd[0], &sfd[0]);
+    tconn_init(&t[0], sfd[0]);
+    cl[0] = client_new(cctx, cfd[0], NULL);
+    handshake(ssl, &t[0], cl[0], &crc);
+    (void) echo(&t[0], cl[0], 1000);
+    sess = SSL_get1_session(cl[0]);
+
+    ok(tickets > 0, "control connection: tickets issued");
+
+    before = tickets;
+    hs_flags = SFT_SSL_NO_TICKETS;
+
+    tcp_pair(&cfd[1], &sfd[1]);
+    tconn_init(&t[1], sfd[1]);
+    cl[1] = client_new(cctx, cfd[1], sess);
+    handshake(ssl, &t[1], cl[1], &crc);
+    ok(echo(&t[1], cl[1], 1000), "no-tickets data connection echo");
+
+    hs_flags = 0;
+
+    ok(sft_ssl_same_session(&t[1].c, &t[0].c) == 1 && tickets == before,
+       "no-tickets data connection: resumed, no ticket sent");
+
+    SSL_SESSION_free(sess);
+    SSL_free(cl[0]);
+    SSL_free(cl[1]);
+    close(cfd[0]);
+    close(cfd[1]);
+    tconn_free(&t[0]);
+    tconn_free(&t[1]);
+    SSL_CTX_free(cctx);
+}
+
+
+/* client certificates: a handshake, then what each login rule says */
+
+static sft_uint_t
+login_rule(sft_ssl_t *ssl, SSL_CTX *cctx, sft_uint_t verify, sft_uint_t rule,
+    sft_uint_t login, const char *user)
+{
+    int             cfd, sfd, crc;
+    SSL            *cl;
+    tconn_t         t;
+    sft_str_t       u;
+    sft_uint_t      r;
+    sft_ssl_conf_t  conf;
+
+    tcp_pair(&cfd, &sfd);
+    tconn_init(&t, sfd);
+    cl = client_new(cctx, cfd, NULL);
+
+    r = 99;
+
+    if (handshake(ssl, &t, cl, &crc) == SFT_OK) {
+        sft_ssl_conf_init(&conf);
+        conf.verify_client = verify;
+        conf.client_user = rule;
+        conf.client_login = login;
+
+        u.data = (u_char *) user;
+        u.len = strlen(user);
+
+        r = sft_ssl_client_user(&t.c, &conf, &u, &tlog);
+    }
+
+    SSL_free(cl);
+    close(cfd);
+    tconn_free(&t);
+
+    return r;
+}
+
+
+static void
+client_certificates(const char *cert, const char *key)
+{
+    int         n;
+    char        cmd[4 * PATH_MAX], ca[PATH_MAX], ccert[PATH_MAX];
+    char        ckey[PATH_MAX];
+    SSL_CTX    *with, *without;
+    sft_ssl_t   ssl;
+
+    snprintf(ca, sizeof(ca), "%s/ca.pem", tmpdir);
+    snprintf(ccert, sizeof(ccert), "%s/client.pem", tmpdir);
+    snprintf(ckey, sizeof(ckey), "%s/client.key", tmpdir);
+
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && openssl req -x509 -newkey ec "
+             "-pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key "
+             "-out ca.pem -days 2 -subj /CN=ca 2>/dev/null "
+             "&& openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+             "-nodes -keyout client.key -out client.csr -subj /CN=carol "
+             "-addext subjectAltName=email:carol@example.com 2>/dev/null "
+             "&& openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key "
+             "-CAcreateserial -days 2 -copy_extensions copy "
+             "-out client.pem 2>/dev/null", tmpdir);
+
+    n = system(cmd);
+
+    if (n != 0) {
+        printf("ok %lu # skip no openssl CLI\n", ++tests);
+        return;
+    }
+
+    ok(sft_ssl_create(&ssl, 0, &tlog) == SFT_OK
+       && sft_ssl_certificate(&ssl, cert, key) == SFT_OK
+       && sft_ssl_client_certificate(&ssl, ca, SFT_SSL_VERIFY_OPTIONAL)
+          == SFT_OK,
+       "client certificate CAs loaded");
+
+    with = client_ctx(0);
+    SSL_CTX_use_certificate_file(with, ccert, SSL_FILETYPE_PEM);
+    SSL_CTX_use_PrivateKey_file(with, ckey, SSL_FILETYPE_PEM);
+    without = client_ctx(0);
+
+    ok(login_rule(&ssl, with, SFT_SSL_VERIFY_ON, SFT_SSL_USER_OFF,
+                  SFT_SSL_LOGIN_PASSWORD, "anyone")
+       == SFT_SSL_CLIENT_PASSWORD,
+       "no client_user: any verified certificate, then the password");
+    ok(login_rule(&ssl, with, SFT_SSL_VERIFY_ON, SFT_SSL_USER_SUBJECT_CN,
+                  SFT_SSL_LOGIN_PASSWORD, "carol")
+       == SFT_SSL_CLIENT_PASSWORD,
+       "subject_cn names the user: the password next");
+    ok(login_rule(&ssl, with, SFT_SSL_VERIFY_ON, SFT_SSL_USER_SUBJECT_CN,
+                  SFT_SSL_LOGIN_CERTIFICATE, "carol")
+       == SFT_SSL_CLIENT_LOGIN,
+       "subject_cn, client_login certificate: logged in");
+    ok(login_rule(&ssl, with, SFT_SSL_VERIFY_ON, SFT_SSL_USER_SUBJECT_CN,
+                  SFT_SSL_LOGIN_CERTIFICATE, "dave")
+       == SFT_SSL_CLIENT_REFUSED
+       && log_has("client certificate of \"carol\" used for \"dave\""),
+       "subject_cn: another user refused, logged");
+    ok(login_rule(&ssl, with, SFT_SSL_VERIFY_ON, SFT_SSL_USER_SAN_EMAIL,
+                  SFT_SSL_LOGIN_CERTIFICATE, "carol@example.com")
+       == SFT_SSL_CLIENT_LOGIN,
+       "san_email names the user");
+    ok(login_rule(&ssl, with, SFT_SSL_VERIFY_ON, SFT_SSL_USER_SAN_EMAIL,
+                  SFT_SSL_LOGIN_CERTIFICATE, "carol")
+       == SFT_SSL_CLIENT_REFUSED,
+       "san_email: the CN is not the e-mail");
+    ok(login_rule(&ssl, without, SFT_SSL_VERIFY_OPTIONAL,
+                  SFT_SSL_USER_SUBJECT_CN, SFT_SSL_LOGIN_CERTIFICATE,
+                  "carol")
+       == SFT_SSL_CLIENT_PASSWORD,
+       "optional, no certificate: the password");
+    ok(login_rule(&ssl, without, SFT_SSL_VERIFY_ON, SFT_SSL_USER_OFF,
+                  SFT_SSL_LOGIN_PASSWORD, "carol")
+       == SFT_SSL_CLIENT_REFUSED
+       && log_has("without a verified client certificate refused"),
+       "on, no certificate: refused");
+
+    SSL_CTX_free(with);
+    SSL_CTX_free(without);
+    sft_ssl_cleanup_ctx(&ssl);
+}
+
+
 int
 main(void)
 {
@@ -634,6 +819,7 @@ main(void)
 
     resumption(&ssl, 0, "TLSv1.3");
     resumption(&ssl, TLS1_2_VERSION, "TLSv1.2 tickets");
+    data_tickets(&ssl);
 
     ok(sft_ssl_create(&ssl12, 0, &tlog) == SFT_OK
        && sft_ssl_certificate(&ssl12, cert, key) == SFT_OK
@@ -719,6 +905,9 @@ main(void)
     tconn_free(&t);
 
     sft_ssl_cleanup_ctx(&ssl);
+
+    client_certificates(cert, key);
+
     close(tlog_file.fd);
 
     if (getenv("TEST_TLS_KEEP") == NULL) {
