@@ -51,6 +51,13 @@ mkdir "$d/var/data";
 symlink(`cd $src/html && pwd` =~ s/\n//r, "$d/html") or die;
 $t->write_file('conf/siftpd.conf', "daemon off;\n" . $conf);
 
+# "siftpd -t" checks the configuration and writes nothing
+
+my $tout = `$^X -e 'exec \@ARGV' -- ${\ $t->binary()} -p $d/ -c $d/conf/siftpd.conf -t 2>&1`;
+is($? >> 8, 0, 'siftpd -t accepts the shipped configuration') or diag($tout);
+ok(!-e "$d/conf/users" && !-e "$d/var/tls" && !-e "$d/var/ssh",
+    '-t made no users file, certificate or host key');
+
 $t->run('conf/siftpd.conf');
 
 my ($pw) = $t->read_file('stderr')

@@ -1877,14 +1877,22 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
         (void) snprintf(key, sizeof(key), "%.*s",
                         SFT_STR_FMT(&conf->certificate_key.file[i]));
 
-        /* the first pair may be made at the first start */
+        /* the first pair may be made at the first start (not by -t) */
 
         if (i == 0 && conf->self_signed == 1
             && stat(cert, &st) == -1 && errno == ENOENT
-            && stat(key, &st) == -1 && errno == ENOENT
-            && sft_ssl_generate_self_signed(cert, key, cf->log) != SFT_OK)
+            && stat(key, &st) == -1 && errno == ENOENT)
         {
-            return SFT_ERROR;
+            if (sft_test_config) {
+                sft_log_error(SFT_LOG_NOTICE, cf->log, 0,
+                              "\"%s\" will be made at the first start",
+                              cert);
+                continue;
+            }
+
+            if (sft_ssl_generate_self_signed(cert, key, cf->log) != SFT_OK) {
+                return SFT_ERROR;
+            }
         }
 
         if (sft_ssl_certificate(ssl, cert, key) != SFT_OK) {
