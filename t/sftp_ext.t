@@ -289,6 +289,102 @@ fails('check-file-handle of a write handle',
       lambda: cf('handle', fh.handle, 'md5'), 13)
 fh.close()
 
+# check-file crc32c: CRC-32C (Castagnoli, reflected 0x82f63b78), as GCS
+def crc32c(b):
+    c = 0xffffffff
+    for x in b:
+        c ^= x
+        for k in range(8):
+            c = (c >> 1) ^ (0x82f63b78 & -(c & 1))
+    return struct.pack('>I', c ^ 0xffffffff)
+
+check('crc32c reference', crc32c(b'123456789') == bytes.fromhex('e3069283'))
+small = big[:20000]
+r = cf('name', 'big', 'crc32c', 0, 20000)
+check('check-file-name crc32c', r == ('crc32c', crc32c(small)), r)
+r = cf('name', 'big', 'crc32c,md5', 777, 3000, 1000)
+want = b''.join(crc32c(big[i:min(i + 1000, 3777)]) for i in range(777, 3777, 1000))
+check('check-file crc32c blocks', r == ('crc32c', want), r)
+r = cf('name', 'big', 'crc32')
+check('crc32 still zlib\'s', r == ('crc32', crc(big)), r)
+
+# copy-data: from a read handle to a write handle, compared byte for byte
+def copy(rh, roff, rlen, wh, woff):
+    t, msg = ext('copy-data', rh, Raw(struct.pack('>QQ', roff, rlen)), wh,
+                 Raw(struct.pack('>Q', woff)))
+    return t
+
+src = sftp.open('big', 'r')
+dst = sftp.open('cd1', 'w')
+check('copy-data to the end', copy(src.handle, 0, 0, dst.handle, 0) == 101)
+dst.close()
+check('copy-data whole file', open(data + '/cd1', 'rb').read() == big)
+
+dst = sftp.open('cd2', 'w')
+copy(src.handle, 1000, 5000, dst.handle, 0)
+check('copy-data range', copy(src.handle, 200000, 0, dst.handle, 5000) == 101)
+dst.close()
+check('copy-data ranges', open(data + '/cd2', 'rb').read()
+      == big[1000:6000] + big[200000:], os.path.getsize(data + '/cd2'))
+
+dst = sftp.open('cd3', 'w')
+check('copy-data past the end', copy(src.handle, 400000, 0, dst.handle, 0)
+      == 101)
+check('copy-data length past the end',
+      copy(src.handle, 299990, 100, dst.handle, 0) == 101)
+dst.close()
+check('copy-data past the end copies nothing left',
+      open(data + '/cd3', 'rb').read() == big[299990:])
+
+fails('copy-data from a write handle',
+      lambda: copy(dst.handle, 0, 0, src.handle, 0))
+w = sftp.open('cd4', 'w')
+fails('copy-data from a write handle', lambda: copy(w.handle, 0, 0, w.handle, 0), 13)
+fails('copy-data to a read handle', lambda: copy(src.handle, 0, 0, src.handle, 0), 13)
+w.close()
+fails('copy-data of a closed handle', lambda: copy(src.handle, 0, 0, w.handle, 0))
+
+# the same file, read and written in place: ranges must not overlap
+with open(data + '/cd5', 'wb') as f:
+    f.write(big[:10000])
+rw = sftp.open('cd5', 'r+')
+rd = sftp.open('cd5', 'r')
+check('copy-data within a file', copy(rd.handle, 0, 1000, rw.handle, 5000) == 101)
+fails('copy-data overlapping ranges',
+      lambda: copy(rd.handle, 0, 1000, rw.handle, 500))
+check('copy-data to the end of itself',
+      copy(rd.handle, 0, 0, rw.handle, 10000) == 101)
+rw.close()
+rd.close()
+want = big[:5000] + big[:1000] + big[6000:10000]
+check('copy-data within a file: bytes', open(data + '/cd5', 'rb').read()
+      == want + want, os.path.getsize(data + '/cd5'))
+src.close()
+
+# FSETSTAT of an upload: mode and size now, times at CLOSE, after the rename
+fh = sftp.open('fs1', 'w')
+fh.write(b'y' * 5000)
+fh.chmod(0o640)
+fh.utime((1000000000, 1234567890))
+fh.truncate(3000)
+fh.seek(3000)
+fh.write(b'z' * 10)
+fh.close()
+st = os.stat(data + '/fs1')
+check('fsetstat mode of an upload', (st.st_mode & 0o777) == 0o640, oct(st.st_mode))
+check('fsetstat times of an upload', st.st_mtime == 1234567890
+      and st.st_atime == 1000000000, (st.st_mtime, st.st_atime))
+check('fsetstat size of an upload', st.st_size == 3010
+      and open(data + '/fs1', 'rb').read() == b'y' * 3000 + b'z' * 10,
+      st.st_size)
+fh = sftp.open('fs1', 'r+')
+fh.truncate(100000)
+fh.utime((1000000000, 1111111111))
+fh.close()
+st = os.stat(data + '/fs1')
+check('fsetstat in place', st.st_size == 100000 and st.st_mtime == 1111111111,
+      (st.st_size, st.st_mtime))
+
 fails('unknown extension', lambda: ext('nothing@example.com'))
 
 # still usable after all of it

@@ -121,11 +121,14 @@ struct sft_sftp_handle_s {
     sft_uint_t                entry;       /* next dirent of the batch */
     sft_sftp_request_t       *closing;     /* CLOSE waits for busy == 0 */
     sft_storage_err_t         write_err;   /* a failed WRITE: no commit */
+    uint32_t                  atime;       /* FSETSTAT's, set at CLOSE */
+    uint32_t                  mtime;
     unsigned                  is_dir:1;
     unsigned                  opened:1;
     unsigned                  write:1;
     unsigned                  dir_read:1;  /* a batch has been read */
     unsigned                  released:1;  /* the session is gone */
+    unsigned                  set_times:1; /* atime, mtime at CLOSE */
 };
 
 
@@ -141,10 +144,13 @@ struct sft_sftp_request_s {
     u_char                   *path;        /* a second path or a buf */
     size_t                    path_len;
     uint32_t                  attr_flags;
+    uint64_t                  size;
     uint32_t                  perm;
+    uint32_t                  atime;
     uint32_t                  mtime;
     uint32_t                  pflags;
-    void                     *ctx;         /* check-file */
+    void                     *ctx;         /* check-file, copy-data, an
+                                              fd operation */
 };
 
 
