@@ -102,6 +102,7 @@ static void sft_sftp_check_abort(sft_sftp_request_t *r);
 static void sft_sftp_crc32_init(void);
 static sft_int_t sft_sftp_copy_data(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, uint32_t id);
+static sft_int_t sft_sftp_copy_read(sft_sftp_request_t *r);
 static sft_int_t sft_sftp_copy_overlap(sft_sftp_copy_t *ctx,
     sft_sftp_handle_t *from);
 static void sft_sftp_copy_complete(sft_sftp_request_t *r);
@@ -1103,19 +1104,8 @@ sft_sftp_fsetstat_write(sft_sftp_request_t *r)
     s = r->session;
     h = r->handle;
 
-    if (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME) {
-        h->atime = r->atime;
-        h->mtime = r->mtime;
-        h->set_times = 1;
-    }
-
     flags = r->attr_flags
             & (SSH_FILEXFER_ATTR_SIZE|SSH_FILEXFER_ATTR_PERMISSIONS);
-
-    if (flags == 0) {
-        sft_sftp_complete(r);
-        return;
-    }
 
     if ((flags & SSH_FILEXFER_ATTR_SIZE) && r->size > (uint64_t) INT64_MAX) {
         sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Invalid size");
@@ -1147,6 +1137,19 @@ sft_sftp_fsetstat_write(sft_sftp_request_t *r)
             sft_sftp_request_done(r);
             return;
         }
+    }
+
+    /* a refused request changes nothing: the times only now */
+
+    if (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME) {
+        h->atime = r->atime;
+        h->mtime = r->mtime;
+        h->set_times = 1;
+    }
+
+    if (flags == 0) {
+        sft_sftp_complete(r);
+        return;
     }
 
     r->type = SFT_SFTP_FD_OP;
@@ -1757,7 +1760,6 @@ static sft_int_t
 sft_sftp_copy_data(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id)
 {
     uint64_t             roff, len, woff;
-    sft_int_t            rc;
     sft_sftp_copy_t     *ctx;
     sft_sftp_handle_t   *from, *to;
     sft_sftp_request_t  *r;
@@ -1840,13 +1842,24 @@ sft_sftp_copy_data(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id)
 
     /* step 0: a read, step 1: its write */
 
-    rc = sft_vfs_read(&s->vfs, &r->req, &from->file, ctx->buf,
-                      ctx->to_eof ? SFT_SFTP_COPY_CHUNK
-                                  : sft_min(ctx->left, SFT_SFTP_COPY_CHUNK),
-                      (off_t) ctx->roff);
-    sft_sftp_result(r, rc);
+    sft_sftp_result(r, sft_sftp_copy_read(r));
 
     return SFT_OK;
+}
+
+
+static sft_int_t
+sft_sftp_copy_read(sft_sftp_request_t *r)
+{
+    sft_sftp_copy_t  *ctx = r->ctx;
+
+    r->step = 0;
+
+    return sft_vfs_read(&r->session->vfs, &r->req, &r->handle->file,
+                        ctx->buf,
+                        ctx->to_eof ? SFT_SFTP_COPY_CHUNK
+                                    : sft_min(ctx->left, SFT_SFTP_COPY_CHUNK),
+                        (off_t) ctx->roff);
 }
 
 
@@ -1957,12 +1970,7 @@ sft_sftp_copy_complete(sft_sftp_request_t *r)
                 }
             }
 
-            r->step = 0;
-            rc = sft_vfs_read(&s->vfs, &r->req, &r->handle->file, ctx->buf,
-                              ctx->to_eof ? SFT_SFTP_COPY_CHUNK
-                                          : sft_min(ctx->left,
-                                                    SFT_SFTP_COPY_CHUNK),
-                              (off_t) ctx->roff);
+            rc = sft_sftp_copy_read(r);
         }
 
         if (rc == SFT_AGAIN) {
