@@ -13,6 +13,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use Test::Siftpd qw/port/;
+use File::Temp;
 
 my $t = Test::Siftpd->new()->has('sftp');
 my $d = $t->testdir();
@@ -24,12 +25,20 @@ plan(skip_all => 'no OpenSSH client or paramiko')
 mkdir "$d/data";
 mkdir "$d/data/alice";
 
+# a storage on tmpfs: READs of a file in memory are answered on the loop
+my $shm = -d '/dev/shm' ? File::Temp::tempdir('/dev/shm/siftpd-test-XXXXXX',
+    CLEANUP => 1) : "$d/shm";
+mkdir $shm;
+chmod 0755, $shm;
+mkdir "$shm/m";
+
 $t->write_file_expand('siftpd.conf', <<'EOF2');
 %%TEST_GLOBALS%%
 worker_processes 1;
 events { worker_connections 64; }
 users %%TESTDIR%%/users;
 storage local { driver posix; root %%TESTDIR%%/data; }
+storage shm { driver posix; root %%SHM%%; }
 sftp {
     server {
         listen 127.0.0.1:%%PORT_8022%%;
@@ -40,17 +49,23 @@ sftp {
 }
 EOF2
 
+my $conf = $t->read_file('siftpd.conf');
+$conf =~ s/%%SHM%%/$shm/;
+$t->write_file('siftpd.conf', $conf);
+
 open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
     'user', 'add', 'alice', '--home', '/alice', '--perms',
     'list,download,upload,overwrite,delete,rename,mkdir,rmdir,chmod' or die;
 print $fh "pw-alice\n";
 close $fh;
 
-# the same home, fewer permissions: for hardlink's checks
-for (['ro', 'list,download'], ['wo', 'list,upload']) {
+# the same home, fewer permissions: for hardlink's checks; one on tmpfs
+for (['ro', 'list,download', '/alice'], ['wo', 'list,upload', '/alice'],
+     ['mem', 'list,download', '/m', '--storage', 'shm'])
+{
     open $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-        'user', 'add', $_->[0], '--home', '/alice', '--perms', $_->[1]
-        or die;
+        'user', 'add', $_->[0], '--home', $_->[2], '--perms', $_->[1],
+        @{$_}[3 .. $#$_] or die;
     print $fh "pw-$_->[0]\n";
     close $fh;
 }
@@ -59,7 +74,7 @@ system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0 or die;
 my $pub = $t->read_file('key.pub');
 chomp $pub;
 my $users = $t->read_file('users');
-$users =~ s/^\[(alice|ro|wo)\]\n/[$1]\nssh_key = $pub\n/mg;
+$users =~ s/^\[(alice|ro|wo|mem)\]\n/[$1]\nssh_key = $pub\n/mg;
 $t->write_file('users', $users);
 
 $t->write_file('data/alice/f', "hello\n" x 100);
@@ -393,6 +408,42 @@ sftp.close()
 tr.close()
 print('done')
 EOF2
+
+# READs three ways: on the thread pool (the pages dropped, so RWF_NOWAIT
+# says EAGAIN), on the loop from the page cache, on the loop from tmpfs
+
+system("head -c 3000000 /dev/urandom > $d/data/alice/cold") == 0 or die;
+system("cp $d/data/alice/cold $shm/m/cold") == 0 or die;
+
+$t->write_file('reads.py', <<'EOF2');
+import os, sys, paramiko
+port, key, user, path = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+want = open(path, 'rb').read()
+if user == 'alice':
+    fd = os.open(path, os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+tr = paramiko.Transport(('127.0.0.1', port))
+tr.connect(username=user, pkey=paramiko.Ed25519Key.from_private_key_file(key))
+sftp = paramiko.SFTPClient.from_transport(tr)
+for i in range(2):
+    with sftp.open('cold', 'r') as f:
+        f.prefetch()
+        got = f.read()
+    print('ok' if got == want else 'differ %d' % len(got))
+    with sftp.open('cold', 'r') as f:
+        f.seek(2999990)
+        print('ok' if f.read(100) == want[2999990:] else 'tail differs')
+tr.close()
+EOF2
+
+for (['alice', "$d/data/alice/cold", 'thread pool, then page cache'],
+     ['mem', "$shm/m/cold", 'tmpfs'])
+{
+    my $r = `timeout 60 /usr/bin/python3 $d/reads.py $port $d/key $_->[0] $_->[1] 2>&1`;
+    is($r, "ok\n" x 4, "READs from the $_->[2]");
+}
 
 my $py = "timeout 60 /usr/bin/python3 $d/client.py $port $d/key"
     . " $d/data/alice 2>&1";

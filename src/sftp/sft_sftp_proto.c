@@ -13,6 +13,9 @@
 #include <sft_sftp.h>
 
 #include <sft_asm.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <openssl/evp.h>
 
 
@@ -21,6 +24,8 @@
 
 /* request types of our own, for the extensions that need a step */
 #define SFT_SFTP_FD_OP        230      /* fsync, FSETSTAT of an upload */
+
+#define SFT_SFTP_FD_PROBE     0x40000000  /* an fd operation: READ_* */
 #define SFT_SFTP_CHECK_FILE   231
 #define SFT_SFTP_COPY_DATA    232
 
@@ -40,6 +45,7 @@ typedef struct {
     mode_t                mode;
     time_t                atime;
     time_t                mtime;
+    sft_uint_t            read_now;     /* the probe's SFT_SFTP_READ_* */
 } sft_sftp_fd_op_t;
 
 
@@ -107,6 +113,8 @@ static sft_int_t sft_sftp_copy_overlap(sft_sftp_copy_t *ctx,
     sft_sftp_handle_t *from);
 static void sft_sftp_copy_complete(sft_sftp_request_t *r);
 static void sft_sftp_handle_idle(sft_sftp_handle_t *h);
+static sft_int_t sft_sftp_read_now(sft_sftp_session_t *s,
+    sft_sftp_handle_t *h, uint32_t id, uint32_t len, uint64_t offset);
 static sft_sftp_request_t *sft_sftp_request_new(sft_sftp_session_t *s,
     u_char type, uint32_t id, size_t reserve);
 static void sft_sftp_request_done(sft_sftp_request_t *r);
@@ -591,6 +599,14 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             /* clamped, as OpenSSH does */
             rlen = sft_min(rlen, (uint32_t) SFT_SFTP_MAX_READ);
             reserve = 13 + rlen;
+
+            if (h->read_now != SFT_SFTP_READ_THREAD) {
+                rc = sft_sftp_read_now(s, h, id, rlen, offset);
+
+                if (rc != SFT_DECLINED) {
+                    return rc;
+                }
+            }
         }
 
         if (type == SSH_FXP_READDIR) {
@@ -1017,6 +1033,7 @@ sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
     ctx->mode = (mode_t) (r->perm & 07777);
     ctx->atime = h->atime;
     ctx->mtime = h->mtime;
+    ctx->read_now = SFT_SFTP_READ_THREAD;
 
     r->ctx = ctx;
 
@@ -1163,12 +1180,39 @@ static void
 sft_sftp_fd_thread(void *data, sft_log_t *log)
 {
     int                rc;
+    u_char             byte;
+    struct iovec       iov;
+    struct statfs      sf;
     struct timespec    ts[2];
     sft_sftp_fd_op_t  *ctx = data;
 
     (void) log;
 
     rc = 0;
+
+    /*
+     * the probe of a file open for reading: a file in memory is read on
+     * the loop; one whose file system knows RWF_NOWAIT is read there
+     * when its pages are cached; any other on the thread pool
+     */
+
+    if (ctx->flags == SFT_SFTP_FD_PROBE) {
+        iov.iov_base = &byte;
+        iov.iov_len = 1;
+
+        if (fstatfs(ctx->fd, &sf) == 0
+            && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+        {
+            ctx->read_now = SFT_SFTP_READ_MEMORY;
+
+        } else if (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
+                   || errno == EAGAIN)
+        {
+            ctx->read_now = SFT_SFTP_READ_NOWAIT;
+        }
+
+        return;
+    }
 
     if (ctx->flags == 0) {
         rc = fsync(ctx->fd);
@@ -2002,6 +2046,62 @@ sft_sftp_handle_idle(sft_sftp_handle_t *h)
 }
 
 
+/*
+ * A READ answered at once, with no request: the file is read straight
+ * into the output, behind the reply's header, if its pages are in memory
+ * (see the probe in sft_sftp_fd_thread()).  SFT_DECLINED: they are not,
+ * the read goes to the thread pool.
+ */
+
+static sft_int_t
+sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
+    uint32_t len, uint64_t offset)
+{
+    u_char        *p;
+    ssize_t        n;
+    struct iovec   iov;
+
+    if (offset > (uint64_t) INT64_MAX) {
+        return SFT_DECLINED;
+    }
+
+    p = sft_sftp_reply_space(s, 13 + len);
+    if (p == NULL) {
+        return SFT_ERROR;
+    }
+
+    iov.iov_base = p + 13;
+    iov.iov_len = len;
+
+    n = preadv2(h->file.storage->driver->file_fd(&h->file), &iov, 1,
+                (off_t) offset,
+                h->read_now == SFT_SFTP_READ_NOWAIT ? RWF_NOWAIT : 0);
+
+    if (n == -1) {
+        if (errno == EOPNOTSUPP) {
+            h->read_now = SFT_SFTP_READ_THREAD;
+        }
+
+        /* EAGAIN: not cached; any error: the thread pool reports it */
+        return SFT_DECLINED;
+    }
+
+    if (n == 0) {
+        sft_sftp_status(s, id, SSH_FX_EOF, "End of file");
+        return SFT_OK;
+    }
+
+    (void) sft_sftp_put_u32(p, 9 + (uint32_t) n);
+    p[4] = SSH_FXP_DATA;
+    (void) sft_sftp_put_u32(p + 5, id);
+    (void) sft_sftp_put_u32(p + 9, (uint32_t) n);
+
+    s->out_len += 13 + n;
+
+    return SFT_OK;
+}
+
+
 /* requests in flight */
 
 static sft_sftp_request_t *
@@ -2133,6 +2233,29 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
     case SSH_FXP_OPEN:
     case SSH_FXP_OPENDIR:
+        /* step 1: the probe of a file open for reading is over */
+
+        if (r->step == 1) {
+            if (err == SFT_STORAGE_OK && r->ctx) {
+                h->read_now = ((sft_sftp_fd_op_t *) r->ctx)->read_now;
+            }
+
+            err = SFT_STORAGE_OK;
+
+        } else if (err == SFT_STORAGE_OK && !h->is_dir && !h->write
+                   && h->file.storage->driver->file_fd)
+        {
+            h->opened = 1;
+            r->step = 1;
+
+            if (sft_sftp_fd_op(r, SFT_SFTP_FD_PROBE) == SFT_AGAIN) {
+                s->pending++;
+                return;
+            }
+
+            err = SFT_STORAGE_OK;
+        }
+
         h->busy--;
 
         if (err == SFT_STORAGE_OK) {
