@@ -216,6 +216,4 @@ SKIP: {
     is($n, 100, 'all 100 files came back');
 }
 
-$t->stop();
-
-done_testing();
+$t->done();

@@ -501,6 +501,4 @@ for my $u (['ro', 'without upload'], ['wo', 'without download']) {
     ok(!-e "$d/data/alice/hl9", "no link $u->[1]");
 }
 
-$t->stop();
-
-done_testing();
+$t->done();

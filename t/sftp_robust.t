@@ -287,6 +287,4 @@ cmp_ok(client('many'), '==', 2, 'the 200-session checks ran');
 my @w = $t->workers();
 is(scalar @w, 1, 'the worker survived');
 
-$t->stop();
-
-done_testing();
+$t->done();
