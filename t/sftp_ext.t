@@ -61,7 +61,7 @@ close $fh;
 
 # the same home, fewer permissions: for hardlink's checks; one on tmpfs
 for (['ro', 'list,download', '/alice'], ['wo', 'list,upload', '/alice'],
-     ['mem', 'list,download', '/m', '--storage', 'shm'])
+     ['mem', 'list,download,upload,overwrite', '/m', '--storage', 'shm'])
 {
     open $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
         'user', 'add', $_->[0], '--home', $_->[2], '--perms', $_->[1],
@@ -435,6 +435,16 @@ for i in range(2):
     with sftp.open('cold', 'r') as f:
         f.seek(2999990)
         print('ok' if f.read(100) == want[2999990:] else 'tail differs')
+# WRITEs: on the loop for tmpfs, on the thread pool otherwise
+up = os.path.dirname(path) + '/up'
+with sftp.open('up', 'w') as f:
+    f.set_pipelined(True)
+    for i in range(0, len(want), 32768):
+        f.write(want[i:i + 32768])
+print('ok' if open(up, 'rb').read() == want else 'upload differs')
+with sftp.open('up', 'a') as f:
+    f.write(b'appended')
+print('ok' if open(up, 'rb').read() == want + b'appended' else 'append differs')
 tr.close()
 EOF2
 
@@ -442,7 +452,7 @@ for (['alice', "$d/data/alice/cold", 'thread pool, then page cache'],
      ['mem', "$shm/m/cold", 'tmpfs'])
 {
     my $r = `timeout 60 /usr/bin/python3 $d/reads.py $port $d/key $_->[0] $_->[1] 2>&1`;
-    is($r, "ok\n" x 4, "READs from the $_->[2]");
+    is($r, "ok\n" x 6, "READs from the $_->[2]; WRITEs");
 }
 
 my $py = "timeout 60 /usr/bin/python3 $d/client.py $port $d/key"
