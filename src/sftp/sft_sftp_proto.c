@@ -668,6 +668,9 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
                 r->req.st.size = h->file.size;
                 r->req.st.mtime = sft_current_sec;
                 r->req.err = SFT_STORAGE_OK;
+
+                /* the completion releases the handle: a CLOSE waits */
+                h->busy++;
                 sft_sftp_complete(r);
                 return SFT_OK;
             }
