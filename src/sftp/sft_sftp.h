@@ -26,10 +26,10 @@
 #define SFT_SFTP_MAX_HANDLES    256
 #define SFT_SFTP_DIR_REPLY      (64 * 1024)
 
-/* how a file handle does I/O: found by a probe at OPEN */
-#define SFT_SFTP_IO_THREAD    0         /* on the thread pool */
-#define SFT_SFTP_IO_NOWAIT    1         /* RWF_NOWAIT on the loop first */
-#define SFT_SFTP_IO_MEMORY    2         /* tmpfs, ramfs: on the loop */
+/* how READs of a handle read: found by a probe at OPEN */
+#define SFT_SFTP_READ_THREAD    0         /* on the thread pool */
+#define SFT_SFTP_READ_NOWAIT    1         /* RWF_NOWAIT on the loop first */
+#define SFT_SFTP_READ_MEMORY    2         /* tmpfs, ramfs: on the loop */
 
 /* SFTP v3 packet types */
 #define SSH_FXP_INIT            1
@@ -134,7 +134,7 @@ struct sft_sftp_handle_s {
     unsigned                  dir_read:1;  /* a batch has been read */
     unsigned                  released:1;  /* the session is gone */
     unsigned                  set_times:1; /* atime, mtime at CLOSE */
-    unsigned                  io_now:2;    /* SFT_SFTP_IO_* */
+    unsigned                  read_now:2;  /* SFT_SFTP_READ_* */
 };
 
 

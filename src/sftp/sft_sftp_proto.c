@@ -25,7 +25,7 @@
 /* request types of our own, for the extensions that need a step */
 #define SFT_SFTP_FD_OP        230      /* fsync, FSETSTAT of an upload */
 
-#define SFT_SFTP_FD_PROBE     0x40000000  /* an fd operation: IO_* */
+#define SFT_SFTP_FD_PROBE     0x40000000  /* an fd operation: READ_* */
 #define SFT_SFTP_CHECK_FILE   231
 #define SFT_SFTP_COPY_DATA    232
 
@@ -45,7 +45,7 @@ typedef struct {
     mode_t                mode;
     time_t                atime;
     time_t                mtime;
-    sft_uint_t            io_now;       /* the probe's SFT_SFTP_IO_* */
+    sft_uint_t            read_now;     /* the probe's SFT_SFTP_READ_* */
 } sft_sftp_fd_op_t;
 
 
@@ -115,10 +115,6 @@ static void sft_sftp_copy_complete(sft_sftp_request_t *r);
 static void sft_sftp_handle_idle(sft_sftp_handle_t *h);
 static sft_int_t sft_sftp_read_now(sft_sftp_session_t *s,
     sft_sftp_handle_t *h, uint32_t id, uint32_t len, uint64_t offset);
-static void sft_sftp_write_now(sft_sftp_session_t *s, sft_sftp_handle_t *h,
-    uint32_t id, u_char *data, uint32_t len, uint64_t offset);
-static void sft_sftp_write_result(sft_sftp_session_t *s,
-    sft_sftp_handle_t *h, uint32_t id, sft_storage_req_t *req);
 static sft_sftp_request_t *sft_sftp_request_new(sft_sftp_session_t *s,
     u_char type, uint32_t id, size_t reserve);
 static void sft_sftp_request_done(sft_sftp_request_t *r);
@@ -604,7 +600,7 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             rlen = sft_min(rlen, (uint32_t) SFT_SFTP_MAX_READ);
             reserve = 13 + rlen;
 
-            if (h->io_now != SFT_SFTP_IO_THREAD) {
+            if (h->read_now != SFT_SFTP_READ_THREAD) {
                 rc = sft_sftp_read_now(s, h, id, rlen, offset);
 
                 if (rc != SFT_DECLINED) {
@@ -632,13 +628,6 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             if (!h->write) {
                 sft_sftp_status(s, id, SSH_FX_PERMISSION_DENIED,
                                 "Not open for writing");
-                return SFT_OK;
-            }
-
-            if (h->io_now == SFT_SFTP_IO_MEMORY
-                && h->write_err == SFT_STORAGE_OK)
-            {
-                sft_sftp_write_now(s, h, id, name, nlen, offset);
                 return SFT_OK;
             }
         }
@@ -1047,7 +1036,7 @@ sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
     ctx->mode = (mode_t) (r->perm & 07777);
     ctx->atime = h->atime;
     ctx->mtime = h->mtime;
-    ctx->io_now = SFT_SFTP_IO_THREAD;
+    ctx->read_now = SFT_SFTP_READ_THREAD;
 
     r->ctx = ctx;
 
@@ -1205,9 +1194,9 @@ sft_sftp_fd_thread(void *data, sft_log_t *log)
     rc = 0;
 
     /*
-     * the probe of an open file: a file in memory is read and written on
-     * the loop; one whose file system knows RWF_NOWAIT is read there when
-     * its pages are cached; any other on the thread pool
+     * the probe of a file open for reading: a file in memory is read on
+     * the loop; one whose file system knows RWF_NOWAIT is read there
+     * when its pages are cached; any other on the thread pool
      */
 
     if (ctx->flags == SFT_SFTP_FD_PROBE) {
@@ -1217,12 +1206,12 @@ sft_sftp_fd_thread(void *data, sft_log_t *log)
         if (fstatfs(ctx->fd, &sf) == 0
             && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
         {
-            ctx->io_now = SFT_SFTP_IO_MEMORY;
+            ctx->read_now = SFT_SFTP_READ_MEMORY;
 
         } else if (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
                    || errno == EAGAIN)
         {
-            ctx->io_now = SFT_SFTP_IO_NOWAIT;
+            ctx->read_now = SFT_SFTP_READ_NOWAIT;
         }
 
         return;
@@ -2089,11 +2078,11 @@ sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
 
     n = preadv2(h->file.storage->driver->file_fd(&h->file), &iov, 1,
                 (off_t) offset,
-                h->io_now == SFT_SFTP_IO_NOWAIT ? RWF_NOWAIT : 0);
+                h->read_now == SFT_SFTP_READ_NOWAIT ? RWF_NOWAIT : 0);
 
     if (n == -1) {
         if (errno == EOPNOTSUPP) {
-            h->io_now = SFT_SFTP_IO_THREAD;
+            h->read_now = SFT_SFTP_READ_THREAD;
         }
 
         /* EAGAIN: not cached; any error: the thread pool reports it */
@@ -2113,58 +2102,6 @@ sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
     s->out_len += 13 + n;
 
     return SFT_OK;
-}
-
-
-/*
- * A WRITE to a file in memory (tmpfs, ramfs), answered at once: written
- * on the loop straight from the input, through the VFS write path (the
- * quota) with the session's thread pool put aside for the call.
- */
-
-static void
-sft_sftp_write_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
-    u_char *data, uint32_t len, uint64_t offset)
-{
-    sft_storage_req_t   req;
-    sft_thread_pool_t  *tp;
-
-    sft_memzero(&req, sizeof(sft_storage_req_t));
-    req.pool = s->pool;
-
-    tp = s->vfs.thread_pool;
-    s->vfs.thread_pool = NULL;
-
-    (void) sft_vfs_write(&s->vfs, &req, &h->file, data, len, (off_t) offset);
-
-    s->vfs.thread_pool = tp;
-
-    sft_sftp_write_result(s, h, id, &req);
-}
-
-
-/* a WRITE is over: a failed one keeps the upload from being committed */
-
-static void
-sft_sftp_write_result(sft_sftp_session_t *s, sft_sftp_handle_t *h,
-    uint32_t id, sft_storage_req_t *req)
-{
-    if (req->err != SFT_STORAGE_OK) {
-        if (h->write_err == SFT_STORAGE_OK) {
-            h->write_err = req->err;
-        }
-
-        sft_sftp_storage_status(s, id, req->err);
-        return;
-    }
-
-    if ((size_t) req->nbytes != req->len) {
-        h->write_err = SFT_STORAGE_IO;
-        sft_sftp_status(s, id, SSH_FX_FAILURE, "Short write");
-        return;
-    }
-
-    sft_sftp_status(s, id, SSH_FX_OK, "Success");
 }
 
 
@@ -2299,16 +2236,16 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
     case SSH_FXP_OPEN:
     case SSH_FXP_OPENDIR:
-        /* step 1: the probe of the file is over */
+        /* step 1: the probe of a file open for reading is over */
 
         if (r->step == 1) {
             if (err == SFT_STORAGE_OK && r->ctx) {
-                h->io_now = ((sft_sftp_fd_op_t *) r->ctx)->io_now;
+                h->read_now = ((sft_sftp_fd_op_t *) r->ctx)->read_now;
             }
 
             err = SFT_STORAGE_OK;
 
-        } else if (err == SFT_STORAGE_OK && !h->is_dir
+        } else if (err == SFT_STORAGE_OK && !h->is_dir && !h->write
                    && h->file.storage->driver->file_fd)
         {
             h->opened = 1;
@@ -2368,7 +2305,22 @@ sft_sftp_complete(sft_sftp_request_t *r)
             h->busy--;
         }
 
-        sft_sftp_write_result(s, h, r->id, &r->req);
+        if (err != SFT_STORAGE_OK) {
+            if (h->write_err == SFT_STORAGE_OK) {
+                h->write_err = err;
+            }
+
+            sft_sftp_storage_status(s, r->id, err);
+            break;
+        }
+
+        if ((size_t) r->req.nbytes != r->req.len) {
+            h->write_err = SFT_STORAGE_IO;
+            sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Short write");
+            break;
+        }
+
+        sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
         break;
 
     case SSH_FXP_READDIR:
