@@ -435,7 +435,7 @@ for i in range(2):
     with sftp.open('cold', 'r') as f:
         f.seek(2999990)
         print('ok' if f.read(100) == want[2999990:] else 'tail differs')
-# WRITEs: on the loop for tmpfs, on the thread pool otherwise
+# WRITEs and an append (paramiko FSTATs an append handle before CLOSE)
 up = os.path.dirname(path) + '/up'
 with sftp.open('up', 'w') as f:
     f.set_pipelined(True)
