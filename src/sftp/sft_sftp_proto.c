@@ -2089,6 +2089,18 @@ sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
         return SFT_DECLINED;
     }
 
+    /*
+     * only part of the range cached (readahead under way): the thread
+     * pool reads all of it, rather than a short answer the client must
+     * ask again for
+     */
+
+    if (h->read_now == SFT_SFTP_READ_NOWAIT && (size_t) n < len
+        && (off_t) offset + n < h->file.size)
+    {
+        return SFT_DECLINED;
+    }
+
     if (n == 0) {
         sft_sftp_status(s, id, SSH_FX_EOF, "End of file");
         return SFT_OK;
