@@ -13,6 +13,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use Test::Siftpd qw/port/;
+use File::Temp;
 
 my $t = Test::Siftpd->new()->has('sftp');
 my $d = $t->testdir();
@@ -24,12 +25,20 @@ plan(skip_all => 'no OpenSSH client or paramiko')
 mkdir "$d/data";
 mkdir "$d/data/alice";
 
+# a storage on tmpfs: READs of a file in memory are answered on the loop
+my $shm = -d '/dev/shm' ? File::Temp::tempdir('/dev/shm/siftpd-test-XXXXXX',
+    CLEANUP => 1) : "$d/shm";
+mkdir $shm;
+chmod 0755, $shm;
+mkdir "$shm/m";
+
 $t->write_file_expand('siftpd.conf', <<'EOF2');
 %%TEST_GLOBALS%%
 worker_processes 1;
 events { worker_connections 64; }
 users %%TESTDIR%%/users;
 storage local { driver posix; root %%TESTDIR%%/data; }
+storage shm { driver posix; root %%SHM%%; }
 sftp {
     server {
         listen 127.0.0.1:%%PORT_8022%%;
@@ -40,17 +49,23 @@ sftp {
 }
 EOF2
 
+my $conf = $t->read_file('siftpd.conf');
+$conf =~ s/%%SHM%%/$shm/;
+$t->write_file('siftpd.conf', $conf);
+
 open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
     'user', 'add', 'alice', '--home', '/alice', '--perms',
     'list,download,upload,overwrite,delete,rename,mkdir,rmdir,chmod' or die;
 print $fh "pw-alice\n";
 close $fh;
 
-# the same home, fewer permissions: for hardlink's checks
-for (['ro', 'list,download'], ['wo', 'list,upload']) {
+# the same home, fewer permissions: for hardlink's checks; one on tmpfs
+for (['ro', 'list,download', '/alice'], ['wo', 'list,upload', '/alice'],
+     ['mem', 'list,download,upload,overwrite', '/m', '--storage', 'shm'])
+{
     open $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-        'user', 'add', $_->[0], '--home', '/alice', '--perms', $_->[1]
-        or die;
+        'user', 'add', $_->[0], '--home', $_->[2], '--perms', $_->[1],
+        @{$_}[3 .. $#$_] or die;
     print $fh "pw-$_->[0]\n";
     close $fh;
 }
@@ -59,7 +74,7 @@ system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0 or die;
 my $pub = $t->read_file('key.pub');
 chomp $pub;
 my $users = $t->read_file('users');
-$users =~ s/^\[(alice|ro|wo)\]\n/[$1]\nssh_key = $pub\n/mg;
+$users =~ s/^\[(alice|ro|wo|mem)\]\n/[$1]\nssh_key = $pub\n/mg;
 $t->write_file('users', $users);
 
 $t->write_file('data/alice/f', "hello\n" x 100);
@@ -289,6 +304,102 @@ fails('check-file-handle of a write handle',
       lambda: cf('handle', fh.handle, 'md5'), 13)
 fh.close()
 
+# check-file crc32c: CRC-32C (Castagnoli, reflected 0x82f63b78), as GCS
+def crc32c(b):
+    c = 0xffffffff
+    for x in b:
+        c ^= x
+        for k in range(8):
+            c = (c >> 1) ^ (0x82f63b78 & -(c & 1))
+    return struct.pack('>I', c ^ 0xffffffff)
+
+check('crc32c reference', crc32c(b'123456789') == bytes.fromhex('e3069283'))
+small = big[:20000]
+r = cf('name', 'big', 'crc32c', 0, 20000)
+check('check-file-name crc32c', r == ('crc32c', crc32c(small)), r)
+r = cf('name', 'big', 'crc32c,md5', 777, 3000, 1000)
+want = b''.join(crc32c(big[i:min(i + 1000, 3777)]) for i in range(777, 3777, 1000))
+check('check-file crc32c blocks', r == ('crc32c', want), r)
+r = cf('name', 'big', 'crc32')
+check('crc32 still zlib\'s', r == ('crc32', crc(big)), r)
+
+# copy-data: from a read handle to a write handle, compared byte for byte
+def copy(rh, roff, rlen, wh, woff):
+    t, msg = ext('copy-data', rh, Raw(struct.pack('>QQ', roff, rlen)), wh,
+                 Raw(struct.pack('>Q', woff)))
+    return t
+
+src = sftp.open('big', 'r')
+dst = sftp.open('cd1', 'w')
+check('copy-data to the end', copy(src.handle, 0, 0, dst.handle, 0) == 101)
+dst.close()
+check('copy-data whole file', open(data + '/cd1', 'rb').read() == big)
+
+dst = sftp.open('cd2', 'w')
+copy(src.handle, 1000, 5000, dst.handle, 0)
+check('copy-data range', copy(src.handle, 200000, 0, dst.handle, 5000) == 101)
+dst.close()
+check('copy-data ranges', open(data + '/cd2', 'rb').read()
+      == big[1000:6000] + big[200000:], os.path.getsize(data + '/cd2'))
+
+dst = sftp.open('cd3', 'w')
+check('copy-data past the end', copy(src.handle, 400000, 0, dst.handle, 0)
+      == 101)
+check('copy-data length past the end',
+      copy(src.handle, 299990, 100, dst.handle, 0) == 101)
+dst.close()
+check('copy-data past the end copies nothing left',
+      open(data + '/cd3', 'rb').read() == big[299990:])
+
+fails('copy-data from a write handle',
+      lambda: copy(dst.handle, 0, 0, src.handle, 0))
+w = sftp.open('cd4', 'w')
+fails('copy-data from a write handle', lambda: copy(w.handle, 0, 0, w.handle, 0), 13)
+fails('copy-data to a read handle', lambda: copy(src.handle, 0, 0, src.handle, 0), 13)
+w.close()
+fails('copy-data of a closed handle', lambda: copy(src.handle, 0, 0, w.handle, 0))
+
+# the same file, read and written in place: ranges must not overlap
+with open(data + '/cd5', 'wb') as f:
+    f.write(big[:10000])
+rw = sftp.open('cd5', 'r+')
+rd = sftp.open('cd5', 'r')
+check('copy-data within a file', copy(rd.handle, 0, 1000, rw.handle, 5000) == 101)
+fails('copy-data overlapping ranges',
+      lambda: copy(rd.handle, 0, 1000, rw.handle, 500))
+check('copy-data to the end of itself',
+      copy(rd.handle, 0, 0, rw.handle, 10000) == 101)
+rw.close()
+rd.close()
+want = big[:5000] + big[:1000] + big[6000:10000]
+check('copy-data within a file: bytes', open(data + '/cd5', 'rb').read()
+      == want + want, os.path.getsize(data + '/cd5'))
+src.close()
+
+# FSETSTAT of an upload: mode and size now, times at CLOSE, after the rename
+fh = sftp.open('fs1', 'w')
+fh.write(b'y' * 5000)
+fh.chmod(0o640)
+fh.utime((1000000000, 1234567890))
+fh.truncate(3000)
+fh.seek(3000)
+fh.write(b'z' * 10)
+fh.close()
+st = os.stat(data + '/fs1')
+check('fsetstat mode of an upload', (st.st_mode & 0o777) == 0o640, oct(st.st_mode))
+check('fsetstat times of an upload', st.st_mtime == 1234567890
+      and st.st_atime == 1000000000, (st.st_mtime, st.st_atime))
+check('fsetstat size of an upload', st.st_size == 3010
+      and open(data + '/fs1', 'rb').read() == b'y' * 3000 + b'z' * 10,
+      st.st_size)
+fh = sftp.open('fs1', 'r+')
+fh.truncate(100000)
+fh.utime((1000000000, 1111111111))
+fh.close()
+st = os.stat(data + '/fs1')
+check('fsetstat in place', st.st_size == 100000 and st.st_mtime == 1111111111,
+      (st.st_size, st.st_mtime))
+
 fails('unknown extension', lambda: ext('nothing@example.com'))
 
 # still usable after all of it
@@ -297,6 +408,52 @@ sftp.close()
 tr.close()
 print('done')
 EOF2
+
+# READs three ways: on the thread pool (the pages dropped, so RWF_NOWAIT
+# says EAGAIN), on the loop from the page cache, on the loop from tmpfs
+
+system("head -c 3000000 /dev/urandom > $d/data/alice/cold") == 0 or die;
+system("cp $d/data/alice/cold $shm/m/cold") == 0 or die;
+
+$t->write_file('reads.py', <<'EOF2');
+import os, sys, paramiko
+port, key, user, path = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+want = open(path, 'rb').read()
+if user == 'alice':
+    fd = os.open(path, os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+tr = paramiko.Transport(('127.0.0.1', port))
+tr.connect(username=user, pkey=paramiko.Ed25519Key.from_private_key_file(key))
+sftp = paramiko.SFTPClient.from_transport(tr)
+for i in range(2):
+    with sftp.open('cold', 'r') as f:
+        f.prefetch()
+        got = f.read()
+    print('ok' if got == want else 'differ %d' % len(got))
+    with sftp.open('cold', 'r') as f:
+        f.seek(2999990)
+        print('ok' if f.read(100) == want[2999990:] else 'tail differs')
+# WRITEs and an append (paramiko FSTATs an append handle before CLOSE)
+up = os.path.dirname(path) + '/up'
+with sftp.open('up', 'w') as f:
+    f.set_pipelined(True)
+    for i in range(0, len(want), 32768):
+        f.write(want[i:i + 32768])
+print('ok' if open(up, 'rb').read() == want else 'upload differs')
+with sftp.open('up', 'a') as f:
+    f.write(b'appended')
+print('ok' if open(up, 'rb').read() == want + b'appended' else 'append differs')
+tr.close()
+EOF2
+
+for (['alice', "$d/data/alice/cold", 'thread pool, then page cache'],
+     ['mem', "$shm/m/cold", 'tmpfs'])
+{
+    my $r = `timeout 60 /usr/bin/python3 $d/reads.py $port $d/key $_->[0] $_->[1] 2>&1`;
+    is($r, "ok\n" x 6, "READs from the $_->[2]; WRITEs");
+}
 
 my $py = "timeout 60 /usr/bin/python3 $d/client.py $port $d/key"
     . " $d/data/alice 2>&1";
@@ -354,6 +511,4 @@ for my $u (['ro', 'without upload'], ['wo', 'without download']) {
     ok(!-e "$d/data/alice/hl9", "no link $u->[1]");
 }
 
-$t->stop();
-
-done_testing();
+$t->done();

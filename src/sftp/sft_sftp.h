@@ -26,6 +26,11 @@
 #define SFT_SFTP_MAX_HANDLES    256
 #define SFT_SFTP_DIR_REPLY      (64 * 1024)
 
+/* how READs of a handle read: found by a probe at OPEN */
+#define SFT_SFTP_READ_THREAD    0         /* on the thread pool */
+#define SFT_SFTP_READ_NOWAIT    1         /* RWF_NOWAIT on the loop first */
+#define SFT_SFTP_READ_MEMORY    2         /* tmpfs, ramfs: on the loop */
+
 /* SFTP v3 packet types */
 #define SSH_FXP_INIT            1
 #define SSH_FXP_VERSION         2
@@ -121,11 +126,15 @@ struct sft_sftp_handle_s {
     sft_uint_t                entry;       /* next dirent of the batch */
     sft_sftp_request_t       *closing;     /* CLOSE waits for busy == 0 */
     sft_storage_err_t         write_err;   /* a failed WRITE: no commit */
+    uint32_t                  atime;       /* FSETSTAT's, set at CLOSE */
+    uint32_t                  mtime;
     unsigned                  is_dir:1;
     unsigned                  opened:1;
     unsigned                  write:1;
     unsigned                  dir_read:1;  /* a batch has been read */
     unsigned                  released:1;  /* the session is gone */
+    unsigned                  set_times:1; /* atime, mtime at CLOSE */
+    unsigned                  read_now:2;  /* SFT_SFTP_READ_* */
 };
 
 
@@ -141,10 +150,13 @@ struct sft_sftp_request_s {
     u_char                   *path;        /* a second path or a buf */
     size_t                    path_len;
     uint32_t                  attr_flags;
+    uint64_t                  size;
     uint32_t                  perm;
+    uint32_t                  atime;
     uint32_t                  mtime;
     uint32_t                  pflags;
-    void                     *ctx;         /* check-file */
+    void                     *ctx;         /* check-file, copy-data, an
+                                              fd operation */
 };
 
 

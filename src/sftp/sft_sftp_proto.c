@@ -4,14 +4,18 @@
  * getters, every complete request started at once, each answered when
  * its storage operation completes, handles, and OpenSSH's extensions
  * (posix-rename, hardlink, statvfs, fstatvfs, fsync, lsetstat, limits,
- * expand-path, home-directory, users-groups-by-id, check-file-name and
- * check-file-handle).
+ * expand-path, home-directory, users-groups-by-id, check-file-name,
+ * check-file-handle and copy-data).
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_sftp.h>
 
+#include <sft_asm.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <openssl/evp.h>
 
 
@@ -19,18 +23,30 @@
 #define SFT_SFTP_MAX_IDS      1024      /* users-groups-by-id, each */
 
 /* request types of our own, for the extensions that need a step */
-#define SFT_SFTP_FSYNC        230
+#define SFT_SFTP_FD_OP        230      /* fsync, FSETSTAT of an upload */
+
+#define SFT_SFTP_FD_PROBE     0x40000000  /* an fd operation: READ_* */
 #define SFT_SFTP_CHECK_FILE   231
+#define SFT_SFTP_COPY_DATA    232
+
+#define SFT_SFTP_COPY_CHUNK   65536     /* a copy-data read and write */
 
 #define SFT_SFTP_CHECK_CHUNK  65536     /* the read buffer of a check */
 #define SFT_SFTP_CHECK_MAX    131072    /* bytes of hashes in a reply */
-#define SFT_SFTP_CHECK_ALGOS  "md5,sha1,sha256,sha512,crc32"
+#define SFT_SFTP_CHECK_ALGOS  "md5,sha1,sha256,sha512,crc32,crc32c"
 
 
 typedef struct {
     sft_fd_t              fd;
-    int                   err;
-} sft_sftp_fsync_t;
+    int                   err;          /* the thread's errno */
+    uint32_t              flags;        /* SSH_FILEXFER_ATTR_*; 0: fsync */
+    off_t                 size;
+    off_t                 old_size;     /* for the quota */
+    mode_t                mode;
+    time_t                atime;
+    time_t                mtime;
+    sft_uint_t            read_now;     /* the probe's SFT_SFTP_READ_* */
+} sft_sftp_fd_op_t;
 
 
 /* check-file-name, check-file-handle */
@@ -40,7 +56,8 @@ typedef struct {
     sft_fd_t              fd;
     const char           *algo;
     sft_uint_t            algo_len;
-    const EVP_MD         *md;           /* NULL: CRC-32 */
+    const EVP_MD         *md;           /* NULL: CRC-32 or CRC-32C */
+    sft_uint_t            crc32c;       /* Castagnoli's, as GCS and S3 */
     uint64_t              start;
     uint64_t              length;       /* 0: to the end */
     uint32_t              block;        /* 0: one hash */
@@ -54,6 +71,18 @@ typedef struct {
 } sft_sftp_check_t;
 
 
+/* copy-data: from one handle's file to another's, a chunk at a time */
+
+typedef struct {
+    sft_sftp_handle_t    *to;
+    uint64_t              roff;
+    uint64_t              woff;
+    uint64_t              left;         /* 0 with to_eof: to the end */
+    u_char               *buf;          /* SFT_SFTP_COPY_CHUNK */
+    unsigned              to_eof:1;
+} sft_sftp_copy_t;
+
+
 static sft_int_t sft_sftp_request(sft_sftp_session_t *s, u_char *p,
     size_t len);
 static sft_int_t sft_sftp_extended(sft_sftp_session_t *s,
@@ -62,8 +91,10 @@ static sft_int_t sft_sftp_ext_is(u_char *name, uint32_t nlen,
     const char *ext);
 static void sft_sftp_reply_ids(sft_sftp_session_t *s, uint32_t id,
     u_char *uids, uint32_t ulen, u_char *gids, uint32_t glen);
-static sft_int_t sft_sftp_fsync(sft_sftp_request_t *r);
-static void sft_sftp_fsync_thread(void *data, sft_log_t *log);
+static sft_int_t sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags);
+static void sft_sftp_fd_thread(void *data, sft_log_t *log);
+static void sft_sftp_fd_op_quota(sft_sftp_request_t *r);
+static void sft_sftp_fsetstat_write(sft_sftp_request_t *r);
 static void sft_sftp_task_done(sft_event_t *ev);
 static void sft_sftp_reply_readlink(sft_sftp_request_t *r);
 static sft_int_t sft_sftp_check_file(sft_sftp_session_t *s,
@@ -75,6 +106,15 @@ static sft_int_t sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset,
 static void sft_sftp_check_complete(sft_sftp_request_t *r);
 static void sft_sftp_check_abort(sft_sftp_request_t *r);
 static void sft_sftp_crc32_init(void);
+static sft_int_t sft_sftp_copy_data(sft_sftp_session_t *s,
+    sft_sftp_buf_t *b, uint32_t id);
+static sft_int_t sft_sftp_copy_read(sft_sftp_request_t *r);
+static sft_int_t sft_sftp_copy_overlap(sft_sftp_copy_t *ctx,
+    sft_sftp_handle_t *from);
+static void sft_sftp_copy_complete(sft_sftp_request_t *r);
+static void sft_sftp_handle_idle(sft_sftp_handle_t *h);
+static sft_int_t sft_sftp_read_now(sft_sftp_session_t *s,
+    sft_sftp_handle_t *h, uint32_t id, uint32_t len, uint64_t offset);
 static sft_sftp_request_t *sft_sftp_request_new(sft_sftp_session_t *s,
     u_char type, uint32_t id, size_t reserve);
 static void sft_sftp_request_done(sft_sftp_request_t *r);
@@ -185,15 +225,14 @@ static sft_int_t
 sft_sftp_get_attrs(sft_sftp_buf_t *b, sft_sftp_request_t *r)
 {
     u_char    *d;
-    uint32_t   i, n, len, atime, uid, gid;
-    uint64_t   size;
+    uint32_t   i, n, len, uid, gid;
 
     if (sft_sftp_get_u32(b, &r->attr_flags) != SFT_OK) {
         return SFT_ERROR;
     }
 
     if ((r->attr_flags & SSH_FILEXFER_ATTR_SIZE)
-        && sft_sftp_get_u64(b, &size) != SFT_OK)
+        && sft_sftp_get_u64(b, &r->size) != SFT_OK)
     {
         return SFT_ERROR;
     }
@@ -212,7 +251,7 @@ sft_sftp_get_attrs(sft_sftp_buf_t *b, sft_sftp_request_t *r)
     }
 
     if ((r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME)
-        && (sft_sftp_get_u32(b, &atime) != SFT_OK
+        && (sft_sftp_get_u32(b, &r->atime) != SFT_OK
             || sft_sftp_get_u32(b, &r->mtime) != SFT_OK))
     {
         return SFT_ERROR;
@@ -560,6 +599,14 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             /* clamped, as OpenSSH does */
             rlen = sft_min(rlen, (uint32_t) SFT_SFTP_MAX_READ);
             reserve = 13 + rlen;
+
+            if (h->read_now != SFT_SFTP_READ_THREAD) {
+                rc = sft_sftp_read_now(s, h, id, rlen, offset);
+
+                if (rc != SFT_DECLINED) {
+                    return rc;
+                }
+            }
         }
 
         if (type == SSH_FXP_READDIR) {
@@ -610,6 +657,9 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
                 r->req.st.size = h->file.size;
                 r->req.st.mtime = sft_current_sec;
                 r->req.err = SFT_STORAGE_OK;
+
+                /* the completion releases the handle: a CLOSE waits */
+                h->busy++;
                 sft_sftp_complete(r);
                 return SFT_OK;
             }
@@ -627,8 +677,7 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             r->req.err = SFT_STORAGE_OK;
 
             if (h->write) {
-                /* applied to the name at CLOSE would be more; not yet */
-                sft_sftp_complete(r);
+                sft_sftp_fsetstat_write(r);
                 return SFT_OK;
             }
 
@@ -818,14 +867,14 @@ sft_sftp_extended(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
             return SFT_OK;
         }
 
-        r = sft_sftp_request_new(s, SFT_SFTP_FSYNC, id, SFT_SFTP_SMALL_REPLY);
+        r = sft_sftp_request_new(s, SFT_SFTP_FD_OP, id, SFT_SFTP_SMALL_REPLY);
         if (r == NULL) {
             return SFT_ERROR;
         }
 
         r->handle = h;
         h->busy++;
-        sft_sftp_result(r, sft_sftp_fsync(r));
+        sft_sftp_result(r, sft_sftp_fd_op(r, 0));
         return SFT_OK;
     }
 
@@ -913,6 +962,10 @@ sft_sftp_extended(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_OK;
     }
 
+    if (sft_sftp_ext_is(name, nlen, "copy-data")) {
+        return sft_sftp_copy_data(s, b, id);
+    }
+
     if (sft_sftp_ext_is(name, nlen, "check-file-name")) {
         return sft_sftp_check_file(s, b, id, 0);
     }
@@ -934,34 +987,41 @@ bad:
 }
 
 
-/* fsync@openssh.com: fsync(2) of the handle's file, on the thread pool */
+/*
+ * An operation on the open file of r->handle, on the thread pool: flags 0
+ * is fsync@openssh.com, else what an FSETSTAT of a file open for writing
+ * applies to it (SSH_FILEXFER_ATTR_SIZE, _PERMISSIONS, _ACMODTIME) without
+ * a path, so that it holds for a temporary upload too.
+ */
 
 static sft_int_t
-sft_sftp_fsync(sft_sftp_request_t *r)
+sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
 {
     sft_fd_t             fd;
-    sft_storage_file_t  *file;
-    sft_sftp_fsync_t    *ctx;
+    sft_sftp_fd_op_t    *ctx;
     sft_thread_task_t   *task;
+    sft_sftp_handle_t   *h;
     sft_sftp_session_t  *s;
 
     s = r->session;
-    file = &r->handle->file;
+    h = r->handle;
 
-    if (file->storage == NULL || file->storage->driver->file_fd == NULL
+    if (h->file.storage == NULL || h->file.storage->driver->file_fd == NULL
         || s->thread_pool == NULL)
     {
         r->req.err = SFT_STORAGE_UNSUPPORTED;
         return SFT_ERROR;
     }
 
-    fd = file->storage->driver->file_fd(file);
+    fd = h->file.storage->driver->file_fd(&h->file);
     if (fd == -1) {
         r->req.err = SFT_STORAGE_UNSUPPORTED;
         return SFT_ERROR;
     }
 
-    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_fsync_t));
+    /* not r->req.task: that one is the storage's, for a later step */
+
+    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_fd_op_t));
     if (task == NULL) {
         r->req.err = SFT_STORAGE_BUSY;
         return SFT_ERROR;
@@ -970,13 +1030,34 @@ sft_sftp_fsync(sft_sftp_request_t *r)
     ctx = task->ctx;
     ctx->fd = fd;
     ctx->err = 0;
+    ctx->flags = flags;
+    ctx->size = (off_t) r->size;
+    ctx->old_size = h->file.size;
+    ctx->mode = (mode_t) (r->perm & 07777);
+    ctx->atime = h->atime;
+    ctx->mtime = h->mtime;
+    ctx->read_now = SFT_SFTP_READ_THREAD;
 
-    task->handler = sft_sftp_fsync_thread;
+    r->ctx = ctx;
+
+    /* a larger size is charged first, as a WRITE to it would be */
+
+    if ((flags & SSH_FILEXFER_ATTR_SIZE) && ctx->size > ctx->old_size
+        && sft_vfs_charge_write(&s->vfs, &h->file, ctx->old_size,
+                                ctx->size - ctx->old_size)
+           != SFT_OK)
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "quota exceeded: \"%s\" not extended", h->path);
+        ctx->flags = 0;
+        r->req.err = SFT_STORAGE_QUOTA;
+        return SFT_ERROR;
+    }
+
+    task->handler = sft_sftp_fd_thread;
     task->event.handler = sft_sftp_task_done;
     task->event.data = r;
     task->event.log = s->log;
-
-    r->req.task = task;
 
     if (sft_thread_task_post(s->thread_pool, task) != SFT_OK) {
         r->req.err = SFT_STORAGE_BUSY;
@@ -987,14 +1068,176 @@ sft_sftp_fsync(sft_sftp_request_t *r)
 }
 
 
+/* on the loop, after a size change: the quota follows the file's size */
+
 static void
-sft_sftp_fsync_thread(void *data, sft_log_t *log)
+sft_sftp_fd_op_quota(sft_sftp_request_t *r)
 {
-    sft_sftp_fsync_t  *ctx = data;
+    off_t                n;
+    sft_sftp_fd_op_t    *ctx = r->ctx;
+    sft_storage_file_t  *file;
+
+    if (ctx == NULL || !(ctx->flags & SSH_FILEXFER_ATTR_SIZE)) {
+        return;
+    }
+
+    file = &r->handle->file;
+
+    if (r->req.err != SFT_STORAGE_OK) {
+        if (ctx->size <= ctx->old_size) {
+            return;
+        }
+
+        /* not extended: the charge goes back */
+        n = ctx->size - ctx->old_size;
+        file->size = ctx->old_size;
+
+    } else if (ctx->size < ctx->old_size) {
+        n = ctx->old_size - ctx->size;
+        file->size = ctx->size;
+
+    } else {
+        return;
+    }
+
+    n = sft_min(n, file->charged);
+    sft_vfs_quota_credit(r->session->vfs.quota, n, 0);
+    file->charged -= n;
+}
+
+
+/*
+ * FSETSTAT of a file open for writing: the size and the mode go to the
+ * open file now (a temporary upload keeps them through its rename); the
+ * times wait for CLOSE, after the last WRITE could change them.
+ */
+
+static void
+sft_sftp_fsetstat_write(sft_sftp_request_t *r)
+{
+    size_t               n, dlen;
+    uint32_t             flags;
+    sft_sftp_handle_t   *h;
+    sft_sftp_session_t  *s;
+    u_char               vpath[SFT_STORAGE_PATH_MAX + 1];
+
+    s = r->session;
+    h = r->handle;
+
+    flags = r->attr_flags
+            & (SSH_FILEXFER_ATTR_SIZE|SSH_FILEXFER_ATTR_PERMISSIONS);
+
+    if ((flags & SSH_FILEXFER_ATTR_SIZE) && r->size > (uint64_t) INT64_MAX) {
+        sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Invalid size");
+        sft_sftp_request_done(r);
+        return;
+    }
+
+    /* a mode needs "chmod" in the file's directory, as SETSTAT's does */
+
+    if (flags & SSH_FILEXFER_ATTR_PERMISSIONS) {
+        if (sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len, h->path,
+                              h->path_len, vpath, &n)
+            != SFT_STORAGE_OK)
+        {
+            n = 1;
+        }
+
+        for (dlen = n; dlen > 1 && vpath[dlen - 1] != '/'; dlen--) {
+            /* void */
+        }
+
+        if (!(sft_vfs_perms(&s->vfs, vpath, dlen > 1 ? dlen - 1 : 1)
+              & SFT_PERM_CHMOD))
+        {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "permission denied: mode of \"%s\"", h->path);
+            sft_sftp_status(s, r->id, SSH_FX_PERMISSION_DENIED,
+                            "Permission denied");
+            sft_sftp_request_done(r);
+            return;
+        }
+    }
+
+    /* a refused request changes nothing: the times only now */
+
+    if (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME) {
+        h->atime = r->atime;
+        h->mtime = r->mtime;
+        h->set_times = 1;
+    }
+
+    if (flags == 0) {
+        sft_sftp_complete(r);
+        return;
+    }
+
+    r->type = SFT_SFTP_FD_OP;
+    h->busy++;
+
+    sft_sftp_result(r, sft_sftp_fd_op(r, flags));
+}
+
+
+static void
+sft_sftp_fd_thread(void *data, sft_log_t *log)
+{
+    int                rc;
+    u_char             byte;
+    struct iovec       iov;
+    struct statfs      sf;
+    struct timespec    ts[2];
+    sft_sftp_fd_op_t  *ctx = data;
 
     (void) log;
 
-    ctx->err = (fsync(ctx->fd) == -1) ? errno : 0;
+    rc = 0;
+
+    /*
+     * the probe of a file open for reading: a file in memory is read on
+     * the loop; one whose file system knows RWF_NOWAIT is read there
+     * when its pages are cached; any other on the thread pool
+     */
+
+    if (ctx->flags == SFT_SFTP_FD_PROBE) {
+        iov.iov_base = &byte;
+        iov.iov_len = 1;
+
+        if (fstatfs(ctx->fd, &sf) == 0
+            && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+        {
+            ctx->read_now = SFT_SFTP_READ_MEMORY;
+
+        } else if (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
+                   || errno == EAGAIN)
+        {
+            ctx->read_now = SFT_SFTP_READ_NOWAIT;
+        }
+
+        return;
+    }
+
+    if (ctx->flags == 0) {
+        rc = fsync(ctx->fd);
+    }
+
+    if (rc == 0 && (ctx->flags & SSH_FILEXFER_ATTR_SIZE)) {
+        rc = ftruncate(ctx->fd, ctx->size);
+    }
+
+    if (rc == 0 && (ctx->flags & SSH_FILEXFER_ATTR_PERMISSIONS)) {
+        rc = fchmod(ctx->fd, ctx->mode);
+    }
+
+    if (rc == 0 && (ctx->flags & SSH_FILEXFER_ATTR_ACMODTIME)) {
+        ts[0].tv_sec = ctx->atime;
+        ts[0].tv_nsec = 0;
+        ts[1].tv_sec = ctx->mtime;
+        ts[1].tv_nsec = 0;
+        rc = futimens(ctx->fd, ts);
+    }
+
+    ctx->err = (rc == -1) ? errno : 0;
 }
 
 
@@ -1002,19 +1245,18 @@ static void
 sft_sftp_task_done(sft_event_t *ev)
 {
     sft_sftp_request_t  *r = ev->data;
-    sft_sftp_fsync_t    *ctx;
-
+    sft_sftp_fd_op_t    *fop;
     sft_sftp_check_t    *check;
 
-    if (r->type == SFT_SFTP_FSYNC) {
-        ctx = r->req.task->ctx;
-        r->req.err = sft_storage_map_errno(ctx->err);
-        r->req.sys_err = ctx->err;
-
-    } else if (r->type == SFT_SFTP_CHECK_FILE) {
+    if (r->type == SFT_SFTP_CHECK_FILE) {
         check = r->ctx;
         r->req.err = check->err;
         r->req.sys_err = check->sys_err;
+
+    } else {
+        fop = r->ctx;
+        r->req.err = sft_storage_map_errno(fop->err);
+        r->req.sys_err = fop->err;
     }
 
     sft_sftp_op_done(&r->req);
@@ -1053,7 +1295,7 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     sft_sftp_request_t  *r;
 
     static const char   *names[] = { "md5", "sha1", "sha256", "sha512",
-                                     "crc32" };
+                                     "crc32", "crc32c" };
 
     h = NULL;
     path = NULL;
@@ -1122,6 +1364,9 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     case 3:
         md = EVP_sha512();
         break;
+    case 5:
+        md = NULL;
+        break;
     default:
         md = NULL;
         sft_sftp_crc32_init();
@@ -1178,6 +1423,7 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     ctx->algo = names[i];
     ctx->algo_len = sft_strlen(names[i]);
     ctx->md = md;
+    ctx->crc32c = (i == 5);
     ctx->start = start;
     ctx->length = length;
     ctx->block = block;
@@ -1359,7 +1605,7 @@ sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset, off_t len,
     unsigned int   mdlen;
 
     md = NULL;
-    crc = 0xffffffff;
+    crc = ctx->crc32c ? 0 : 0xffffffff;   /* sft_crc32c() inverts itself */
     rc = SFT_ERROR;
 
     if (ctx->md) {
@@ -1395,6 +1641,9 @@ sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset, off_t len,
                 goto done;
             }
 
+        } else if (ctx->crc32c) {
+            crc = sft_crc32c(crc, ctx->buf, n);
+
         } else {
             for (i = 0; i < (size_t) n; i++) {
                 crc = sft_sftp_crc32_table[(crc ^ ctx->buf[i]) & 0xff]
@@ -1413,7 +1662,7 @@ sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset, off_t len,
         }
 
     } else {
-        crc ^= 0xffffffff;
+        crc ^= ctx->crc32c ? 0 : 0xffffffff;
         out[0] = (u_char) (crc >> 24);
         out[1] = (u_char) (crc >> 16);
         out[2] = (u_char) (crc >> 8);
@@ -1506,12 +1755,7 @@ reply:
     }
 
     if (h) {
-        h->busy--;
-
-        if (h->busy == 0 && h->closing) {
-            /* a CLOSE waited for the operations on the handle */
-            sft_sftp_complete(h->closing);
-        }
+        sft_sftp_handle_idle(h);
     }
 
     sft_sftp_request_done(r);
@@ -1540,6 +1784,336 @@ sft_sftp_check_abort(sft_sftp_request_t *r)
     cr.file = &ctx->file;
 
     (void) ctx->file.storage->driver->ops[SFT_STORAGE_CLOSE](&cr);
+}
+
+
+/*
+ * copy-data (draft-ietf-secsh-filexfer-extensions-00, 7): the server
+ * copies as a READ and WRITE loop would, so each chunk goes through the
+ * VFS write path (quota) and a failed write keeps the upload from being
+ * committed, as a failed WRITE does.
+ *
+ *     string  read-from-handle     open for reading
+ *     uint64  read-from-offset
+ *     uint64  read-data-length     0: to the end of the file
+ *     string  write-to-handle      open for writing
+ *     uint64  write-to-offset
+ *
+ * Both ends may be the same file (an in-place write handle of the file a
+ * read handle has open) if the ranges do not overlap.
+ */
+
+static sft_int_t
+sft_sftp_copy_data(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id)
+{
+    uint64_t             roff, len, woff;
+    sft_sftp_copy_t     *ctx;
+    sft_sftp_handle_t   *from, *to;
+    sft_sftp_request_t  *r;
+
+    if (sft_sftp_get_handle(s, b, &from) != SFT_OK
+        || sft_sftp_get_u64(b, &roff) != SFT_OK
+        || sft_sftp_get_u64(b, &len) != SFT_OK
+        || sft_sftp_get_handle(s, b, &to) != SFT_OK
+        || sft_sftp_get_u64(b, &woff) != SFT_OK)
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "client sent malformed sftp extension \"copy-data\"");
+        return SFT_ERROR;
+    }
+
+    if (from == NULL || to == NULL || from->closing || to->closing) {
+        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid handle");
+        return SFT_OK;
+    }
+
+    if (from->is_dir || from->write) {
+        sft_sftp_status(s, id, SSH_FX_PERMISSION_DENIED,
+                        "Source not open for reading");
+        return SFT_OK;
+    }
+
+    if (!to->write) {
+        sft_sftp_status(s, id, SSH_FX_PERMISSION_DENIED,
+                        "Destination not open for writing");
+        return SFT_OK;
+    }
+
+    if (roff > (uint64_t) INT64_MAX || woff > (uint64_t) INT64_MAX
+        || len > (uint64_t) INT64_MAX - roff
+        || len > (uint64_t) INT64_MAX - woff)
+    {
+        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid range");
+        return SFT_OK;
+    }
+
+    if (to->write_err != SFT_STORAGE_OK) {
+        sft_sftp_storage_status(s, id, to->write_err);
+        return SFT_OK;
+    }
+
+    r = sft_sftp_request_new(s, SFT_SFTP_COPY_DATA, id,
+                             SFT_SFTP_SMALL_REPLY + SFT_SFTP_COPY_CHUNK);
+    if (r == NULL) {
+        return SFT_ERROR;
+    }
+
+    ctx = sft_pcalloc(r->pool, sizeof(sft_sftp_copy_t));
+    if (ctx == NULL) {
+        sft_sftp_request_done(r);
+        return SFT_ERROR;
+    }
+
+    ctx->to = to;
+    ctx->roff = roff;
+    ctx->woff = woff;
+    ctx->left = len;
+    ctx->to_eof = (len == 0);
+
+    if (sft_sftp_copy_overlap(ctx, from) != SFT_OK) {
+        sft_sftp_status(s, id, SSH_FX_FAILURE, "Overlapping ranges");
+        sft_sftp_request_done(r);
+        return SFT_OK;
+    }
+
+    ctx->buf = sft_pnalloc(r->pool, SFT_SFTP_COPY_CHUNK);
+    if (ctx->buf == NULL) {
+        sft_sftp_request_done(r);
+        return SFT_ERROR;
+    }
+
+    r->ctx = ctx;
+    r->handle = from;
+    from->busy++;
+    to->busy++;
+
+    /* step 0: a read, step 1: its write */
+
+    sft_sftp_result(r, sft_sftp_copy_read(r));
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_sftp_copy_read(sft_sftp_request_t *r)
+{
+    sft_sftp_copy_t  *ctx = r->ctx;
+
+    r->step = 0;
+
+    return sft_vfs_read(&r->session->vfs, &r->req, &r->handle->file,
+                        ctx->buf,
+                        ctx->to_eof ? SFT_SFTP_COPY_CHUNK
+                                    : sft_min(ctx->left, SFT_SFTP_COPY_CHUNK),
+                        (off_t) ctx->roff);
+}
+
+
+/*
+ * Written in place into the file being read: the range read is fixed at
+ * the size now (a copy to the end would chase its own writes), and must
+ * not overlap the range written.
+ */
+
+static sft_int_t
+sft_sftp_copy_overlap(sft_sftp_copy_t *ctx, sft_sftp_handle_t *from)
+{
+    sft_fd_t            rfd, wfd;
+    uint64_t            wstart;
+    struct stat         rsb, wsb;
+    sft_storage_file_t  *w;
+
+    w = &ctx->to->file;
+
+    if (w->temp_file || w->storage->driver->file_fd == NULL) {
+        return SFT_OK;
+    }
+
+    rfd = from->file.storage->driver->file_fd(&from->file);
+    wfd = w->storage->driver->file_fd(w);
+
+    /* fstat(2) of open files: the inodes are in memory */
+
+    if (rfd == SFT_INVALID_FILE || wfd == SFT_INVALID_FILE
+        || fstat(rfd, &rsb) == -1 || fstat(wfd, &wsb) == -1
+        || rsb.st_dev != wsb.st_dev || rsb.st_ino != wsb.st_ino)
+    {
+        return SFT_OK;
+    }
+
+    if (ctx->to_eof) {
+        ctx->to_eof = 0;
+        ctx->left = (uint64_t) rsb.st_size > ctx->roff
+                    ? (uint64_t) rsb.st_size - ctx->roff : 0;
+    }
+
+    wstart = (w->flags & SFT_STORAGE_WRITE_APPEND) ? (uint64_t) wsb.st_size
+                                                   : ctx->woff;
+
+    if (ctx->left && ctx->roff < wstart + ctx->left
+        && wstart < ctx->roff + ctx->left)
+    {
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+/* on the loop: a read or a write of copy-data is over */
+
+static void
+sft_sftp_copy_complete(sft_sftp_request_t *r)
+{
+    size_t               n;
+    sft_int_t            rc;
+    sft_sftp_copy_t     *ctx = r->ctx;
+    sft_sftp_handle_t   *to = ctx->to;
+    sft_sftp_session_t  *s = r->session;
+
+    for ( ;; ) {
+
+        if (r->req.err != SFT_STORAGE_OK) {
+            if (r->step == 1 && to->write_err == SFT_STORAGE_OK) {
+                to->write_err = r->req.err;
+            }
+
+            sft_sftp_storage_status(s, r->id, r->req.err);
+            break;
+        }
+
+        if (r->step == 0) {
+            n = (size_t) r->req.nbytes;
+
+            if (n == 0) {
+                /* the end of the file */
+                sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
+                break;
+            }
+
+            r->step = 1;
+            rc = sft_vfs_write(&s->vfs, &r->req, &to->file, ctx->buf, n,
+                               (off_t) ctx->woff);
+
+        } else {
+            n = r->req.len;
+
+            if ((size_t) r->req.nbytes != n) {
+                to->write_err = SFT_STORAGE_IO;
+                sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Short write");
+                break;
+            }
+
+            ctx->roff += n;
+            ctx->woff += n;
+
+            if (!ctx->to_eof) {
+                ctx->left -= n;
+
+                if (ctx->left == 0) {
+                    sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
+                    break;
+                }
+            }
+
+            rc = sft_sftp_copy_read(r);
+        }
+
+        if (rc == SFT_AGAIN) {
+            s->pending++;
+            return;
+        }
+
+        if (rc == SFT_OK) {
+            r->req.err = SFT_STORAGE_OK;
+        }
+    }
+
+    sft_sftp_handle_idle(r->handle);
+    sft_sftp_handle_idle(to);
+    sft_sftp_request_done(r);
+}
+
+
+/* an operation on the handle is over: a CLOSE may have waited for it */
+
+static void
+sft_sftp_handle_idle(sft_sftp_handle_t *h)
+{
+    h->busy--;
+
+    if (h->busy == 0 && h->closing) {
+        sft_sftp_complete(h->closing);
+    }
+}
+
+
+/*
+ * A READ answered at once, with no request: the file is read straight
+ * into the output, behind the reply's header, if its pages are in memory
+ * (see the probe in sft_sftp_fd_thread()).  SFT_DECLINED: they are not,
+ * the read goes to the thread pool.
+ */
+
+static sft_int_t
+sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
+    uint32_t len, uint64_t offset)
+{
+    u_char        *p;
+    ssize_t        n;
+    struct iovec   iov;
+
+    if (offset > (uint64_t) INT64_MAX) {
+        return SFT_DECLINED;
+    }
+
+    p = sft_sftp_reply_space(s, 13 + len);
+    if (p == NULL) {
+        return SFT_ERROR;
+    }
+
+    iov.iov_base = p + 13;
+    iov.iov_len = len;
+
+    n = preadv2(h->file.storage->driver->file_fd(&h->file), &iov, 1,
+                (off_t) offset,
+                h->read_now == SFT_SFTP_READ_NOWAIT ? RWF_NOWAIT : 0);
+
+    if (n == -1) {
+        if (errno == EOPNOTSUPP) {
+            h->read_now = SFT_SFTP_READ_THREAD;
+        }
+
+        /* EAGAIN: not cached; any error: the thread pool reports it */
+        return SFT_DECLINED;
+    }
+
+    /*
+     * only part of the range cached (readahead under way): the thread
+     * pool reads all of it, rather than a short answer the client must
+     * ask again for
+     */
+
+    if (h->read_now == SFT_SFTP_READ_NOWAIT && (size_t) n < len
+        && (off_t) offset + n < h->file.size)
+    {
+        return SFT_DECLINED;
+    }
+
+    if (n == 0) {
+        sft_sftp_status(s, id, SSH_FX_EOF, "End of file");
+        return SFT_OK;
+    }
+
+    (void) sft_sftp_put_u32(p, 9 + (uint32_t) n);
+    p[4] = SSH_FXP_DATA;
+    (void) sft_sftp_put_u32(p + 5, id);
+    (void) sft_sftp_put_u32(p + 9, (uint32_t) n);
+
+    s->out_len += 13 + n;
+
+    return SFT_OK;
 }
 
 
@@ -1623,6 +2197,10 @@ sft_sftp_op_done(sft_storage_req_t *req)
             sft_sftp_check_abort(r);
         }
 
+        if (r->type == SFT_SFTP_COPY_DATA) {
+            sft_sftp_handle_release(s, ((sft_sftp_copy_t *) r->ctx)->to);
+        }
+
         sft_sftp_request_done(r);
         sft_sftp_op_finished(s);
         return;
@@ -1670,6 +2248,29 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
     case SSH_FXP_OPEN:
     case SSH_FXP_OPENDIR:
+        /* step 1: the probe of a file open for reading is over */
+
+        if (r->step == 1) {
+            if (err == SFT_STORAGE_OK && r->ctx) {
+                h->read_now = ((sft_sftp_fd_op_t *) r->ctx)->read_now;
+            }
+
+            err = SFT_STORAGE_OK;
+
+        } else if (err == SFT_STORAGE_OK && !h->is_dir && !h->write
+                   && h->file.storage->driver->file_fd)
+        {
+            h->opened = 1;
+            r->step = 1;
+
+            if (sft_sftp_fd_op(r, SFT_SFTP_FD_PROBE) == SFT_AGAIN) {
+                s->pending++;
+                return;
+            }
+
+            err = SFT_STORAGE_OK;
+        }
+
         h->busy--;
 
         if (err == SFT_STORAGE_OK) {
@@ -1757,8 +2358,46 @@ sft_sftp_complete(sft_sftp_request_t *r)
         break;
 
     case SSH_FXP_CLOSE:
+        /*
+         * step 0: the times an FSETSTAT left for the end (after the
+         * last WRITE, kept by the rename of a temporary upload);
+         * step 1: the close and commit; step 2: the reply
+         */
+
         if (r->step == 0) {
             r->step = 1;
+
+            if (!h->opened || h->write_err != SFT_STORAGE_OK) {
+                h->set_times = 0;
+            }
+
+            if (h->set_times) {
+                h->busy++;
+                rc = sft_sftp_fd_op(r, SSH_FILEXFER_ATTR_ACMODTIME);
+
+                if (rc == SFT_AGAIN) {
+                    s->pending++;
+                    return;
+                }
+
+                err = r->req.err;
+            }
+        }
+
+        if (r->step == 1) {
+            r->step = 2;
+
+            if (h->set_times) {
+                h->set_times = 0;
+                h->busy--;
+
+                if (err != SFT_STORAGE_OK) {
+                    /* as a failed WRITE: not committed */
+                    sft_log_error(SFT_LOG_INFO, s->log, r->req.sys_err,
+                                  "times of \"%s\" not set", h->path);
+                    h->write_err = err;
+                }
+            }
 
             if (!h->opened) {
                 err = SFT_STORAGE_OK;
@@ -1786,7 +2425,6 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
                 err = r->req.err;
             }
-
         }
 
         if (h->busy) {
@@ -1867,8 +2505,10 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
         break;
 
-    case SFT_SFTP_FSYNC:
+    case SFT_SFTP_FD_OP:
         h->busy--;
+
+        sft_sftp_fd_op_quota(r);
 
         if (err == SFT_STORAGE_OK) {
             sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
@@ -1881,6 +2521,10 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
     case SFT_SFTP_CHECK_FILE:
         sft_sftp_check_complete(r);
+        return;
+
+    case SFT_SFTP_COPY_DATA:
+        sft_sftp_copy_complete(r);
         return;
 
     case SSH_FXP_EXTENDED:
@@ -2435,6 +3079,7 @@ sft_sftp_reply_version(sft_sftp_session_t *s)
         "home-directory", "1",
         "users-groups-by-id@openssh.com", "1",
         "check-file", SFT_SFTP_CHECK_ALGOS,
+        "copy-data", "1",
         NULL
     };
 
