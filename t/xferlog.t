@@ -41,6 +41,13 @@ ftp {
     }
 }
 http { server { listen 127.0.0.1:%%PORT_8080%%; } }
+sftp {
+    server {
+        listen 127.0.0.1:%%PORT_8022%%;
+        host_key %%TESTDIR%%/host_key;
+        storage local;
+    }
+}
 EOF
 
 open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
@@ -48,6 +55,13 @@ open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
     'list,download,upload,overwrite,delete,rename,mkdir,rmdir,chmod' or die;
 print $fh "pw\n";
 close $fh;
+
+system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0 or die;
+my $pub = $t->read_file('key.pub');
+chomp $pub;
+my $u = $t->read_file('users');
+$u =~ s/^\[alice\]\n/[alice]\nssh_key = $pub\n/m;
+$t->write_file('users', $u);
 
 $t->run();
 $t->wait_for(sub { scalar($t->workers()) == 2 }, 10);
@@ -151,6 +165,27 @@ is($x->{download}{pooled}{count}, 2, 'the download took the pooled copy');
 is($x->{upload}{pooled}{count}, 2, 'so did the upload');
 is($x->{download}{sendfile}{count} + $x->{upload}{splice}{count}, 2,
     'neither used sendfile or splice');
+
+# SFTP transfers: the same log, service sftp, and their own data path
+
+SKIP: {
+    skip 'no sftp', 5 unless -x '/usr/bin/sftp';
+
+    $t->write_file('sbatch', "get \"down file\" $d/sgot\nput $d/sgot \"s up\"\n");
+    my $sp = port(8022);
+    my $o = `timeout 30 sftp -b $d/sbatch -P $sp -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -i $d/key alice\@127.0.0.1 2>&1`;
+    is($? >> 8, 0, 'sftp get and put') or diag($o);
+
+    my @sl = grep { / sftp 0 \* / } split /\n/, $t->read_file('xferlog');
+    is(scalar @sl, 2, 'two sftp lines in the transfer log');
+    like($sl[0] // '', qr/ 100000 \/down_file b _ o r alice sftp 0 \* c$/,
+        'the sftp download');
+    like($sl[1] // '', qr/ 100000 \/s_up b _ i r alice sftp 0 \* c$/,
+        'the sftp upload');
+    my $sx = stats()->{transfers};
+    is("$sx->{download}{sftp}{count} $sx->{upload}{sftp}{bytes}",
+        '1 100000', 'counted under the sftp path');
+}
 
 # the session log: what changed, as the user sees it
 

@@ -16,6 +16,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_xfer.h>
+#include <sft_vfs.h>
 
 
 #define SFT_XFER_LINE_MAX  (4096 + 512)   /* a path, and the rest */
@@ -174,11 +175,12 @@ void
 sft_xfer_done(sft_xfer_t *x)
 {
     u_char     *p, *last;
-    size_t      i;
+    size_t      i, n;
     time_t      now;
     struct tm   tm;
     sft_msec_t  secs;
     u_char      line[SFT_XFER_LINE_MAX];
+    u_char      path[SFT_STORAGE_PATH_MAX + 1];
 
     sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 0), 1);
     sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 1), x->bytes);
@@ -201,8 +203,17 @@ sft_xfer_done(sft_xfer_t *x)
                      (unsigned long) (secs ? secs : 1), SFT_STR_FMT(x->peer),
                      (long long) x->bytes);
 
-    for (i = 0; i < x->path_len && p < last - 128; i++) {
-        *p++ = (x->path[i] <= ' ' || x->path[i] == 0x7f) ? '_' : x->path[i];
+    /* the absolute path as the user sees it */
+
+    if (sft_vfs_normalize(x->cwd, x->cwd_len, x->path, x->path_len, path, &n)
+        != SFT_STORAGE_OK)
+    {
+        n = sft_min(x->path_len, SFT_STORAGE_PATH_MAX);
+        sft_memcpy(path, x->path, n);
+    }
+
+    for (i = 0; i < n && p < last - 128; i++) {
+        *p++ = (path[i] <= ' ' || path[i] == 0x7f) ? '_' : path[i];
     }
 
     p = sft_slprintf(p, last, " %c _ %c r %.*s %s 0 * %c\n",

@@ -12,8 +12,10 @@ typedef struct {
     const char        *service;      /* "ftp", "sftp" */
     sft_str_t         *peer;         /* the client's address, text */
     sft_str_t         *user;
-    const u_char      *path;         /* as the user sees it */
+    const u_char      *path;         /* as the client named it */
     size_t             path_len;
+    const u_char      *cwd;          /* what a relative path is in */
+    size_t             cwd_len;
     off_t              bytes;
     sft_msec_t         start;        /* sft_current_msec at the start */
     sft_uint_t         direction;    /* SFT_XFER_DOWNLOAD, _UPLOAD */

@@ -1693,27 +1693,17 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
 static void
 sft_ftp_transfer_report(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
 {
-    size_t      n;
     sft_xfer_t  x;
-    u_char      path[SFT_STORAGE_PATH_MAX + 1];
 
     sft_memzero(&x, sizeof(sft_xfer_t));
-
-    /* the log has the absolute path as the user sees it */
-
-    if (sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len, t->path, t->path_len,
-                          path, &n)
-        != SFT_STORAGE_OK)
-    {
-        n = sft_min(t->path_len, SFT_STORAGE_PATH_MAX);
-        sft_memcpy(path, t->path, n);
-    }
 
     x.service = "ftp";
     x.peer = &s->connection->addr_text;
     x.user = &s->user;
-    x.path = path;
-    x.path_len = n;
+    x.path = t->path;
+    x.path_len = t->path_len;
+    x.cwd = s->vfs.cwd;
+    x.cwd_len = s->vfs.cwd_len;
     x.bytes = t->bytes;
     x.start = t->begin;
     x.direction = (t->kind == SFT_FTP_RETR) ? SFT_XFER_DOWNLOAD

@@ -127,12 +127,16 @@ struct sft_sftp_handle_s {
     sft_sftp_request_t       *closing;     /* CLOSE waits for busy == 0 */
     sft_storage_err_t         write_err;   /* a failed WRITE: no commit */
     uint32_t                  atime;       /* FSETSTAT's, set at CLOSE */
+    off_t                     bytes;       /* read or written, for the
+                                              transfer log */
+    sft_msec_t                begin;
     uint32_t                  mtime;
     unsigned                  is_dir:1;
     unsigned                  opened:1;
     unsigned                  write:1;
     unsigned                  dir_read:1;  /* a batch has been read */
     unsigned                  released:1;  /* the session is gone */
+    unsigned                  closed:1;    /* by the client's CLOSE */
     unsigned                  set_times:1; /* atime, mtime at CLOSE */
     unsigned                  read_now:2;  /* SFT_SFTP_READ_* */
 };

@@ -13,6 +13,7 @@
 #include <sft_sftp.h>
 
 #include <sft_asm.h>
+#include <sft_xfer.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
@@ -126,6 +127,8 @@ static sft_int_t sft_sftp_get_handle(sft_sftp_session_t *s,
 static sft_sftp_handle_t *sft_sftp_handle_new(sft_sftp_session_t *s,
     u_char *path, size_t len, sft_uint_t is_dir);
 static void sft_sftp_handle_free(sft_sftp_session_t *s,
+    sft_sftp_handle_t *h);
+static void sft_sftp_handle_report(sft_sftp_session_t *s,
     sft_sftp_handle_t *h);
 static void sft_sftp_handle_release(sft_sftp_session_t *s,
     sft_sftp_handle_t *h);
@@ -2111,6 +2114,7 @@ sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
     (void) sft_sftp_put_u32(p + 5, id);
     (void) sft_sftp_put_u32(p + 9, (uint32_t) n);
 
+    h->bytes += n;
     s->out_len += 13 + n;
 
     return SFT_OK;
@@ -2310,6 +2314,7 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
         sft_memcpy(p, r->path, 13 + r->req.nbytes);
         s->out_len += 13 + r->req.nbytes;
+        h->bytes += r->req.nbytes;
         break;
 
     case SSH_FXP_WRITE:
@@ -2332,6 +2337,7 @@ sft_sftp_complete(sft_sftp_request_t *r)
             break;
         }
 
+        h->bytes += r->req.len;
         sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
         break;
 
@@ -2442,6 +2448,11 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
         } else {
             sft_sftp_storage_status(s, r->id, err);
+        }
+
+        if (!h->is_dir) {
+            h->closed = (err == SFT_STORAGE_OK);
+            sft_sftp_handle_report(s, h);
         }
 
         sft_sftp_handle_free(s, h);
@@ -2595,6 +2606,7 @@ sft_sftp_handle_new(sft_sftp_session_t *s, u_char *path, size_t len,
     sft_memzero(h, sizeof(sft_sftp_handle_t));
 
     h->index = i;
+    h->begin = sft_current_msec;
     h->path = (u_char *) (h + 1);
     sft_memcpy(h->path, path, len);
     h->path[len] = '\0';
@@ -2610,6 +2622,32 @@ sft_sftp_handle_new(sft_sftp_session_t *s, u_char *path, size_t len,
     s->nhandles++;
 
     return h;
+}
+
+
+/* a file handle's end: the transfer log and counters */
+
+static void
+sft_sftp_handle_report(sft_sftp_session_t *s, sft_sftp_handle_t *h)
+{
+    sft_xfer_t  x;
+
+    sft_memzero(&x, sizeof(sft_xfer_t));
+
+    x.service = "sftp";
+    x.peer = &s->connection->addr_text;
+    x.user = &s->user;
+    x.path = h->path;
+    x.path_len = h->path_len;
+    x.cwd = s->vfs.cwd;
+    x.cwd_len = s->vfs.cwd_len;
+    x.bytes = h->bytes;
+    x.start = h->begin;
+    x.direction = h->write ? SFT_XFER_UPLOAD : SFT_XFER_DOWNLOAD;
+    x.data_path = SFT_XFER_SFTP;
+    x.complete = h->closed;
+
+    sft_xfer_done(&x);
 }
 
 
@@ -2675,6 +2713,7 @@ sft_sftp_handle_release(sft_sftp_session_t *s, sft_sftp_handle_t *h)
 
         } else {
             (void) sft_vfs_close(&s->vfs, &req, &h->file, 0);
+            sft_sftp_handle_report(s, h);
         }
     }
 
