@@ -53,18 +53,8 @@ sftp {
 }
 EOF
 
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms',
-    'list,download,upload,overwrite,delete' or die;
-print $fh "pw\n";
-close $fh;
-
-system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0 or die;
-my $pub = $t->read_file('key.pub');
-chomp $pub;
-my $users = $t->read_file('users');
-$users =~ s/^\[alice\]\n/[alice]\nssh_key = $pub\n/m;
-$t->write_file('users', $users);
+$t->user_add('alice', 'pw', perms => 'list,download,upload,overwrite,delete');
+$t->user_key('alice');
 
 $t->write_file('ftp.py', <<'PY');
 import ftplib, io, sys

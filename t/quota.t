@@ -40,19 +40,11 @@ sftp {
 }
 EOF
 
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'bob', '--home', '/bob', '--perms',
-    'list,download,upload,overwrite,delete,rename,mkdir,rmdir' or die;
-print $fh "pw\n";
-close $fh;
-
-system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0 or die;
-my $pub = $t->read_file('key.pub');
-chomp $pub;
-my $users = $t->read_file('users');
-$users =~ s/^\[bob\]\n/[bob]\nssh_key = $pub\nquota_bytes = 10000\n/m;
-$users .= "quota_files = 5\nmax_sessions = 2\n";
-$t->write_file('users', $users);
+$t->user_add('bob', 'pw',
+    perms => 'list,download,upload,overwrite,delete,rename,mkdir,rmdir');
+$t->user_key('bob');
+$t->write_file('users', $t->read_file('users')
+    . "quota_bytes = 10000\nquota_files = 5\nmax_sessions = 2\n");
 
 # one FTP session: login, then each action; prints one line per action
 $t->write_file('ftp.py', <<'PY');

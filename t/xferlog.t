@@ -50,18 +50,9 @@ sftp {
 }
 EOF
 
-open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-    'user', 'add', 'alice', '--home', '/alice', '--perms',
-    'list,download,upload,overwrite,delete,rename,mkdir,rmdir,chmod' or die;
-print $fh "pw\n";
-close $fh;
-
-system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0 or die;
-my $pub = $t->read_file('key.pub');
-chomp $pub;
-my $u = $t->read_file('users');
-$u =~ s/^\[alice\]\n/[alice]\nssh_key = $pub\n/m;
-$t->write_file('users', $u);
+$t->user_add('alice', 'pw',
+    perms => 'list,download,upload,overwrite,delete,rename,mkdir,rmdir,chmod');
+$t->user_key('alice');
 
 $t->run();
 $t->wait_for(sub { scalar($t->workers()) == 2 }, 10);

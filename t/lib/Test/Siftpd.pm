@@ -96,6 +96,44 @@ sub write_file {
     return $path;
 }
 
+# "siftpd user add" with the password on stdin; options: home (default
+# "/NAME"), perms, conf (default siftpd.conf)
+sub user_add {
+    my ($self, $name, $password, %o) = @_;
+    my $d = $self->{_testdir};
+
+    open my $fh, '|-', $self->{_binary}, '-p', "$d/", '-c',
+        "$d/" . ($o{conf} // 'siftpd.conf'), 'user', 'add', $name,
+        '--home', $o{home} // "/$name",
+        ($o{perms} ? ('--perms', $o{perms}) : ())
+        or die "user add: $!";
+    print $fh "$password\n";
+    close $fh or die "user add $name failed";
+
+    return $self;
+}
+
+# an ed25519 key pair (made once, "key" and "key.pub" in the test
+# directory) given to the user in the users file; the private key's path
+sub user_key {
+    my ($self, $name) = @_;
+    my $d = $self->{_testdir};
+
+    unless (-f "$d/key") {
+        system("ssh-keygen -q -t ed25519 -N '' -f $d/key") == 0
+            or die "ssh-keygen failed";
+    }
+
+    my $pub = $self->read_file('key.pub');
+    chomp $pub;
+    my $users = $self->read_file('users');
+    $users =~ s/^\[\Q$name\E\]\n/[$name]\nssh_key = $pub\n/m
+        or die "no user $name";
+    $self->write_file('users', $users);
+
+    return "$d/key";
+}
+
 sub read_file {
     my ($self, $name) = @_;
 

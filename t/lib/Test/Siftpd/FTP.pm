@@ -47,12 +47,7 @@ sub ftp_user {
     my $d = $t->testdir();
 
     mkdir "$d/data/$name";
-
-    open my $fh, '|-', $t->binary(), '-p', "$d/", '-c', "$d/siftpd.conf",
-        'user', 'add', $name, '--home', "/$name", '--perms', $perms
-        or die "user add: $!";
-    print $fh "$password\n";
-    close $fh or die "user add $name failed";
+    $t->user_add($name, $password, perms => $perms);
 }
 
 # a control connection, from 127.0.0.1 or $from; (socket, greeting)
