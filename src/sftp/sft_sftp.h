@@ -199,6 +199,7 @@ struct sft_sftp_session_s {
     size_t                    out_size;
     size_t                    reserved;    /* by requests in flight */
     size_t                    unflushed;
+    uint32_t                  window_max;
 
     sft_sftp_handle_t        *handles[SFT_SFTP_MAX_HANDLES];
     sft_uint_t                nhandles;
