@@ -77,12 +77,19 @@ sub owner {
 
 my @s;
 for my $stopped (@workers) {
+    select(undef, undef, undef, 0.3);    # both idle, no lock held
     kill 'STOP', $stopped;
-    for (1 .. 20) {
-        my $s = eval { ftp_login($port, 'alice', 'pw-a') } or last;
-        ftp_cmd($s, 'TYPE I');
-        push @s, $s;
-    }
+    eval {
+        local $SIG{ALRM} = sub { die "timeout\n" };
+        alarm(30);
+        for (1 .. 20) {
+            my $s = ftp_login($port, 'alice', 'pw-a');
+            ftp_cmd($s, 'TYPE I');
+            push @s, $s;
+        }
+        alarm(0);
+    };
+    alarm(0);
     kill 'CONT', $stopped;
 }
 is(scalar @s, 40, '40 sessions');

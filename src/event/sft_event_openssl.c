@@ -35,6 +35,8 @@ static void sft_ssl_error(sft_uint_t level, sft_log_t *log, sft_err_t err,
 static void sft_ssl_connection_error(sft_connection_t *c, int sslerr,
     sft_err_t err, const char *text);
 static sft_int_t sft_ssl_mkdirs(const char *path, sft_log_t *log);
+static sft_uint_t sft_ssl_made_later(sft_conf_t *cf, const char *cert,
+    sft_uint_t add);
 static sft_int_t sft_ssl_write_pem(const char *path, mode_t mode,
     X509 *x509, EVP_PKEY *pkey, sft_log_t *log);
 static void sft_ssl_fingerprint(X509 *x509, char *buf, size_t len);
@@ -1877,7 +1879,14 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
         (void) snprintf(key, sizeof(key), "%.*s",
                         SFT_STR_FMT(&conf->certificate_key.file[i]));
 
-        /* the first pair may be made at the first start (not by -t) */
+        /*
+         * the first pair may be made at the first start; -t makes nothing,
+         * and lets other servers name the pair a server will make
+         */
+
+        if (sft_test_config && sft_ssl_made_later(cf, cert, 0)) {
+            continue;
+        }
 
         if (i == 0 && conf->self_signed == 1
             && stat(cert, &st) == -1 && errno == ENOENT
@@ -1887,6 +1896,7 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
                 sft_log_error(SFT_LOG_NOTICE, cf->log, 0,
                               "\"%s\" will be made at the first start",
                               cert);
+                (void) sft_ssl_made_later(cf, cert, 1);
                 continue;
             }
 
@@ -1951,6 +1961,49 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
     sft_ssl_ktls(ssl, conf->ktls);
 
     return SFT_OK;
+}
+
+
+/*
+ * -t makes no files: the self-signed pairs the first start would make are
+ * remembered by certificate, for the servers that name the same pair
+ */
+
+static sft_uint_t
+sft_ssl_made_later(sft_conf_t *cf, const char *cert, sft_uint_t add)
+{
+    size_t       len;
+    u_char      *p;
+    sft_uint_t   i;
+
+    static struct {
+        void        *cycle;
+        sft_uint_t   n;
+        u_char      *cert[8];
+    } later;
+
+    if (later.cycle != cf->cycle) {
+        later.cycle = cf->cycle;
+        later.n = 0;
+    }
+
+    for (i = 0; i < later.n; i++) {
+        if (strcmp((char *) later.cert[i], cert) == 0) {
+            return 1;
+        }
+    }
+
+    if (add && later.n < sft_nelems(later.cert)) {
+        len = strlen(cert) + 1;
+        p = sft_pnalloc(cf->pool, len);
+
+        if (p != NULL) {
+            sft_memcpy(p, cert, len);
+            later.cert[later.n++] = p;
+        }
+    }
+
+    return 0;
 }
 
 
