@@ -567,6 +567,53 @@ def mem_sessions(ctx, srv):
     return dict(value=mib, sessions=len(conns), processes=nproc)
 
 
+def mem_sftp_sessions(ctx, srv):
+    """n OpenSSH clients logged in and idle (`sftp -b -` kept open), in waves
+    of 8 so that sshd's MaxStartups (10) never refuses one"""
+    import select
+    port = ctx.endpoint(srv, "sftp")
+    n = ctx.p["sessions"]
+    procs, ready = [], 0
+    deadline = time.monotonic() + 180
+    try:
+        while len(procs) < n and time.monotonic() < deadline:
+            wave = []
+            for _ in range(min(8, n - len(procs))):
+                pr = subprocess.Popen(ctx.sftp_cmd(port, "-", "chacha"), stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                pr.stdin.write(b"pwd\n")
+                pr.stdin.flush()
+                wave.append(pr)
+            procs += wave
+            for pr in wave:
+                buf = b""
+                while b"Remote working directory" not in buf and time.monotonic() < deadline:
+                    r, _, _ = select.select([pr.stdout], [], [], 1.0)
+                    if r:
+                        chunk = os.read(pr.stdout.fileno(), 4096)
+                        if not chunk:
+                            break
+                        buf += chunk
+                ready += b"Remote working directory" in buf
+        time.sleep(SETTLE_S)
+        mib, nproc = pss_mib(ctx.root(srv))
+    finally:
+        for pr in procs:
+            try:
+                pr.stdin.close()
+            except Exception:
+                pass
+        for pr in procs:
+            try:
+                pr.wait(10)
+            except Exception:
+                pr.kill()
+                pr.wait()
+    if ready < n:
+        raise RuntimeError(f"only {ready}/{n} SFTP sessions logged in")
+    return dict(value=mib, sessions=ready, processes=nproc)
+
+
 def ftps_probe(ctx, srv):
     """curl -v on a tiny FTPS transfer: which TLS version / cipher was negotiated."""
     port = ctx.endpoint(srv, "ftps")
@@ -791,6 +838,8 @@ ROWS = [
     Row("mem_idle", "Memory idle (PSS, process tree)", "MiB", "lower", "any", mem_idle, runs="mem_runs"),
     Row("mem_200", "Memory, 200 logged-in FTP sessions (PSS)", "MiB", "lower", "ftp", mem_sessions,
         runs="mem_runs"),
+    Row("mem_sftp_200", "Memory, 200 idle SFTP sessions (PSS)", "MiB", "lower", "sftp",
+        mem_sftp_sessions, runs="mem_runs"),
     *crypto_rows("ftps_dl", "FTPS download {big}", "ftps", lambda c, s: ftp_transfer(c, s, True, False),
                  ftps_ceiling),
     *crypto_rows("ftps_ul", "FTPS upload {big}", "ftps", lambda c, s: ftp_transfer(c, s, True, True),
