@@ -47,6 +47,8 @@ static sft_int_t sft_ftp_read_done(sft_ftp_session_t *s);
 static void sft_ftp_read_direct_init(sft_ftp_transfer_t *t);
 static ssize_t sft_ftp_read_direct(sft_ftp_transfer_t *t, size_t len);
 static void sft_ftp_recv_file(sft_ftp_session_t *s);
+static sft_int_t sft_ftp_data_call_failed(sft_ftp_session_t *s,
+    sft_event_t *ev, const char *call);
 static void sft_ftp_splice_init(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
 static void sft_ftp_splice_cleanup(void *data);
 static void sft_ftp_recv_splice(sft_ftp_session_t *s);
@@ -673,20 +675,12 @@ sft_ftp_send_file(sft_ftp_session_t *s)
         n = sendfile(dc->fd, fd, &t->offset, size);
 
         if (n == -1) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                dc->write->ready = 0;
-                sft_add_timer(dc->write, s->conf->data_timeout);
-                return;
-            }
-
-            if (errno == EINTR) {
+            if (sft_ftp_data_call_failed(s, dc->write, "sendfile()")
+                == SFT_OK)
+            {
                 continue;
             }
 
-            sft_log_error(SFT_LOG_INFO, s->log, sft_errno,
-                          "sendfile() failed");
-            t->reason = SFT_FTP_END_NETWORK;
-            sft_ftp_transfer_finish(s);
             return;
         }
 
@@ -1205,6 +1199,34 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
 
 
 /*
+ * A kernel copy on the data connection (sendfile, splice) returned -1:
+ * SFT_AGAIN, wait for ev; SFT_OK, call again; SFT_ERROR, the transfer ended.
+ */
+
+static sft_int_t
+sft_ftp_data_call_failed(sft_ftp_session_t *s, sft_event_t *ev,
+    const char *call)
+{
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        ev->ready = 0;
+        sft_add_timer(ev, s->conf->data_timeout);
+        return SFT_AGAIN;
+    }
+
+    if (errno == EINTR) {
+        return SFT_OK;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, sft_errno, "%s on the data "
+                  "connection failed", call);
+    s->transfer->reason = SFT_FTP_END_NETWORK;
+    sft_ftp_transfer_finish(s);
+
+    return SFT_ERROR;
+}
+
+
+/*
  * A plaintext binary upload to a storage with descriptors and no rate limit
  * goes socket -> pipe -> file with splice(2), without a copy through user
  * space; without a pipe it is the pooled copy, decided before a byte moves.
@@ -1312,20 +1334,10 @@ sft_ftp_recv_splice(sft_ftp_session_t *s)
         }
 
         if (n == -1) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                dc->read->ready = 0;
-                sft_add_timer(dc->read, s->conf->data_timeout);
-                return;
-            }
-
-            if (errno == EINTR) {
+            if (sft_ftp_data_call_failed(s, dc->read, "splice()") == SFT_OK) {
                 continue;
             }
 
-            sft_log_error(SFT_LOG_INFO, s->log, sft_errno,
-                          "splice() from the data connection failed");
-            t->reason = SFT_FTP_END_NETWORK;
-            sft_ftp_transfer_finish(s);
             return;
         }
 
