@@ -198,6 +198,7 @@ struct sft_ftp_transfer_s {
     unsigned                  reading:1;   /* pooled download: a read runs */
     unsigned                  copy:1;      /* pooled download, no sendfile */
     unsigned                  splice:1;    /* upload socket -> pipe -> file */
+    unsigned                  abor_late:1; /* ABOR while it was ending */
     unsigned                  direct:2;    /* pooled download's reads */
     unsigned                  unique:1;    /* STOU */
     unsigned                  ranged:1;    /* RETR after RANG */

@@ -1592,6 +1592,8 @@ sft_ftp_transfer_abort(sft_ftp_session_t *s, sft_uint_t reason)
     t = s->transfer;
 
     if (t->finishing) {
+        /* an ABOR that came as the transfer ended is answered after it */
+        t->abor_late |= (reason == 1);
         return;
     }
 
@@ -1796,6 +1798,10 @@ sft_ftp_transfer_closed(sft_ftp_session_t *s)
         t->req.err = t->err;
         sft_ftp_reply_storage_error(s, &t->req);
         break;
+    }
+
+    if (t->abor_late) {
+        sft_ftp_reply(s, 226, "Abort successful.");
     }
 
     sft_ftp_data_close(s);
