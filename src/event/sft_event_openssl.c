@@ -43,16 +43,10 @@ static void sft_ssl_fingerprint(X509 *x509, char *buf, size_t len);
 static sft_int_t sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert);
 static sft_int_t sft_ssl_client_name(sft_connection_t *c, sft_uint_t rule,
     sft_str_t *name, u_char *buf, size_t size);
-static void sft_ssl_gather_writes(sft_connection_t *c);
-static sft_int_t sft_ssl_flush(sft_ssl_connection_t *sc);
-static int sft_ssl_wbio_write(BIO *b, const char *data, int len);
-static long sft_ssl_wbio_ctrl(BIO *b, int cmd, long num, void *ptr);
-static int sft_ssl_wbio_create(BIO *b);
 static void sft_ssl_send_error(sft_connection_t *c, int sslerr,
     sft_err_t err);
 
 
-static BIO_METHOD  *sft_ssl_wbio_method;
 
 
 /* protocol versions, lowest first */
@@ -787,6 +781,11 @@ sft_ssl_create_connection(sft_ssl_t *ssl, sft_connection_t *c,
 
     c->ssl = sc;
 
+    if (sft_ssl_records_init(c, flags & SFT_SSL_SEAL) != SFT_OK) {
+        /* the socket BIO writes a record at a time */
+        sft_ssl_error(SFT_LOG_WARN, c->log, 0, "BIO_new() failed");
+    }
+
     return SFT_OK;
 }
 
@@ -803,7 +802,7 @@ sft_ssl_free_connection(sft_connection_t *c)
     }
 
     SSL_free(sc->connection);
-    free(sc->wbuf);
+    sft_ssl_records_free(sc);
     free(sc);
 
     c->ssl = NULL;
@@ -889,13 +888,8 @@ sft_ssl_handshaked(sft_connection_t *c)
     sc->reused = SSL_session_reused(sc->connection) ? 1 : 0;
 
 #ifndef OPENSSL_NO_KTLS
-    sc->ktls_send = BIO_get_ktls_send(SSL_get_wbio(sc->connection)) ? 1 : 0;
     sc->ktls_recv = BIO_get_ktls_recv(SSL_get_rbio(sc->connection)) ? 1 : 0;
 #endif
-
-    if (!sc->ktls_send) {
-        sft_ssl_gather_writes(c);
-    }
 
     /* a session kept in the server cache gets this connection's identity */
 
@@ -919,10 +913,12 @@ sft_ssl_handshaked(sft_connection_t *c)
     c->read->ready = 1;
 
     sft_log_debug(c->log, "TLS handshake done: %s, %s, reused: %d, "
-                  "ktls send: %d, recv: %d",
+                  "records sealed by %s, ktls recv: %d",
                   SSL_get_version(sc->connection),
                   SSL_get_cipher_name(sc->connection), (int) sc->reused,
-                  (int) sc->ktls_send, (int) sc->ktls_recv);
+                  sc->ktls_send ? "the kernel"
+                                : sc->sealer ? "siftpd" : "OpenSSL",
+                  (int) sc->ktls_recv);
 }
 
 
@@ -1282,209 +1278,6 @@ sft_ssl_send_error(sft_connection_t *c, int sslerr, sft_err_t err)
 
 
 /*
- * The gathering write BIO replaces the socket BIO for writes once the
- * handshake is done (the handshake has its own buffering BIO). Outside a
- * large sft_ssl_send() and with nothing pending it writes through.
- */
-
-static void
-sft_ssl_gather_writes(sft_connection_t *c)
-{
-    BIO                   *bio;
-    BIO_METHOD            *m;
-    sft_ssl_connection_t  *sc;
-
-    sc = c->ssl;
-
-    if (sft_ssl_wbio_method == NULL) {
-        m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
-                         "siftp gathered writes");
-
-        if (m == NULL
-            || BIO_meth_set_write(m, sft_ssl_wbio_write) != 1
-            || BIO_meth_set_ctrl(m, sft_ssl_wbio_ctrl) != 1
-            || BIO_meth_set_create(m, sft_ssl_wbio_create) != 1)
-        {
-            BIO_meth_free(m);
-            sft_ssl_error(SFT_LOG_WARN, c->log, 0, "BIO_meth_new() failed");
-            return;     /* the socket BIO writes a record at a time */
-        }
-
-        sft_ssl_wbio_method = m;
-    }
-
-    bio = BIO_new(sft_ssl_wbio_method);
-    if (bio == NULL) {
-        sft_ssl_error(SFT_LOG_WARN, c->log, 0, "BIO_new() failed");
-        return;
-    }
-
-    sc->fd = c->fd;
-    BIO_set_data(bio, sc);
-    BIO_set_init(bio, 1);
-
-    SSL_set0_wbio(sc->connection, bio);
-}
-
-
-static int
-sft_ssl_wbio_create(BIO *b)
-{
-    BIO_set_init(b, 0);
-    BIO_set_data(b, NULL);
-
-    return 1;
-}
-
-
-static int
-sft_ssl_wbio_write(BIO *b, const char *data, int len)
-{
-    ssize_t                n;
-    sft_ssl_connection_t  *sc;
-
-    sc = BIO_get_data(b);
-
-    BIO_clear_retry_flags(b);
-
-    if (len <= 0) {
-        return 0;
-    }
-
-    if (sc->gather && sc->wbuf == NULL) {
-        sc->wbuf = malloc(SFT_SSL_WBUF_SIZE);   /* NULL: written through */
-    }
-
-    if (sc->wbuf_len) {
-
-        if (sc->gather && (size_t) len <= SFT_SSL_WBUF_SIZE - sc->wbuf_len) {
-            sft_memcpy(sc->wbuf + sc->wbuf_len, data, len);
-            sc->wbuf_len += len;
-            return len;
-        }
-
-        switch (sft_ssl_flush(sc)) {
-
-        case SFT_OK:
-            break;
-
-        case SFT_AGAIN:
-            BIO_set_retry_write(b);
-            return -1;
-
-        default: /* SFT_ERROR, errno is kept */
-            return -1;
-        }
-    }
-
-    if (sc->gather && sc->wbuf && (size_t) len < SFT_SSL_WBUF_SIZE) {
-        sft_memcpy(sc->wbuf, data, len);
-        sc->wbuf_len = len;
-        return len;
-    }
-
-    for ( ;; ) {
-        n = write(sc->fd, data, len);
-
-        if (n >= 0) {
-            return (int) n;
-        }
-
-        if (sft_errno == EINTR) {
-            continue;
-        }
-
-        if (sft_errno == EAGAIN || sft_errno == EWOULDBLOCK) {
-            BIO_set_retry_write(b);
-        }
-
-        return -1;
-    }
-}
-
-
-static long
-sft_ssl_wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
-{
-    sft_ssl_connection_t  *sc;
-
-    sc = BIO_get_data(b);
-
-    switch (cmd) {
-
-    case BIO_CTRL_FLUSH:
-        BIO_clear_retry_flags(b);
-
-        switch (sft_ssl_flush(sc)) {
-
-        case SFT_OK:
-            return 1;
-
-        case SFT_AGAIN:
-            BIO_set_retry_write(b);
-            return -1;
-
-        default: /* SFT_ERROR */
-            return -1;
-        }
-
-    case BIO_CTRL_WPENDING:
-        return (long) (sc->wbuf_len - sc->wbuf_pos);
-
-    case BIO_C_GET_FD:
-        if (ptr != NULL) {
-            *(int *) ptr = sc->fd;
-        }
-
-        return sc->fd;
-
-    case BIO_CTRL_GET_CLOSE:
-        return BIO_NOCLOSE;
-
-    case BIO_CTRL_SET_CLOSE:
-    case BIO_CTRL_DUP:
-        return 1;
-
-    default:
-        return 0;
-    }
-}
-
-
-/* SFT_OK: nothing gathered is left; SFT_ERROR keeps write()'s errno */
-
-static sft_int_t
-sft_ssl_flush(sft_ssl_connection_t *sc)
-{
-    ssize_t  n;
-
-    while (sc->wbuf_pos < sc->wbuf_len) {
-        n = write(sc->fd, sc->wbuf + sc->wbuf_pos,
-                  sc->wbuf_len - sc->wbuf_pos);
-
-        if (n == -1) {
-            if (sft_errno == EINTR) {
-                continue;
-            }
-
-            if (sft_errno == EAGAIN || sft_errno == EWOULDBLOCK) {
-                return SFT_AGAIN;
-            }
-
-            return SFT_ERROR;
-        }
-
-        sc->wbuf_pos += n;
-    }
-
-    sc->wbuf_pos = 0;
-    sc->wbuf_len = 0;
-
-    return SFT_OK;
-}
-
-
-/*
  * Sends close_notify and, unless no_wait_shutdown is set, waits for the
  * peer's, discarding what it still sends, so that closing the socket does
  * not reset data still in flight to it. SFT_AGAIN: c->ssl->handler is
@@ -1524,10 +1317,6 @@ sft_ssl_shutdown(sft_connection_t *c)
         } else {
             n = SSL_shutdown(sc->connection);
 
-            if (n == 1) {
-                return SFT_OK;
-            }
-
             if (n < 0) {
                 sslerr = SSL_get_error(sc->connection, n);
 
@@ -1546,6 +1335,24 @@ sft_ssl_shutdown(sft_connection_t *c)
             }
 
             sc->shutdown_sent = 1;
+        }
+    }
+
+    /* records, close_notify last, that the full socket did not take */
+
+    if (sc->wbuf_pos < sc->wbuf_len && !sc->no_send_shutdown) {
+
+        switch (sft_ssl_flush(sc)) {
+
+        case SFT_AGAIN:
+            c->write->ready = 0;
+            c->read->handler = sft_ssl_shutdown_handler;
+            c->write->handler = sft_ssl_shutdown_handler;
+            return SFT_AGAIN;
+
+        case SFT_ERROR:
+            sft_log_debug(c->log, "write() of close_notify failed");
+            return SFT_ERROR;
         }
     }
 

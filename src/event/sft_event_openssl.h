@@ -46,6 +46,13 @@
  */
 #define SFT_SSL_NO_TICKETS       2
 
+/*
+ * bulk data: the TLS 1.3 records this server writes are sealed by the
+ * kernel (kTLS) or by siftpd straight from the caller's buffer, not by
+ * OpenSSL (sft_event_openssl_records.c)
+ */
+#define SFT_SSL_SEAL             4
+
 #define SFT_SSL_TAG_LEN          16
 
 /* certificate/key pairs of a server, e.g. an RSA and an ECDSA one */
@@ -84,6 +91,9 @@ typedef struct {
 } sft_ssl_t;
 
 
+typedef struct sft_ssl_sealer_s  sft_ssl_sealer_t;
+
+
 struct sft_ssl_connection_s {
     SSL                        *connection;
 
@@ -99,14 +109,18 @@ struct sft_ssl_connection_s {
     /* this connection's identity in the tickets and cached sessions */
     u_char                      tag[SFT_SSL_TAG_LEN];
 
-    /* the gathering write BIO's buffer: wbuf_pos..wbuf_len not yet sent */
+    /* the write BIO's buffer: wbuf_pos..wbuf_len not yet sent */
     u_char                     *wbuf;
     size_t                      wbuf_pos;
     size_t                      wbuf_len;
     sft_fd_t                    fd;
 
+    /* the write traffic key, once taken from OpenSSL (SFT_SSL_SEAL) */
+    sft_ssl_sealer_t           *sealer;
+
     unsigned                    handshaked:1;
     unsigned                    gather:1;     /* a large write: gather */
+    unsigned                    may_seal:1;   /* SFT_SSL_SEAL */
     unsigned                    reused:1;
     unsigned                    ktls_send:1;
     unsigned                    ktls_recv:1;
@@ -234,6 +248,17 @@ ssize_t sft_ssl_recv(sft_connection_t *c, u_char *buf, size_t size);
 ssize_t sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size);
 sft_int_t sft_ssl_shutdown(sft_connection_t *c);
 void sft_ssl_free_connection(sft_connection_t *c);
+
+/* who seals the records a connection writes: sft_ssl_sealed_by() */
+#define SFT_SSL_SEALED_OPENSSL   0
+#define SFT_SSL_SEALED_SIFTPD    1
+#define SFT_SSL_SEALED_KERNEL    2
+
+/* the write side (sft_event_openssl_records.c) */
+sft_uint_t sft_ssl_sealed_by(sft_connection_t *c);
+sft_int_t sft_ssl_records_init(sft_connection_t *c, sft_uint_t seal);
+void sft_ssl_records_free(sft_ssl_connection_t *sc);
+sft_int_t sft_ssl_flush(sft_ssl_connection_t *sc);
 
 /* FTPS data connections: resumed, and resumed from this control session */
 sft_int_t sft_ssl_session_reused(sft_connection_t *c);

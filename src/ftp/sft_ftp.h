@@ -202,6 +202,7 @@ struct sft_ftp_transfer_s {
     unsigned                  direct:2;    /* pooled download's reads */
     unsigned                  unique:1;    /* STOU */
     unsigned                  ranged:1;    /* RETR after RANG */
+    unsigned                  sealed_by:2; /* TLS download: SFT_SSL_SEALED_* */
 };
 
 

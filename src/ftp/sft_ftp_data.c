@@ -825,7 +825,8 @@ sft_ftp_data_start(sft_ftp_session_t *s)
     }
 
     if (sft_ssl_create_connection(&s->conf->tls, dc,
-                                  SFT_SSL_SERVER|SFT_SSL_NO_TICKETS)
+                                  SFT_SSL_SERVER|SFT_SSL_NO_TICKETS
+                                  |SFT_SSL_SEAL)
         != SFT_OK)
     {
         sft_ftp_data_close(s);

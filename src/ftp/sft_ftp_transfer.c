@@ -659,6 +659,7 @@ sft_ftp_send_file(sft_ftp_session_t *s)
 
     if (fd == SFT_INVALID_FILE || t->ascii || dc->ssl || !s->conf->sendfile) {
         t->copy = 1;
+        t->sealed_by = sft_ssl_sealed_by(dc);
         sft_ftp_read_direct_init(t);
         sft_ftp_send_copy(s);
         return;
@@ -1726,7 +1727,10 @@ sft_ftp_transfer_report(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
     x.complete = (t->reason == SFT_FTP_END_OK);
 
     if (s->tls && s->prot_p) {
-        x.data_path = SFT_XFER_TLS;
+        x.data_path = (t->sealed_by == SFT_SSL_SEALED_SIFTPD)
+                      ? SFT_XFER_TLS_SEALED
+                      : (t->sealed_by == SFT_SSL_SEALED_KERNEL)
+                      ? SFT_XFER_KTLS : SFT_XFER_TLS;
 
     } else if (t->kind == SFT_FTP_RETR && !t->copy) {
         x.data_path = SFT_XFER_SENDFILE;

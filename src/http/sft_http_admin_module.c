@@ -226,7 +226,7 @@ sft_http_admin_stats(sft_http_request_t *r)
 
 static const char  *sft_http_admin_directions[] = { "download", "upload" };
 static const char  *sft_http_admin_paths[] = {
-    "sendfile", "splice", "pooled", "tls", "sftp"
+    "sendfile", "splice", "pooled", "tls", "tls_sealed", "ktls", "sftp"
 };
 
 
