@@ -64,6 +64,47 @@ struct sft_ssl_sealer_s {
 };
 
 
+#ifndef OPENSSL_NO_KTLS
+
+/* where the parts of the key <linux/tls.h> describes are, per cipher */
+
+typedef struct {
+    uint16_t                    type;         /* TLS_CIPHER_*, 0: the end */
+    const EVP_CIPHER         *(*cipher)(void);
+    size_t                      key;
+    size_t                      key_len;
+    size_t                      salt;
+    size_t                      salt_len;     /* ChaCha20: 0 */
+    size_t                      iv;
+    size_t                      iv_len;
+    size_t                      rec_seq;
+} sft_ssl_seal_cipher_t;
+
+#define sft_ssl_seal_cipher(id, st, evp)                                      \
+    { id, evp, offsetof(st, key), sizeof(((st *) 0)->key),                    \
+      offsetof(st, salt), sizeof(((st *) 0)->salt),                           \
+      offsetof(st, iv), sizeof(((st *) 0)->iv), offsetof(st, rec_seq) }
+
+static sft_ssl_seal_cipher_t  sft_ssl_seal_ciphers[] = {
+#ifdef TLS_CIPHER_AES_GCM_128
+    sft_ssl_seal_cipher(TLS_CIPHER_AES_GCM_128,
+                        struct tls12_crypto_info_aes_gcm_128, EVP_aes_128_gcm),
+#endif
+#ifdef TLS_CIPHER_AES_GCM_256
+    sft_ssl_seal_cipher(TLS_CIPHER_AES_GCM_256,
+                        struct tls12_crypto_info_aes_gcm_256, EVP_aes_256_gcm),
+#endif
+#ifdef TLS_CIPHER_CHACHA20_POLY1305
+    sft_ssl_seal_cipher(TLS_CIPHER_CHACHA20_POLY1305,
+                        struct tls12_crypto_info_chacha20_poly1305,
+                        EVP_chacha20_poly1305),
+#endif
+    { 0, NULL, 0, 0, 0, 0, 0, 0, 0 }
+};
+
+#endif
+
+
 static int sft_ssl_wbio_create(BIO *b);
 static int sft_ssl_wbio_write(BIO *b, const char *data, int len);
 static long sft_ssl_wbio_ctrl(BIO *b, int cmd, long num, void *ptr);
@@ -476,11 +517,11 @@ static long
 sft_ssl_take_key(sft_ssl_connection_t *sc, long is_tx, void *info)
 {
 #ifndef OPENSSL_NO_KTLS
-    size_t                    keylen;
-    const u_char             *key, *salt, *iv, *rec_seq;
-    const EVP_CIPHER         *cipher;
+    sft_uint_t                i;
+    const u_char             *rec_seq;
     sft_ssl_sealer_t         *s;
     struct tls_crypto_info   *ci;
+    sft_ssl_seal_cipher_t    *c;
 
     ci = info;
 
@@ -514,69 +555,35 @@ sft_ssl_take_key(sft_ssl_connection_t *sc, long is_tx, void *info)
         goto decline;
     }
 
-    switch (ci->cipher_type) {
-
-#ifdef TLS_CIPHER_AES_GCM_128
-    case TLS_CIPHER_AES_GCM_128:
-    {
-        struct tls12_crypto_info_aes_gcm_128 *g = info;
-
-        cipher = EVP_aes_128_gcm();
-        keylen = sizeof(g->key);
-        key = g->key; salt = g->salt; iv = g->iv; rec_seq = g->rec_seq;
-        break;
+    for (c = sft_ssl_seal_ciphers; c->type != 0; c++) {
+        if (c->type == ci->cipher_type) {
+            break;
+        }
     }
-#endif
 
-#ifdef TLS_CIPHER_AES_GCM_256
-    case TLS_CIPHER_AES_GCM_256:
-    {
-        struct tls12_crypto_info_aes_gcm_256 *g = info;
-
-        cipher = EVP_aes_256_gcm();
-        keylen = sizeof(g->key);
-        key = g->key; salt = g->salt; iv = g->iv; rec_seq = g->rec_seq;
-        break;
-    }
-#endif
-
-#ifdef TLS_CIPHER_CHACHA20_POLY1305
-    case TLS_CIPHER_CHACHA20_POLY1305:
-    {
-        struct tls12_crypto_info_chacha20_poly1305 *g = info;
-
-        cipher = EVP_chacha20_poly1305();
-        keylen = sizeof(g->key);
-        key = g->key; salt = NULL; iv = g->iv; rec_seq = g->rec_seq;
-        break;
-    }
-#endif
-
-    default:
+    if (c->type == 0 || c->salt_len + c->iv_len != SFT_TLS_IV_LEN) {
         goto decline;
     }
 
-    /* the 12-byte IV: the AES-GCM salt and IV, or ChaCha20's whole */
+    /* the nonce's base: AES-GCM's salt and IV, ChaCha20's IV */
 
-    if (salt != NULL) {
-        sft_memcpy(s->iv, salt, SFT_TLS_IV_LEN - 8);
-        sft_memcpy(s->iv + SFT_TLS_IV_LEN - 8, iv, 8);
+    sft_memcpy(s->iv, (u_char *) info + c->salt, c->salt_len);
+    sft_memcpy(s->iv + c->salt_len, (u_char *) info + c->iv, c->iv_len);
 
-    } else {
-        sft_memcpy(s->iv, iv, SFT_TLS_IV_LEN);
-    }
+    rec_seq = (u_char *) info + c->rec_seq;
 
     s->seq = 0;
 
-    for (int i = 0; i < 8; i++) {
+    for (i = 0; i < 8; i++) {
         s->seq = (s->seq << 8) | rec_seq[i];
     }
 
     s->ctx = EVP_CIPHER_CTX_new();
 
     if (s->ctx == NULL
-        || (size_t) EVP_CIPHER_get_key_length(cipher) != keylen
-        || EVP_EncryptInit_ex(s->ctx, cipher, NULL, key, s->iv) != 1)
+        || (size_t) EVP_CIPHER_get_key_length(c->cipher()) != c->key_len
+        || EVP_EncryptInit_ex(s->ctx, c->cipher(), NULL,
+                              (u_char *) info + c->key, s->iv) != 1)
     {
         EVP_CIPHER_CTX_free(s->ctx);
         goto decline;
