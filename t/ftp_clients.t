@@ -5,6 +5,7 @@
 # byte-identical by SHA-256, on IPv4 and on [::1]; curl in passive (PASV
 # and EPSV) and active mode, with resume both ways, a listing and quoted
 # commands; ABOR in the middle of a download, then the session goes on;
+# ABOR that comes after the client's close has ended the transfer;
 # a passive data connection from another address (127.0.0.2) is refused
 # and the right one still gets the data.
 
@@ -201,6 +202,15 @@ h = hashlib.sha256()
 f.retrbinary('RETR big.bin', h.update)
 print('after', h.hexdigest())
 print('size', f.size('huge.bin'))
+c = f.transfercmd('RETR huge.bin')
+c.recv(65536)
+c.close()
+r1 = f.getline()
+f.putcmd('ABOR')
+r2 = f.getline()
+f.putcmd('ABOR')
+r3 = f.getline()
+print('late', r1[:3], r2[:3], r3[:3])
 f.quit()
 EOF
 close $py;
@@ -208,6 +218,8 @@ my $r = `python3 $d/abor.py 2>&1`;
 like($r, qr/^abor (426 226|226 ) True$/m,
     'ABOR mid-download: 426 and 226 (or 226 if it had all been sent)');
 like($r, qr/^noop 200$/m, 'the session answers after ABOR');
+like($r, qr/^late 426 226 225$/m,
+    'ABOR after the close ended the transfer (426): 226; then 225');
 like($r, qr/^after $bigsum$/m, 'and downloads a file whole after it');
 like($r, qr/^size 20971520$/m, 'and SIZE');
 

@@ -274,6 +274,9 @@ struct sft_ftp_session_s {
     unsigned                  pbsz:1;
     unsigned                  prot_p:1;    /* data connections use TLS */
     unsigned                  rang:1;      /* a RANG is pending */
+    unsigned                  broke:1;     /* a transfer ended on its data
+                                              connection (426) since the
+                                              last command */
 };
 
 

@@ -940,6 +940,17 @@ static sft_int_t
 sft_ftp_abor(sft_ftp_session_t *s)
 {
     if (s->transfer == NULL) {
+
+        if (s->broke) {
+            /*
+             * the client closed the data connection right after ABOR
+             * and the close ended the transfer first (426): ABOR
+             * completes that as it would have
+             */
+            sft_ftp_reply(s, 226, "Abort successful.");
+            return SFT_OK;
+        }
+
         sft_ftp_reply(s, 225, "No transfer to abort.");
         return SFT_OK;
     }

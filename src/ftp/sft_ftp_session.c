@@ -382,6 +382,8 @@ sft_ftp_dispatch(sft_ftp_session_t *s, sft_int_t rc)
         sft_ftp_reply(s, 451, "Requested action aborted: local error.");
     }
 
+    s->broke = 0;
+
     return;
 
 error:

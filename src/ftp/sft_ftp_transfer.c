@@ -1791,6 +1791,7 @@ sft_ftp_transfer_closed(sft_ftp_session_t *s)
 
     case SFT_FTP_END_NETWORK:
         sft_ftp_reply(s, 426, "Connection closed; transfer aborted.");
+        s->broke = 1;
         break;
 
     case SFT_FTP_END_TLS:
