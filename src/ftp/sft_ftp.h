@@ -168,6 +168,8 @@ struct sft_ftp_transfer_s {
     u_char                   *rbuf;        /* pooled download: read ahead */
     size_t                    rlen;
     size_t                    rpos;
+    u_char                   *wbuf;        /* pooled upload: being written */
+    size_t                    wlen;
     u_char                   *out;         /* listing text */
     size_t                    out_len;
     size_t                    out_pos;
@@ -196,6 +198,7 @@ struct sft_ftp_transfer_s {
     unsigned                  ascii:1;     /* TYPE A: convert newlines */
     unsigned                  cr:1;        /* upload: a CR held back */
     unsigned                  reading:1;   /* pooled download: a read runs */
+    unsigned                  writing:1;   /* pooled upload: a write runs */
     unsigned                  copy:1;      /* pooled download, no sendfile */
     unsigned                  splice:1;    /* upload socket -> pipe -> file */
     unsigned                  abor_late:1; /* ABOR while it was ending */

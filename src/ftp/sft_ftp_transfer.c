@@ -54,6 +54,7 @@ static void sft_ftp_splice_cleanup(void *data);
 static void sft_ftp_recv_splice(sft_ftp_session_t *s);
 static void sft_ftp_send_list(sft_ftp_session_t *s);
 static sft_int_t sft_ftp_write_direct(sft_ftp_session_t *s);
+static void sft_ftp_upload_written(sft_ftp_transfer_t *t);
 static sft_int_t sft_ftp_write_done(sft_ftp_session_t *s);
 static void sft_ftp_transfer_finish(sft_ftp_session_t *s);
 static void sft_ftp_transfer_report(sft_ftp_session_t *s,
@@ -1092,6 +1093,16 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
     for ( ;; ) {
 
         if (t->chunk == NULL) {
+
+            if (t->eof) {
+                /* the last chunk is being written (a held CR found room) */
+                if (!t->writing) {
+                    sft_ftp_transfer_finish(s);
+                }
+
+                return;
+            }
+
             t->chunk = sft_buffer_get(&t->waiter);
 
             if (t->chunk == NULL) {
@@ -1124,15 +1135,24 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
                 continue;
             }
 
+            if (t->writing) {
+                return;     /* the running write's completion runs us */
+            }
+
             sft_ftp_transfer_req(s, t);
 
+            t->wlen = t->out_len;
+
             rc = sft_vfs_write(&s->vfs, &t->req, &t->file, t->chunk,
-                               t->out_len, t->offset);
+                               t->wlen, t->offset);
 
             if (rc == SFT_AGAIN) {
-                t->io = 1;
+                /* the next chunk is received while this one is written */
+                t->writing = 1;
                 s->pending++;
-                return;
+                t->wbuf = t->chunk;
+                t->chunk = NULL;
+                continue;
             }
 
             if (rc == SFT_OK) {
@@ -1143,11 +1163,15 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
                 return;
             }
 
+            t->out_len = 0;
             continue;
         }
 
         if (t->eof) {
-            sft_ftp_transfer_finish(s);
+            if (!t->writing) {
+                sft_ftp_transfer_finish(s);
+            }
+
             return;
         }
 
@@ -1404,8 +1428,36 @@ sft_ftp_write_direct(sft_ftp_session_t *s)
     }
 
     t->req.nbytes = done;
+    t->wlen = t->out_len;
 
-    return sft_ftp_write_done(s);
+    if (sft_ftp_write_done(s) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    t->out_len = 0;
+
+    return SFT_OK;
+}
+
+
+/* a pooled upload's written chunk: the next to fill, or back to the pool */
+
+static void
+sft_ftp_upload_written(sft_ftp_transfer_t *t)
+{
+    if (t->wbuf == NULL) {
+        return;
+    }
+
+    if (t->chunk == NULL) {
+        t->chunk = t->wbuf;
+        t->out_len = 0;
+
+    } else {
+        sft_buffer_put(t->wbuf);
+    }
+
+    t->wbuf = NULL;
 }
 
 
@@ -1417,7 +1469,7 @@ sft_ftp_write_done(sft_ftp_session_t *s)
     t = s->transfer;
 
     if (t->req.err != SFT_STORAGE_OK
-        || t->req.nbytes != (ssize_t) t->out_len)
+        || t->req.nbytes != (ssize_t) t->wlen)
     {
         t->reason = SFT_FTP_END_STORAGE;
         t->err = t->req.err ? t->req.err : SFT_STORAGE_IO;
@@ -1425,8 +1477,8 @@ sft_ftp_write_done(sft_ftp_session_t *s)
         return SFT_ERROR;
     }
 
-    t->offset += t->out_len;
-    t->out_len = 0;
+    t->offset += t->wlen;
+    t->wlen = 0;
 
     return SFT_OK;
 }
@@ -1497,6 +1549,10 @@ sft_ftp_transfer_io_done(sft_storage_req_t *req)
     if (req->op == SFT_STORAGE_READ) {
         t->reading = 0;
 
+    } else if (req->op == SFT_STORAGE_WRITE) {
+        t->writing = 0;
+        sft_ftp_upload_written(t);
+
     } else {
         t->io = 0;
     }
@@ -1550,7 +1606,7 @@ sft_ftp_transfer_io_done(sft_storage_req_t *req)
         break;
 
     case SFT_STORAGE_WRITE:
-        if (t->aborted) {
+        if (t->aborted || t->finishing) {
             sft_ftp_transfer_finish(s);
             break;
         }
@@ -1609,7 +1665,7 @@ sft_ftp_transfer_abort(sft_ftp_session_t *s, sft_uint_t reason)
 
     sft_ftp_data_close(s);
 
-    if (t->io || t->reading) {
+    if (t->io || t->reading || t->writing) {
         return;     /* the running operation finishes it */
     }
 
@@ -1649,8 +1705,8 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
         sft_ftp_data_close(s);
     }
 
-    if (t->reading) {
-        return;     /* the read's completion finishes it */
+    if (t->reading || t->writing) {
+        return;     /* the read's or write's completion finishes it */
     }
 
     sft_buffer_cancel(&t->waiter);
