@@ -1459,6 +1459,7 @@ static int  sft_ssl_client_reasons[] = {
     SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE,
     SSL_R_BAD_EXTENSION,
     SSL_R_BAD_KEY_SHARE,
+    SSL_R_BAD_KEY_UPDATE,         /* a KeyUpdate on sealed records too */
     SSL_R_BAD_LENGTH,
     SSL_R_BAD_PACKET_LENGTH,
     SSL_R_BAD_RECORD_TYPE,

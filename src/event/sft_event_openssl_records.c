@@ -354,7 +354,7 @@ sft_ssl_seal_write(sft_ssl_connection_t *sc, BIO *b, const u_char *data,
         && data[0] == SFT_TLS_HS_KEY_UPDATE)
     {
         /* the next records would need the next traffic secret */
-        ERR_raise_data(ERR_LIB_SSL, ERR_R_INTERNAL_ERROR,
+        ERR_raise_data(ERR_LIB_SSL, SSL_R_BAD_KEY_UPDATE,
                        "TLS key update on a connection whose records "
                        "siftpd seals");
         return -1;

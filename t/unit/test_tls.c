@@ -5,7 +5,8 @@
  * resumption and the FTPS data-connection identity check, protocol
  * restrictions, garbage instead of a ClientHello, and client certificates
  * (made with the openssl CLI) mapped to user names by each rule; data
- * connections made without session tickets.
+ * connections made without session tickets; records sealed by siftpd
+ * (SFT_SSL_SEAL) with each TLS 1.3 cipher, a KeyUpdate refused on them.
  */
 
 #include <sft_config.h>
@@ -690,6 +691,83 @@ client_certificates(const char *cert, const char *key)
 }
 
 
+/*
+ * SFT_SSL_SEAL: with TLS 1.3 the records are sealed by siftpd (no kTLS
+ * here), each cipher; an echo the client decrypts; a KeyUpdate the client
+ * asks for fails the connection instead of sealing with a stale key;
+ * TLS 1.2 leaves the records to OpenSSL
+ */
+
+static void
+sealed(sft_ssl_t *ssl, const char *suite, int max_version,
+    sft_uint_t want)
+{
+    int       cfd, sfd, crc, n;
+    char      what[128];
+    SSL      *cl;
+    double    deadline;
+    SSL_CTX  *cctx;
+    tconn_t   t;
+    u_char    b[4096];
+
+    cctx = client_ctx(max_version);
+
+    if (suite) {
+        SSL_CTX_set_ciphersuites(cctx, suite);
+    }
+
+    tcp_pair(&cfd, &sfd);
+    tconn_init(&t, sfd);
+    cl = client_new(cctx, cfd, NULL);
+
+    hs_flags = SFT_SSL_SEAL|SFT_SSL_NO_TICKETS;
+    (void) handshake(ssl, &t, cl, &crc);
+    hs_flags = 0;
+
+    snprintf(what, sizeof(what), "%s: records sealed by %s",
+             suite ? suite : "TLSv1.2",
+             want == SFT_SSL_SEALED_SIFTPD ? "siftpd" : "OpenSSL");
+    ok(crc == 1 && sft_ssl_sealed_by(&t.c) == want, what);
+
+    snprintf(what, sizeof(what), "%s: 1 MiB echo the client decrypts",
+             suite ? suite : "TLSv1.2");
+    ok(echo(&t, cl, ECHO_BYTES), what);
+
+    if (suite && strcmp(suite, "TLS_AES_256_GCM_SHA384") == 0) {
+
+        /* the client asks for a key update, then sends more to echo */
+
+        ok(SSL_key_update(cl, SSL_KEY_UPDATE_REQUESTED) == 1
+           && SSL_write(cl, "after", 5) == 5, "client: KeyUpdate sent");
+
+        t.eof = 0;
+        t.failed = 0;
+        deadline = now() + 3;
+        n = 0;
+
+        while (now() < deadline && !t.failed) {
+            deliver(&t, 0);
+            n = SSL_read(cl, b, sizeof(b));
+
+            if (n > 0) {
+                break;
+            }
+        }
+
+        ok(t.failed && n <= 0,
+           "KeyUpdate on sealed records: the server's write fails, "
+           "nothing sealed with the old key");
+        ok(log_has("TLS key update on a connection whose records")
+           && !log_has("[crit]"), "and says why, not at crit");
+    }
+
+    SSL_free(cl);
+    close(cfd);
+    tconn_free(&t);
+    SSL_CTX_free(cctx);
+}
+
+
 int
 main(void)
 {
@@ -903,6 +981,11 @@ main(void)
 
     close(cfd);
     tconn_free(&t);
+
+    sealed(&ssl, "TLS_AES_256_GCM_SHA384", 0, SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, "TLS_AES_128_GCM_SHA256", 0, SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, "TLS_CHACHA20_POLY1305_SHA256", 0, SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, NULL, TLS1_2_VERSION, SFT_SSL_SEALED_OPENSSL);
 
     sft_ssl_cleanup_ctx(&ssl);
 
