@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import re
+import resource
 import signal
 import socket
 import statistics
@@ -138,6 +139,13 @@ def run_proc(cmd, timeout=TRANSFER_TIMEOUT_S, **kw):
         p.wait()
         raise
     return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def client_cpu():
+    """user + system CPU seconds of this process's waited-for children (the
+    clients it ran: curl, sftp and its ssh)"""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 CURL_W = "%{time_pretransfer} %{time_starttransfer} %{time_total} %{size_download} %{size_upload} %{exitcode}\\n"
@@ -378,8 +386,10 @@ def ftp_transfer(ctx, srv, tls, upload):
     else:
         cmd += ["-o", "/dev/null", f"ftp://127.0.0.1:{port}/big.bin"]
     c0 = cpu_seconds(root)  # this server's previous run already settled after its transfer
+    k0 = client_cpu()
     try:
         rc, out, err = run_proc(cmd)
+        k1 = client_cpu()
         time.sleep(SETTLE_S)
         c1 = cpu_seconds(root)
         w = parse_w(out)
@@ -397,7 +407,8 @@ def ftp_transfer(ctx, srv, tls, upload):
     secs = w["total"] - w["pre"]
     cpu = (c1 - c0) if c0 is not None and c1 is not None else None
     return dict(value=size / secs / MB, data_s=secs, curl=w,
-                server_cpu_s=cpu, cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None)
+                server_cpu_s=cpu, cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None,
+                client_cpu_s=k1 - k0, client_cpu_s_per_gib=(k1 - k0) / (size / GiB))
 
 
 def ftp_parallel(ctx, srv):
@@ -681,8 +692,10 @@ def sftp_transfer(ctx, srv, upload, cipher):
     else:
         lines = ["get sftp.bin /dev/null"]
     c0 = cpu_seconds(root)  # this server's previous run already settled after its transfer
+    k0 = client_cpu()
     try:
         wall, _ = sftp_session(ctx, port, lines, cipher)
+        k1 = client_cpu()
         time.sleep(SETTLE_S)
         c1 = cpu_seconds(root)
         if upload and os.path.getsize(target) != size:
@@ -693,7 +706,8 @@ def sftp_transfer(ctx, srv, upload, cipher):
     secs = max(wall - base, 1e-3)
     cpu = (c1 - c0) if c0 is not None and c1 is not None else None
     return dict(value=size / secs / MB, wall_s=wall, baseline_s=base, server_cpu_s=cpu,
-                cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None)
+                cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None,
+                client_cpu_s=k1 - k0, client_cpu_s_per_gib=(k1 - k0) / (size / GiB))
 
 
 def sftp_small(ctx, srv, upload):
@@ -792,11 +806,15 @@ class Row:
 
 
 def crypto_rows(rid, title, proto, fn, ceiling):
-    """a TLS/SSH throughput row, then its server CPU per GiB and its share
-    of one core's `openssl speed` for the cipher in use"""
+    """a TLS/SSH throughput row, then its server CPU per GiB, the client's
+    (what the server's way of sending and receiving costs the client, which
+    shares the machine and often sets the pace) and its share of one
+    core's `openssl speed` for the cipher in use"""
     return [Row(rid, title, "MB/s", "higher", proto, fn),
             Row(f"{rid}_cpu", f"{title}: server CPU per GiB", "CPU-s/GiB", "lower", proto,
                 source=rid, key="cpu_s_per_gib"),
+            Row(f"{rid}_client_cpu", f"{title}: client CPU per GiB", "CPU-s/GiB", "lower", proto,
+                source=rid, key="client_cpu_s_per_gib"),
             Row(f"{rid}_ceil", f"{title}: % of one core's openssl speed", "%", "higher", proto,
                 source=rid, ceiling=ceiling, note=CEILING_NOTE)]
 
