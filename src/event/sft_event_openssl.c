@@ -1,7 +1,8 @@
 /*
  * sft_event_openssl.c -- non-blocking TLS with OpenSSL 3: server contexts
  * (certificates, protocols, ciphers, curves, session cache and tickets,
- * kTLS), TLS handshakes, reads, writes and close_notify on edge-triggered
+ * kTLS), TLS handshakes, reads, writes (through the write BIO of
+ * sft_event_openssl_records.c) and close_notify on edge-triggered
  * connections, the session identity FTPS data connections are checked
  * against, client certificates and the user they map to, the ssl_*
  * directives and the first-start self-signed certificate.
@@ -45,8 +46,6 @@ static sft_int_t sft_ssl_client_name(sft_connection_t *c, sft_uint_t rule,
     sft_str_t *name, u_char *buf, size_t size);
 static void sft_ssl_send_error(sft_connection_t *c, int sslerr,
     sft_err_t err);
-
-
 
 
 /* protocol versions, lowest first */
