@@ -47,7 +47,7 @@
 #define SFT_SSL_NO_TICKETS       2
 
 /*
- * bulk data: the TLS 1.3 records this server writes are sealed by the
+ * bulk data: the TLS records this server writes are sealed by the
  * kernel (kTLS) or by siftpd straight from the caller's buffer, not by
  * OpenSSL (sft_event_openssl_records.c)
  */

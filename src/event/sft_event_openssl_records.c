@@ -7,9 +7,10 @@
  * SFT_SSL_WBUF_SIZE a write(2), not a write(2) per 16 KiB record.
  *
  * Connections made with SFT_SSL_SEAL (FTPS data connections) go further.
- * OpenSSL hands the TLS 1.3 application traffic key of the write direction
- * to a BIO that says it can do kernel TLS (SSL_OP_ENABLE_KTLS, see
- * tls13_change_cipher_state()) and from then on writes plaintext with
+ * OpenSSL hands the write direction's key (TLS 1.3's application traffic
+ * key, TLS 1.2's from ChangeCipherSpec on) to a BIO that says it can do
+ * kernel TLS (SSL_OP_ENABLE_KTLS, see tls13_change_cipher_state() and
+ * tls1_change_cipher_state()) and from then on writes plaintext with
  * each record's content type. When the kernel has kTLS, the key goes to
  * it through OpenSSL's own socket BIO. When it has not, this BIO seals
  * the records itself: each plaintext is encrypted straight from the
@@ -18,11 +19,13 @@
  * there into the gathering buffer, and records still go out many a
  * write(2).
  *
- * The nonce is the traffic IV XOR the record sequence (RFC 8446 5.3),
- * which starts where OpenSSL's stood. A KeyUpdate would need the next
- * traffic secret, which OpenSSL does not hand on: the connection fails
- * rather than write with a stale key (the same limit as kTLS in OpenSSL
- * 3.0). Data connections are short next to AES-GCM's 2^24.5 record limit.
+ * The nonce is the traffic IV XOR the record sequence (RFC 8446 5.3,
+ * RFC 7905), or TLS 1.2 AES-GCM's salt and a counter sent in the record
+ * (RFC 5288), each starting where OpenSSL's stood. A TLS 1.3 KeyUpdate
+ * would need the next traffic secret, which OpenSSL does not hand on: the
+ * connection fails rather than write with a stale key (the same limit as
+ * kTLS in OpenSSL 3.0). Data connections are short next to AES-GCM's
+ * 2^24.5 record limit.
  */
 
 #include <sft_config.h>
@@ -50,15 +53,21 @@
 #define SFT_TLS_RT_HANDSHAKE      22
 #define SFT_TLS_HS_KEY_UPDATE     24
 
-/* a sealed TLS 1.3 record: header, plaintext, inner content type, tag */
-#define SFT_TLS_SEALED_LEN(n)                                                 \
-    (SFT_TLS_HEADER_LEN + (n) + 1 + SFT_TLS_TAG_LEN)
+/*
+ * a sealed record: header, plaintext and tag, and TLS 1.3's inner content
+ * type or TLS 1.2 AES-GCM's explicit nonce
+ */
+#define SFT_TLS_SEALED_LEN(s, n)                                              \
+    (SFT_TLS_HEADER_LEN + (s)->extra + (n) + SFT_TLS_TAG_LEN)
 
 
 struct sft_ssl_sealer_s {
     EVP_CIPHER_CTX             *ctx;
     u_char                      iv[SFT_TLS_IV_LEN];
     uint64_t                    seq;
+    size_t                      extra;        /* bytes beside the plaintext */
+    unsigned                    tls12:1;
+    unsigned                    explicit_iv:1; /* TLS 1.2 AES-GCM */
     BIO                        *kernel;       /* kTLS: OpenSSL's socket BIO */
     int                         ctrl_type;    /* the next write's, 0: data */
 };
@@ -350,7 +359,7 @@ sft_ssl_seal_write(sft_ssl_connection_t *sc, BIO *b, const u_char *data,
 
     type = s->ctrl_type ? s->ctrl_type : SFT_TLS_RT_APPLICATION;
 
-    if (type == SFT_TLS_RT_HANDSHAKE && len > 0
+    if (!s->tls12 && type == SFT_TLS_RT_HANDSHAKE && len > 0
         && data[0] == SFT_TLS_HS_KEY_UPDATE)
     {
         /* the next records would need the next traffic secret */
@@ -360,7 +369,7 @@ sft_ssl_seal_write(sft_ssl_connection_t *sc, BIO *b, const u_char *data,
         return -1;
     }
 
-    need = SFT_TLS_SEALED_LEN((size_t) len);
+    need = SFT_TLS_SEALED_LEN(s, (size_t) len);
 
     if ((!sc->gather || sc->wbuf_len + need > SFT_SSL_WBUF_SIZE)
         && sc->wbuf_pos < sc->wbuf_len
@@ -393,22 +402,30 @@ sft_ssl_seal_write(sft_ssl_connection_t *sc, BIO *b, const u_char *data,
 }
 
 
+/*
+ * TLS 1.3 (RFC 8446 5.2): every record says application data, the real
+ * type follows the plaintext inside; the header is the additional data.
+ * TLS 1.2 (RFC 5288, 7905): the real type; the additional data is the
+ * sequence, the type, the version and the plaintext's length; AES-GCM
+ * sends the nonce's last 8 bytes before the ciphertext (a counter that
+ * starts where OpenSSL's stood, as kernel TLS does).
+ */
+
 static sft_int_t
 sft_ssl_seal_record(sft_ssl_sealer_t *s, int type, const u_char *in,
     size_t len, u_char *out)
 {
-    int     n;
-    size_t  i, clen;
-    u_char  inner, nonce[SFT_TLS_IV_LEN];
+    int      n, alen;
+    size_t   i, clen;
+    u_char   inner, *ct, nonce[SFT_TLS_IV_LEN], aad[13];
 
     if (s->seq == UINT64_MAX) {
         return SFT_ERROR;
     }
 
-    clen = len + 1 + SFT_TLS_TAG_LEN;
+    clen = s->extra + len + SFT_TLS_TAG_LEN;
 
-    /* TLS 1.3: every record says application data, TLS 1.2 (RFC 8446 5.1) */
-    out[0] = SFT_TLS_RT_APPLICATION;
+    out[0] = (u_char) (s->tls12 ? type : SFT_TLS_RT_APPLICATION);
     out[1] = 0x03;
     out[2] = 0x03;
     out[3] = (u_char) (clen >> 8);
@@ -416,22 +433,51 @@ sft_ssl_seal_record(sft_ssl_sealer_t *s, int type, const u_char *in,
 
     sft_memcpy(nonce, s->iv, SFT_TLS_IV_LEN);
 
-    for (i = 0; i < 8; i++) {
-        nonce[SFT_TLS_IV_LEN - 1 - i] ^= (u_char) (s->seq >> (8 * i));
+    if (s->explicit_iv) {
+        sft_memcpy(out + SFT_TLS_HEADER_LEN, nonce + 4, 8);
+
+        for (i = SFT_TLS_IV_LEN; i-- > 4; ) {     /* the next record's */
+            if (++s->iv[i] != 0) {
+                break;
+            }
+        }
+
+    } else {
+        for (i = 0; i < 8; i++) {
+            nonce[SFT_TLS_IV_LEN - 1 - i] ^= (u_char) (s->seq >> (8 * i));
+        }
     }
 
+    if (s->tls12) {
+        for (i = 0; i < 8; i++) {
+            aad[i] = (u_char) (s->seq >> (56 - 8 * i));
+        }
+
+        aad[8] = (u_char) type;
+        aad[9] = 0x03;
+        aad[10] = 0x03;
+        aad[11] = (u_char) (len >> 8);
+        aad[12] = (u_char) len;
+        alen = 13;
+
+    } else {
+        sft_memcpy(aad, out, SFT_TLS_HEADER_LEN);
+        alen = SFT_TLS_HEADER_LEN;
+    }
+
+    ct = out + SFT_TLS_HEADER_LEN + (s->explicit_iv ? 8 : 0);
     inner = (u_char) type;
 
     if (EVP_EncryptInit_ex(s->ctx, NULL, NULL, NULL, nonce) != 1
-        || EVP_EncryptUpdate(s->ctx, NULL, &n, out, SFT_TLS_HEADER_LEN) != 1
-        || (len && EVP_EncryptUpdate(s->ctx, out + SFT_TLS_HEADER_LEN, &n,
-                                     in, (int) len) != 1)
-        || EVP_EncryptUpdate(s->ctx, out + SFT_TLS_HEADER_LEN + len, &n,
-                             &inner, 1) != 1
-        || EVP_EncryptFinal_ex(s->ctx, out + SFT_TLS_HEADER_LEN + len + 1,
-                               &n) != 1
+        || EVP_EncryptUpdate(s->ctx, NULL, &n, aad, alen) != 1
+        || (len && EVP_EncryptUpdate(s->ctx, ct, &n, in, (int) len) != 1)
+        || (!s->tls12
+            && EVP_EncryptUpdate(s->ctx, ct + len, &n, &inner, 1) != 1)
+        || EVP_EncryptFinal_ex(s->ctx, out + SFT_TLS_HEADER_LEN + clen
+                                       - SFT_TLS_TAG_LEN, &n) != 1
         || EVP_CIPHER_CTX_ctrl(s->ctx, EVP_CTRL_AEAD_GET_TAG, SFT_TLS_TAG_LEN,
-                               out + SFT_TLS_HEADER_LEN + len + 1) != 1)
+                               out + SFT_TLS_HEADER_LEN + clen
+                               - SFT_TLS_TAG_LEN) != 1)
     {
         return SFT_ERROR;
     }
@@ -551,7 +597,7 @@ sft_ssl_take_key(sft_ssl_connection_t *sc, long is_tx, void *info)
     BIO_free(s->kernel);
     s->kernel = NULL;
 
-    if (ci->version != TLS_1_3_VERSION) {
+    if (ci->version != TLS_1_3_VERSION && ci->version != TLS_1_2_VERSION) {
         goto decline;
     }
 
@@ -571,6 +617,10 @@ sft_ssl_take_key(sft_ssl_connection_t *sc, long is_tx, void *info)
     sft_memcpy(s->iv + c->salt_len, (u_char *) info + c->iv, c->iv_len);
 
     rec_seq = (u_char *) info + c->rec_seq;
+
+    s->tls12 = (ci->version == TLS_1_2_VERSION);
+    s->explicit_iv = (s->tls12 && c->salt_len != 0);
+    s->extra = s->tls12 ? (s->explicit_iv ? 8 : 0) : 1;
 
     s->seq = 0;
 

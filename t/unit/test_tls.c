@@ -6,7 +6,7 @@
  * restrictions, garbage instead of a ClientHello, and client certificates
  * (made with the openssl CLI) mapped to user names by each rule; data
  * connections made without session tickets; records sealed by siftpd
- * (SFT_SSL_SEAL) with each TLS 1.3 cipher, a KeyUpdate refused on them.
+ * (SFT_SSL_SEAL) with each AEAD of TLS 1.3 and 1.2, a KeyUpdate refused.
  */
 
 #include <sft_config.h>
@@ -692,14 +692,14 @@ client_certificates(const char *cert, const char *key)
 
 
 /*
- * SFT_SSL_SEAL: with TLS 1.3 the records are sealed by siftpd (no kTLS
- * here), each cipher; an echo the client decrypts; a KeyUpdate the client
- * asks for fails the connection instead of sealing with a stale key;
- * TLS 1.2 leaves the records to OpenSSL
+ * SFT_SSL_SEAL: the records are sealed by siftpd (no kTLS here), with
+ * each TLS 1.3 suite and each TLS 1.2 AEAD suite (the server's Finished
+ * too, on TLS 1.2); an echo the client decrypts; a KeyUpdate the client
+ * asks for fails the connection instead of sealing with a stale key
  */
 
 static void
-sealed(sft_ssl_t *ssl, const char *suite, int max_version,
+sealed(sft_ssl_t *ssl, const char *suite, const char *tls12,
     sft_uint_t want)
 {
     int       cfd, sfd, crc, n;
@@ -710,10 +710,14 @@ sealed(sft_ssl_t *ssl, const char *suite, int max_version,
     tconn_t   t;
     u_char    b[4096];
 
-    cctx = client_ctx(max_version);
+    cctx = client_ctx(tls12 ? TLS1_2_VERSION : 0);
 
     if (suite) {
         SSL_CTX_set_ciphersuites(cctx, suite);
+
+    } else {
+        SSL_CTX_set_cipher_list(cctx, tls12);
+        suite = tls12;
     }
 
     tcp_pair(&cfd, &sfd);
@@ -724,16 +728,15 @@ sealed(sft_ssl_t *ssl, const char *suite, int max_version,
     (void) handshake(ssl, &t, cl, &crc);
     hs_flags = 0;
 
-    snprintf(what, sizeof(what), "%s: records sealed by %s",
-             suite ? suite : "TLSv1.2",
+    snprintf(what, sizeof(what), "%s: records sealed by %s", suite,
              want == SFT_SSL_SEALED_SIFTPD ? "siftpd" : "OpenSSL");
     ok(crc == 1 && sft_ssl_sealed_by(&t.c) == want, what);
 
     snprintf(what, sizeof(what), "%s: 1 MiB echo the client decrypts",
-             suite ? suite : "TLSv1.2");
+             suite);
     ok(echo(&t, cl, ECHO_BYTES), what);
 
-    if (suite && strcmp(suite, "TLS_AES_256_GCM_SHA384") == 0) {
+    if (strcmp(suite, "TLS_AES_256_GCM_SHA384") == 0) {
 
         /* the client asks for a key update, then sends more to echo */
 
@@ -982,10 +985,16 @@ main(void)
     close(cfd);
     tconn_free(&t);
 
-    sealed(&ssl, "TLS_AES_256_GCM_SHA384", 0, SFT_SSL_SEALED_SIFTPD);
-    sealed(&ssl, "TLS_AES_128_GCM_SHA256", 0, SFT_SSL_SEALED_SIFTPD);
-    sealed(&ssl, "TLS_CHACHA20_POLY1305_SHA256", 0, SFT_SSL_SEALED_SIFTPD);
-    sealed(&ssl, NULL, TLS1_2_VERSION, SFT_SSL_SEALED_OPENSSL);
+    sealed(&ssl, "TLS_AES_256_GCM_SHA384", NULL, SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, "TLS_AES_128_GCM_SHA256", NULL, SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, "TLS_CHACHA20_POLY1305_SHA256", NULL,
+           SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, NULL, "ECDHE-ECDSA-AES128-GCM-SHA256",
+           SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, NULL, "ECDHE-ECDSA-AES256-GCM-SHA384",
+           SFT_SSL_SEALED_SIFTPD);
+    sealed(&ssl, NULL, "ECDHE-ECDSA-CHACHA20-POLY1305",
+           SFT_SSL_SEALED_SIFTPD);
 
     sft_ssl_cleanup_ctx(&ssl);
 
