@@ -109,6 +109,20 @@ is($rc, 0, 'reput') or diag($out);
 ok(same("$d/f3", "$a/r3"), 'reput completed the file');
 is((stat "$a/r3")[1], $ino, 'reput wrote in place');
 
+# reput of 20 MiB in pipelined WRITEs onto a handle opened with APPEND:
+# they complete out of order on the thread pool, the bytes land in order
+
+system("head -c 20971520 /dev/urandom > $d/f20") == 0 or die;
+system("head -c 999 $d/f20 > $a/r20") == 0 or die;
+for my $try (1 .. 3) {
+    unlink "$a/r20.ok";
+    ($rc, $out) = sftp("reput $d/f20 r20\n");
+    last unless $rc == 0 && same("$d/f20", "$a/r20");
+    system("head -c 999 $d/f20 > $a/r20") == 0 or die if $try < 3;
+}
+is($rc, 0, 'reput of 20 MiB') or diag($out);
+ok(same("$d/f20", "$a/r20"), 'reput of 20 MiB: in order, three times');
+
 # put -p, reput -p: mode and times kept, through a temporary name and not
 
 chmod 0640, "$d/f3";

@@ -921,11 +921,11 @@ sft_posix_open_write(sft_storage_req_t *req)
 
     /* in place: REST+STOR, APPE, an SFTP open without TRUNC */
 
+    /*
+     * not O_APPEND: an appending upload's writes carry the offsets the VFS
+     * gave them in order (sft_vfs_write()), and may run at once
+     */
     flags = O_WRONLY|O_NONBLOCK|O_NOCTTY;
-
-    if (req->flags & SFT_STORAGE_WRITE_APPEND) {
-        flags |= O_APPEND;
-    }
 
     fd = -1;
 
@@ -1005,13 +1005,8 @@ sft_posix_write(sft_storage_req_t *req)
 
     for (done = 0; done < req->len; done += n) {
 
-        if (file->flags & SFT_STORAGE_WRITE_APPEND) {
-            n = write(file->fd, req->buf + done, req->len - done);
-
-        } else {
-            n = pwrite(file->fd, req->buf + done, req->len - done,
-                       req->offset + done);
-        }
+        n = pwrite(file->fd, req->buf + done, req->len - done,
+                   req->offset + done);
 
         if (n == -1) {
             if (errno == EINTR) {

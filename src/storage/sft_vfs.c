@@ -784,7 +784,13 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->file = file;
     req->buf = buf;
     req->len = len;
-    req->offset = offset;
+
+    /*
+     * appending: each write gets the end as it stands after the writes
+     * before it, so pipelined writes that run at once land in order
+     */
+    req->offset = (file->flags & SFT_STORAGE_WRITE_APPEND) ? file->size
+                                                           : offset;
 
     if (sft_vfs_charge_write(s, file, offset, len) != SFT_OK) {
         sft_log_error(SFT_LOG_INFO, s->log, 0,
