@@ -69,6 +69,13 @@ static const char  *sft_ftp_kind_names[] = {
 
 static sft_uint_t   sft_ftp_stou_count;
 
+/* the data path of a TLS transfer, by who sealed its records */
+static const sft_uint_t  sft_ftp_tls_paths[] = {
+    SFT_XFER_TLS,           /* SFT_SSL_SEALED_OPENSSL (and every upload) */
+    SFT_XFER_TLS_SEALED,    /* SFT_SSL_SEALED_SIFTPD */
+    SFT_XFER_KTLS           /* SFT_SSL_SEALED_KERNEL */
+};
+
 
 void
 sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
@@ -1783,10 +1790,7 @@ sft_ftp_transfer_report(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
     x.complete = (t->reason == SFT_FTP_END_OK);
 
     if (s->tls && s->prot_p) {
-        x.data_path = (t->sealed_by == SFT_SSL_SEALED_SIFTPD)
-                      ? SFT_XFER_TLS_SEALED
-                      : (t->sealed_by == SFT_SSL_SEALED_KERNEL)
-                      ? SFT_XFER_KTLS : SFT_XFER_TLS;
+        x.data_path = sft_ftp_tls_paths[t->sealed_by];
 
     } else if (t->kind == SFT_FTP_RETR && !t->copy) {
         x.data_path = SFT_XFER_SENDFILE;
