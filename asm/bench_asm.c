@@ -2,7 +2,9 @@
  * bench_asm.c: micro-benchmark of the asm/ kernels: the selected asm
  * version next to the C version (with -a: every version this CPU can
  * run) in GB/s at 64 B, 4 KiB, 64 KiB and 1 MiB, plus a byte-at-a-time
- * C loop as the baseline of find_crlf.  Each cell repeats the call for
+ * C loop as the baseline of find_crlf, and AES-256-GCM encryption of a
+ * message (key set up once) by each AES-GCM kernel this CPU can run.
+ * Each cell repeats the call for
  * about 0.2 s (or the number of seconds given) in 5 runs and shows the
  * best one, which is the least disturbed by other load on the machine.
  *
@@ -20,6 +22,7 @@
 #include <time.h>
 
 #include "sft_asm.h"
+#include "sft_aes_gcm.h"
 
 
 #define B_NSIZES   4
@@ -35,7 +38,8 @@ enum {
     B_FIND_NEWLINE,
     B_FIND_CRLF,
     B_CT_EQ,
-    B_NKERNELS
+    B_NKERNELS,
+    B_AES_GCM                   /* its own rows, one per AES-GCM kernel */
 };
 
 
@@ -57,6 +61,10 @@ static volatile uintptr_t  b_sink;
 static unsigned char      *b_data;      /* random */
 static unsigned char      *b_copy;      /* the same, for ct_eq */
 static unsigned char      *b_nozero;    /* random without 0 and "\r\n" */
+static unsigned char      *b_out;       /* AES-GCM's ciphertext */
+
+static const sft_aes_gcm_impl_t  *b_gcm;
+static sft_aes_gcm_key_t          b_gcm_key;
 
 
 /* the baseline: one byte at a time */
@@ -105,10 +113,21 @@ b_run(const sft_asm_impl_t *impl, int kernel, size_t n, uint64_t iters)
     const void       *(*volatile find)(const void *, size_t);
     const void       *(*volatile find_byte)(const void *, size_t, int);
     int               (*volatile ct_eq)(const void *, const void *, size_t);
+    uint8_t                    tag[SFT_AES_GCM_TAG_LEN];
+    sft_aes_gcm_t              g;
 
     r = 0;
 
     switch (kernel) {
+
+    case B_AES_GCM:
+        for (i = 0; i < iters; i++) {
+            sft_aes_gcm_start(&g, b_gcm, &b_gcm_key, b_copy, b_copy, 5);
+            sft_aes_gcm_encrypt(&g, b_data, b_out, n);
+            sft_aes_gcm_finish(&g, tag);
+            r += tag[0];
+        }
+        break;
 
     case B_CRC32C:
     case B_ADLER32:
@@ -218,8 +237,10 @@ main(int argc, char **argv)
     b_data = malloc(B_MAXLEN);
     b_copy = malloc(B_MAXLEN);
     b_nozero = malloc(B_MAXLEN);
+    b_out = malloc(B_MAXLEN);
 
-    if (b_data == NULL || b_copy == NULL || b_nozero == NULL) {
+    if (b_data == NULL || b_copy == NULL || b_nozero == NULL || b_out == NULL)
+    {
         fprintf(stderr, "out of memory\n");
         return 1;
     }
@@ -302,6 +323,23 @@ main(int argc, char **argv)
         }
     }
 
+    sft_aes_gcm_key(&b_gcm_key, b_data, 32);
+
+    for (i = 0; (b_gcm = sft_aes_gcm_impl_get(i)) != NULL; i++) {
+        for (s = 0; s < B_NSIZES; s++) {
+            gbs[s] = b_cell(NULL, B_AES_GCM, b_sizes[s]);
+        }
+
+        printf("%-13s %-24s", "aes256gcm", b_gcm->name);
+
+        for (s = 0; s < B_NSIZES; s++) {
+            printf(" %9.2f", gbs[s]);
+        }
+
+        printf("\n");
+        fflush(stdout);
+    }
+
     if (crlf_byte > 0) {
         printf("# find_crlf %s / byte-at-a-time at 64 KiB: %.1fx\n",
                label[0], crlf_asm / crlf_byte);
@@ -310,6 +348,7 @@ main(int argc, char **argv)
     free(b_data);
     free(b_copy);
     free(b_nozero);
+    free(b_out);
 
     return 0;
 }

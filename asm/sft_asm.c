@@ -142,19 +142,38 @@ sft_asm_detect(void)
         f |= SFT_CPU_PCLMUL;
     }
 
-    /* AVX2 needs OSXSAVE, AVX, and the OS saving the xmm and ymm state */
+    if (ecx & (1u << 25)) {
+        f |= SFT_CPU_AES;
+    }
+
+    /*
+     * AVX2 needs OSXSAVE, AVX, and the OS saving the xmm and ymm state;
+     * AVX-512 also the opmask and zmm state
+     */
 
     if ((ecx & (1u << 27)) && (ecx & (1u << 28)) && max >= 7) {
 
         __asm__ volatile (".byte 0x0f, 0x01, 0xd0"      /* xgetbv */
                           : "=a" (xcr0), "=d" (xcr0_hi) : "c" (0));
 
-        if ((xcr0 & 6) == 6) {
-            __cpuid_count(7, 0, eax, ebx, ecx, edx);
+        __cpuid_count(7, 0, eax, ebx, ecx, edx);
 
-            if (ebx & (1u << 5)) {
-                f |= SFT_CPU_AVX2;
-            }
+        if (ebx & (1u << 8)) {
+            f |= SFT_CPU_BMI2;
+        }
+
+        if ((xcr0 & 6) == 6 && (ebx & (1u << 5))) {
+            f |= SFT_CPU_AVX2;
+        }
+
+        if ((xcr0 & 0xe6) == 0xe6
+            && (ebx & (1u << 16)) && (ebx & (1u << 30)) && (ebx & (1u << 31)))
+        {
+            f |= SFT_CPU_AVX512;
+        }
+
+        if ((ecx & (1u << 9)) && (ecx & (1u << 10))) {
+            f |= SFT_CPU_VAES;
         }
     }
 

@@ -2,7 +2,8 @@
  * sft_asm.h: public interface of the siftp hot-path kernels (CRC-32C,
  * Adler-32, byte / newline / CRLF search, constant-time compare), with
  * hand-written x86_64 and aarch64 versions selected at run time and
- * portable C reference versions.
+ * portable C reference versions; the CPU features they need.  AES-GCM
+ * has its own interface, sft_aes_gcm.h.
  */
 
 
@@ -65,6 +66,10 @@ typedef struct {
 #define SFT_CPU_SSE42     0x0004
 #define SFT_CPU_PCLMUL    0x0008
 #define SFT_CPU_AVX2      0x0010
+#define SFT_CPU_AES       0x0020
+#define SFT_CPU_AVX512    0x0040      /* F, BW and VL, zmm state saved */
+#define SFT_CPU_VAES      0x0080      /* VAES and VPCLMULQDQ */
+#define SFT_CPU_BMI2      0x0800
 #define SFT_CPU_NEON      0x0100
 #define SFT_CPU_CRC32     0x0200
 #define SFT_CPU_PMULL     0x0400

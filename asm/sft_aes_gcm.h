@@ -1,0 +1,95 @@
+/*
+ * sft_aes_gcm.h: AES-GCM encryption (AES-128 and AES-256, 96-bit nonces)
+ * for sealing TLS records: a portable C reference and an x86_64 kernel
+ * using VAES and VPCLMULQDQ on 512-bit registers, chosen at run time.
+ */
+
+
+#ifndef _SFT_AES_GCM_H_INCLUDED_
+#define _SFT_AES_GCM_H_INCLUDED_
+
+
+#include <stddef.h>
+#include <stdint.h>
+
+
+#define SFT_AES_GCM_NONCE_LEN  12
+#define SFT_AES_GCM_TAG_LEN    16
+
+
+/*
+ * An expanded key.  The asm kernels know these offsets (asserted in
+ * sft_aes_gcm.c): round keys at 0, the round count at 240, at 256 the
+ * GHASH key's powers H^32 ... H^1, each as a little-endian 128-bit
+ * integer of the byte-reversed element, multiplied by x^-1 (which the
+ * carry-less product of two such values gives back), and at 768 the
+ * same powers' two 64-bit halves XORed (Karatsuba's middle factor).
+ */
+
+typedef struct {
+    uint8_t                     rk[15][16];
+    uint32_t                    rounds;         /* 10 or 14 */
+    uint8_t                     pad[12];
+    uint8_t                     htab[32][16];
+    uint8_t                     hktab[32][16];
+    uint8_t                     h[16];          /* H in GCM's byte order */
+} sft_aes_gcm_key_t;
+
+
+/*
+ * The kernels: one AES block; GHASH of n bytes into xi (the last block
+ * padded with zeros; xi in GCM's byte order); and counter mode from the
+ * block ctr (its last 32 bits counting, big-endian), with GHASH of the
+ * ciphertext, advancing ctr past the blocks used.
+ */
+
+typedef struct {
+    const char   *name;
+    uint32_t      features;     /* SFT_CPU_* bits required */
+
+    void        (*block)(const sft_aes_gcm_key_t *k, const uint8_t *in,
+                         uint8_t *out);
+    void        (*ghash)(const sft_aes_gcm_key_t *k, uint8_t *xi,
+                         const void *p, size_t n);
+    void        (*ctr)(const sft_aes_gcm_key_t *k, uint8_t *ctr,
+                       uint8_t *xi, const void *in, void *out, size_t n);
+} sft_aes_gcm_impl_t;
+
+
+/* one message being encrypted */
+
+typedef struct {
+    const sft_aes_gcm_impl_t   *impl;
+    const sft_aes_gcm_key_t    *key;
+    uint8_t                     ctr[16];
+    uint8_t                     j0[16];
+    uint8_t                     xi[16];
+    uint64_t                    alen;
+    uint64_t                    clen;
+} sft_aes_gcm_t;
+
+
+/* key: 16 or 32 bytes; returns 0, or -1 for another length */
+int sft_aes_gcm_key(sft_aes_gcm_key_t *k, const void *key, size_t len);
+
+/*
+ * sft_aes_gcm_impl_get(0) is the C reference, (1) the asm kernel where
+ * this CPU runs it, NULL past the end; sft_aes_gcm_fast() is the asm
+ * kernel or NULL (then OpenSSL's code is the faster choice).
+ */
+const sft_aes_gcm_impl_t *sft_aes_gcm_impl_get(size_t i);
+const sft_aes_gcm_impl_t *sft_aes_gcm_fast(void);
+
+/*
+ * start (with the additional data), encrypt in pieces whose lengths are
+ * multiples of 16 bytes but for the last, finish with the tag
+ */
+void sft_aes_gcm_start(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
+    const sft_aes_gcm_key_t *key, const uint8_t *nonce, const void *aad,
+    size_t alen);
+void sft_aes_gcm_encrypt(sft_aes_gcm_t *g, const void *in, void *out,
+    size_t n);
+void sft_aes_gcm_finish(sft_aes_gcm_t *g, uint8_t *tag);
+
+
+#endif /* _SFT_AES_GCM_H_INCLUDED_ */

@@ -1,0 +1,405 @@
+/*
+ * aes_gcm.S: AES-GCM for x86_64 with VAES and VPCLMULQDQ on 512-bit
+ * registers (AVX-512 F, BW and VL; BMI2 for the tail masks), 32 blocks
+ * per step; and one AES block with AES-NI.  The key layout is
+ * sft_aes_gcm_key_t (asm/sft_aes_gcm.h).
+ *
+ * void sft_aes_gcm_ctr_vaes(const sft_aes_gcm_key_t *k, uint8_t ctr[16],
+ *     uint8_t xi[16], const void *in, void *out, size_t n);
+ * void sft_aes_gcm_ghash_vaes(const sft_aes_gcm_key_t *k, uint8_t xi[16],
+ *     const void *p, size_t n);
+ * void sft_aes_block_aesni(const sft_aes_gcm_key_t *k, const uint8_t *in,
+ *     uint8_t *out);
+ *
+ * GHASH works on byte-reversed blocks: as a 128-bit integer, bit 127-i
+ * holds the coefficient of x^i.  The carry-less product of two such
+ * values a, b is the 256-bit byte-reversed form of a*b*x, so the key
+ * table holds H^i * x^-1 and a product comes out as a*H^i.  The 256-bit
+ * product  HI*2^128 + MI*2^64 + LO  is reduced modulo the reversed
+ * polynomial by two Montgomery steps of 64 bits with the constant
+ * 0xc2000000000000000000000000000001: each step multiplies the lowest
+ * 64 bits by its high half and adds the result and the bits themselves
+ * 64 and 128 bits up; what is left in HI is the reduced value.  MI
+ * comes from one product by Karatsuba: (a0 + a1)(b0 + b1) + LO + HI,
+ * with b0 + b1 from the key's second table.
+ *
+ * A batch of blocks c_1 .. c_m updates the hash X as
+ * (X + c_1)*H^m + c_2*H^(m-1) + ... + c_m*H, one product per block and
+ * a single reduction: lane j of the eight registers meets H^(32-j).
+ * Eight registers of counters keep eight AES chains in flight: with
+ * four, the rounds' latency (not the units) set the pace once GHASH's
+ * work filled the scheduler.
+ */
+
+#if (defined __x86_64__ && defined __ELF__)
+
+#include "sft_x86_64.h"
+
+
+#define SFT_GCM_ROUNDS   240            /* offsets in sft_aes_gcm_key_t */
+#define SFT_GCM_HTAB     256
+#define SFT_GCM_HKTAB    768
+#define SFT_GCM_POWERS   32             /* H^32 .. H^1 */
+#define SFT_GCM_STEP     (SFT_GCM_POWERS * 16)
+
+
+/*
+ * Registers: zmm16..zmm30 the round keys (AES-128 uses zmm16..zmm26),
+ * BSWAP the byte-reversing shuffle, ADD4 the counter step, X the hash
+ * (lane 0; the others zero), CTR the next four counters (byte-reversed),
+ * LO/MI/HI the sums, T1, T2 scratch; zmm0..zmm7 blocks; r11d the round
+ * count.
+ */
+
+#define BSWAP   %zmm31
+#define BSWAPx  %xmm31
+#define ADD4    %zmm15
+#define X       %zmm13
+#define Xx      %xmm13
+#define CTR     %zmm12
+#define LO      %zmm8
+#define LOx     %xmm8
+#define HI      %zmm9
+#define HIy     %ymm9
+#define HIx     %xmm9
+#define MI      %zmm10
+#define MIx     %xmm10
+#define T1      %zmm11
+#define T1y     %ymm11
+#define T1x     %xmm11
+#define T2      %zmm14
+
+
+    .section .rodata
+    .p2align 6
+.Lgcm_bswap:
+    .byte   15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0
+.Lgcm_add4:
+    .long   4, 0, 0, 0
+.Lgcm_poly:
+    .quad   1, 0xc200000000000000, 1, 0xc200000000000000
+    .quad   1, 0xc200000000000000, 1, 0xc200000000000000
+.Lgcm_inc:
+    .long   0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0
+
+
+.macro SFT_AES_ROUND key, regs:vararg
+    .irp r, \regs
+    vaesenc     \key, \r, \r
+    .endr
+.endm
+
+.macro SFT_AES_LAST key, regs:vararg
+    .irp r, \regs
+    vaesenclast \key, \r, \r
+    .endr
+.endm
+
+.macro SFT_AES_ENCRYPT regs:vararg
+    .irp r, \regs
+    vpxord      %zmm16, \r, \r
+    .endr
+    SFT_AES_ROUND %zmm17, \regs
+    SFT_AES_ROUND %zmm18, \regs
+    SFT_AES_ROUND %zmm19, \regs
+    SFT_AES_ROUND %zmm20, \regs
+    SFT_AES_ROUND %zmm21, \regs
+    SFT_AES_ROUND %zmm22, \regs
+    SFT_AES_ROUND %zmm23, \regs
+    SFT_AES_ROUND %zmm24, \regs
+    SFT_AES_ROUND %zmm25, \regs
+    cmpl        $10, %r11d
+    je          1f
+    SFT_AES_ROUND %zmm26, \regs
+    SFT_AES_ROUND %zmm27, \regs
+    SFT_AES_ROUND %zmm28, \regs
+    SFT_AES_ROUND %zmm29, \regs
+    SFT_AES_LAST  %zmm30, \regs
+    jmp         2f
+1:
+    SFT_AES_LAST  %zmm26, \regs
+2:
+.endm
+
+
+/* the next counters, byte-reversed back, one register per argument */
+
+.macro SFT_GCM_COUNTERS regs:vararg
+    .irp r, \regs
+    vpshufb     BSWAP, CTR, \r
+    vpaddd      ADD4, CTR, CTR
+    .endr
+.endm
+
+
+/* LO, MI + LO + HI, HI = 0 */
+
+.macro SFT_GHASH_ZERO
+    vpxor       LOx, LOx, LOx
+    vpxor       MIx, MIx, MIx
+    vpxor       HIx, HIx, HIx
+.endm
+
+
+/*
+ * LO, MI + LO + HI, HI += d * h, lane by lane (d, h: byte-reversed
+ * blocks; hk: h's two halves added, in the low half)
+ */
+
+.macro SFT_GHASH_MUL d, h, hk
+    vpclmulqdq  $0x00, \h, \d, T1
+    vpclmulqdq  $0x11, \h, \d, T2
+    vpxord      T1, LO, LO
+    vpxord      T2, HI, HI
+    vpshufd     $0x4e, \d, T1
+    vpxord      \d, T1, T1
+    vpclmulqdq  $0x00, \hk, T1, T1
+    vpxord      T1, MI, MI
+.endm
+
+
+/* X = the sum over the lanes of (LO, MI, HI) reduced */
+
+.macro SFT_GHASH_REDUCE
+    vpternlogd  $0x96, LO, HI, MI
+    vpclmulqdq  $0x10, .Lgcm_poly(%rip), LO, T1
+    vpshufd     $0x4e, LO, LO
+    vpternlogd  $0x96, T1, LO, MI
+    vpclmulqdq  $0x10, .Lgcm_poly(%rip), MI, T1
+    vpshufd     $0x4e, MI, MI
+    vpternlogd  $0x96, T1, MI, HI
+    vextracti64x4 $1, HI, T1y
+    vpxord      T1y, HIy, HIy
+    vextracti32x4 $1, HIy, T1x
+    vpxord      T1x, HIx, Xx
+.endm
+
+
+/*
+ * For the step over the next min(len, 64) bytes: k1 masks those bytes,
+ * k2 the lanes of the nb = ceil(bytes / 16) blocks, and zmm2 holds
+ * H^nb .. H^1 in those lanes, zmm3 their Karatsuba halves.  Uses rax,
+ * rcx, r10.
+ */
+
+.macro SFT_GHASH_TAIL_MASKS len
+    movl        $64, %eax
+    cmpq        %rax, \len
+    cmovbq      \len, %rax
+    movq        $-1, %r10
+    bzhiq       %rax, %r10, %r10
+    kmovq       %r10, %k1
+    addl        $15, %eax
+    shrl        $4, %eax
+    leal        (%rax, %rax), %r10d
+    negq        %rax
+    shlq        $4, %rax
+    leaq        SFT_GCM_HTAB + SFT_GCM_STEP(%rdi, %rax), %rax
+    movl        %r10d, %ecx
+    movl        $-1, %r10d
+    bzhil       %ecx, %r10d, %r10d
+    kmovw       %r10d, %k2
+    vmovdqu64   (%rax), %zmm2{%k2}{z}
+    vmovdqu64   SFT_GCM_HKTAB - SFT_GCM_HTAB(%rax), %zmm3{%k2}{z}
+.endm
+
+
+/* X = (X + d) * H^nb ..., d: up to four blocks as loaded, zero-padded */
+
+.macro SFT_GHASH_STEP d
+    vpshufb     BSWAP, \d, \d
+    vpxord      X, \d, \d
+    SFT_GHASH_ZERO
+    SFT_GHASH_MUL \d, %zmm2, %zmm3
+    SFT_GHASH_REDUCE
+.endm
+
+
+.macro SFT_GHASH_SETUP xi
+    vbroadcasti32x4 .Lgcm_bswap(%rip), BSWAP
+    vmovdqu     (\xi), Xx
+    vpshufb     BSWAPx, Xx, Xx
+.endm
+
+
+/* rdi = k, rsi = xi, rdx = p, rcx = n; rcx is reused for the masks */
+
+SFT_ENTRY(sft_aes_gcm_ghash_vaes)
+    testq       %rcx, %rcx
+    jz          .Lghash_done
+
+    SFT_GHASH_SETUP %rsi
+    movq        %rcx, %r9
+
+.Lghash_loop:
+    SFT_GHASH_TAIL_MASKS %r9
+    vmovdqu8    (%rdx), %zmm0{%k1}{z}
+    SFT_GHASH_STEP %zmm0
+    addq        $64, %rdx
+    subq        $64, %r9
+    ja          .Lghash_loop
+
+    vpshufb     BSWAPx, Xx, Xx
+    vmovdqu     Xx, (%rsi)
+    vzeroupper
+
+.Lghash_done:
+    ret
+SFT_END(sft_aes_gcm_ghash_vaes)
+
+
+/*
+ * rdi = k, rsi = ctr, rdx = xi, rcx = in, r8 = out, r9 = n;
+ * in moves to rdx once xi is loaded, rcx is reused for the masks
+ */
+
+SFT_ENTRY(sft_aes_gcm_ctr_vaes)
+    testq       %r9, %r9
+    jz          .Lctr_done
+
+    SFT_GHASH_SETUP %rdx
+    pushq       %rdx
+
+    movq        %rcx, %rdx
+    movl        SFT_GCM_ROUNDS(%rdi), %r11d
+
+    vbroadcasti32x4 (%rdi), %zmm16
+    vbroadcasti32x4 16(%rdi), %zmm17
+    vbroadcasti32x4 32(%rdi), %zmm18
+    vbroadcasti32x4 48(%rdi), %zmm19
+    vbroadcasti32x4 64(%rdi), %zmm20
+    vbroadcasti32x4 80(%rdi), %zmm21
+    vbroadcasti32x4 96(%rdi), %zmm22
+    vbroadcasti32x4 112(%rdi), %zmm23
+    vbroadcasti32x4 128(%rdi), %zmm24
+    vbroadcasti32x4 144(%rdi), %zmm25
+    vbroadcasti32x4 160(%rdi), %zmm26
+    vbroadcasti32x4 176(%rdi), %zmm27
+    vbroadcasti32x4 192(%rdi), %zmm28
+    vbroadcasti32x4 208(%rdi), %zmm29
+    vbroadcasti32x4 224(%rdi), %zmm30
+
+    /* four counters in CTR; the caller's counter moves past n bytes */
+
+    vbroadcasti32x4 (%rsi), CTR
+    vpshufb     BSWAP, CTR, CTR
+    vpaddd      .Lgcm_inc(%rip), CTR, CTR
+    vbroadcasti32x4 .Lgcm_add4(%rip), ADD4
+
+    movl        12(%rsi), %eax
+    bswapl      %eax
+    leaq        15(%r9), %r10
+    shrq        $4, %r10
+    addl        %r10d, %eax
+    bswapl      %eax
+    movl        %eax, 12(%rsi)
+
+    cmpq        $SFT_GCM_STEP, %r9
+    jb          .Lctr_tail
+
+.Lctr_loop:
+    SFT_GCM_COUNTERS %zmm0, %zmm1, %zmm2, %zmm3, %zmm4, %zmm5, %zmm6, %zmm7
+    SFT_AES_ENCRYPT %zmm0, %zmm1, %zmm2, %zmm3, %zmm4, %zmm5, %zmm6, %zmm7
+
+    vpxord      (%rdx), %zmm0, %zmm0
+    vpxord      64(%rdx), %zmm1, %zmm1
+    vpxord      128(%rdx), %zmm2, %zmm2
+    vpxord      192(%rdx), %zmm3, %zmm3
+    vpxord      256(%rdx), %zmm4, %zmm4
+    vpxord      320(%rdx), %zmm5, %zmm5
+    vpxord      384(%rdx), %zmm6, %zmm6
+    vpxord      448(%rdx), %zmm7, %zmm7
+    vmovdqu64   %zmm0, (%r8)
+    vmovdqu64   %zmm1, 64(%r8)
+    vmovdqu64   %zmm2, 128(%r8)
+    vmovdqu64   %zmm3, 192(%r8)
+    vmovdqu64   %zmm4, 256(%r8)
+    vmovdqu64   %zmm5, 320(%r8)
+    vmovdqu64   %zmm6, 384(%r8)
+    vmovdqu64   %zmm7, 448(%r8)
+
+    vpshufb     BSWAP, %zmm0, %zmm0
+    vpxord      X, %zmm0, %zmm0
+    SFT_GHASH_ZERO
+
+    .irp i, 0, 1, 2, 3, 4, 5, 6, 7
+    .if \i
+    vpshufb     BSWAP, %zmm\i, %zmm\i
+    .endif
+    SFT_GHASH_MUL %zmm\i, SFT_GCM_HTAB+64*\i(%rdi), SFT_GCM_HKTAB+64*\i(%rdi)
+    .endr
+
+    SFT_GHASH_REDUCE
+
+    addq        $SFT_GCM_STEP, %rdx
+    addq        $SFT_GCM_STEP, %r8
+    subq        $SFT_GCM_STEP, %r9
+    cmpq        $SFT_GCM_STEP, %r9
+    jae         .Lctr_loop
+
+    testq       %r9, %r9
+    jz          .Lctr_end
+
+    /* the last bytes, up to four blocks a step, the last block partial */
+
+.Lctr_tail:
+    SFT_GHASH_TAIL_MASKS %r9
+
+    SFT_GCM_COUNTERS %zmm0
+    SFT_AES_ENCRYPT %zmm0
+
+    vmovdqu8    (%rdx), %zmm1{%k1}{z}
+    vpxord      %zmm1, %zmm0, %zmm0
+    vmovdqu8    %zmm0, (%r8){%k1}
+    vmovdqu8    %zmm0, %zmm0{%k1}{z}
+    SFT_GHASH_STEP %zmm0
+
+    addq        $64, %rdx
+    addq        $64, %r8
+    subq        $64, %r9
+    ja          .Lctr_tail
+
+.Lctr_end:
+    popq        %rdx
+    vpshufb     BSWAPx, Xx, Xx
+    vmovdqu     Xx, (%rdx)
+    vzeroupper
+
+.Lctr_done:
+    ret
+SFT_END(sft_aes_gcm_ctr_vaes)
+
+
+/* rdi = k, rsi = in, rdx = out */
+
+SFT_ENTRY(sft_aes_block_aesni)
+    vmovdqu     (%rsi), %xmm0
+    vpxor       (%rdi), %xmm0, %xmm0
+    vaesenc     16(%rdi), %xmm0, %xmm0
+    vaesenc     32(%rdi), %xmm0, %xmm0
+    vaesenc     48(%rdi), %xmm0, %xmm0
+    vaesenc     64(%rdi), %xmm0, %xmm0
+    vaesenc     80(%rdi), %xmm0, %xmm0
+    vaesenc     96(%rdi), %xmm0, %xmm0
+    vaesenc     112(%rdi), %xmm0, %xmm0
+    vaesenc     128(%rdi), %xmm0, %xmm0
+    vaesenc     144(%rdi), %xmm0, %xmm0
+    cmpl        $10, SFT_GCM_ROUNDS(%rdi)
+    je          1f
+    vaesenc     160(%rdi), %xmm0, %xmm0
+    vaesenc     176(%rdi), %xmm0, %xmm0
+    vaesenc     192(%rdi), %xmm0, %xmm0
+    vaesenc     208(%rdi), %xmm0, %xmm0
+    vaesenclast 224(%rdi), %xmm0, %xmm0
+    jmp         2f
+1:
+    vaesenclast 160(%rdi), %xmm0, %xmm0
+2:
+    vmovdqu     %xmm0, (%rdx)
+    ret
+SFT_END(sft_aes_block_aesni)
+
+
+    .section .note.GNU-stack, "", @progbits
+
+#endif

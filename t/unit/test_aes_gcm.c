@@ -1,0 +1,368 @@
+/*
+ * test_aes_gcm.c -- the AES-GCM kernels (asm/sft_aes_gcm.h): GCM's
+ * published test cases, then every kernel this CPU runs against
+ * OpenSSL's EVP for AES-128 and AES-256 with random keys, nonces,
+ * additional data and lengths, whole and in TLS 1.3's pieces (the
+ * record, then its content type), in place, against guard pages on both
+ * sides, GHASH alone, and a counter that wraps its 32 bits.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_aes_gcm.h>
+#include <openssl/evp.h>
+#include <sys/mman.h>
+#include "sft_tap.h"
+
+
+#define T_MAXLEN  (70 * 1024)
+
+
+static uint64_t  rng = 0x9e3779b97f4a7c15ULL;
+
+
+static uint64_t
+rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+
+    return rng;
+}
+
+
+static void
+rnd_fill(u_char *p, size_t n)
+{
+    while (n--) {
+        *p++ = (u_char) rnd();
+    }
+}
+
+
+static size_t
+hex(u_char *out, const char *s)
+{
+    size_t        n;
+    unsigned int  b;
+
+    for (n = 0; s[0] && s[1]; s += 2, n++) {
+        sscanf(s, "%2x", &b);
+        out[n] = (u_char) b;
+    }
+
+    return n;
+}
+
+
+/* OpenSSL's result for the same message */
+
+static int
+evp_seal(const u_char *key, size_t klen, const u_char *nonce,
+    const u_char *aad, size_t alen, const u_char *in, size_t len,
+    u_char *out, u_char *tag)
+{
+    int              n, ok;
+    EVP_CIPHER_CTX  *ctx;
+
+    ctx = EVP_CIPHER_CTX_new();
+
+    ok = ctx != NULL
+         && EVP_EncryptInit_ex(ctx, klen == 16 ? EVP_aes_128_gcm()
+                                               : EVP_aes_256_gcm(),
+                               NULL, key, nonce) == 1
+         && (alen == 0
+             || EVP_EncryptUpdate(ctx, NULL, &n, aad, (int) alen) == 1)
+         && (len == 0
+             || EVP_EncryptUpdate(ctx, out, &n, in, (int) len) == 1)
+         && EVP_EncryptFinal_ex(ctx, out + len, &n) == 1
+         && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag) == 1;
+
+    EVP_CIPHER_CTX_free(ctx);
+
+    return ok;
+}
+
+
+/* the kernel's result; split: encrypt all but the last byte first */
+
+static void
+seal(const sft_aes_gcm_impl_t *impl, const sft_aes_gcm_key_t *k,
+    const u_char *nonce, const u_char *aad, size_t alen, const u_char *in,
+    size_t len, u_char *out, u_char *tag, int split)
+{
+    size_t         head;
+    sft_aes_gcm_t  g;
+
+    sft_aes_gcm_start(&g, impl, k, nonce, aad, alen);
+
+    if (split && len > 0) {
+        head = (len - 1) & ~(size_t) 15;
+        sft_aes_gcm_encrypt(&g, in, out, head);
+        sft_aes_gcm_encrypt(&g, in + head, out + head, len - head);
+
+    } else {
+        sft_aes_gcm_encrypt(&g, in, out, len);
+    }
+
+    sft_aes_gcm_finish(&g, tag);
+}
+
+
+static void
+known_answers(void)
+{
+    size_t                     i, klen, plen;
+    u_char                     key[32], nonce[12], pt[64], ct[64], want[64];
+    u_char                     tag[16], wtag[16];
+    sft_aes_gcm_key_t          k;
+    const sft_aes_gcm_impl_t  *impl;
+
+    /* McGrew and Viega, "The Galois/Counter Mode of Operation", 1, 2, 13, 14 */
+
+    static const struct {
+        const char  *key, *pt, *ct, *tag;
+    } cases[] = {
+        { "00000000000000000000000000000000", "", "",
+          "58e2fccefa7e3061367f1d57a4e7455a" },
+        { "00000000000000000000000000000000",
+          "00000000000000000000000000000000",
+          "0388dace60b6a392f328c2b971b2fe78",
+          "ab6e47d42cec13bdf53a67b21257bddf" },
+        { "0000000000000000000000000000000000000000000000000000000000000000",
+          "", "", "530f8afbc74536b9a963b4f1c4cb738b" },
+        { "0000000000000000000000000000000000000000000000000000000000000000",
+          "00000000000000000000000000000000",
+          "cea7403d4d606b6e074ec5d3baf39d18",
+          "d0d1c8a799996bf0265b98b5d48ab919" },
+    };
+
+    sft_memzero(nonce, sizeof(nonce));
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        klen = hex(key, cases[i].key);
+        plen = hex(pt, cases[i].pt);
+        hex(want, cases[i].ct);
+        hex(wtag, cases[i].tag);
+
+        ok(sft_aes_gcm_key(&k, key, klen) == 0, "key accepted");
+
+        impl = sft_aes_gcm_impl_get(0);
+        seal(impl, &k, nonce, NULL, 0, pt, plen, ct, tag, 0);
+
+        ok(memcmp(ct, want, plen) == 0 && memcmp(tag, wtag, 16) == 0,
+           "C reference: published test case");
+    }
+
+    ok(sft_aes_gcm_key(&k, key, 24) == -1, "AES-192 key refused");
+}
+
+
+/* a buffer of n bytes ending at a page that cannot be read */
+
+static u_char *
+guarded(size_t n, void **base, size_t *size)
+{
+    size_t   page, len;
+    u_char  *p;
+
+    page = 4096;
+    len = (n + page - 1) / page * page + 2 * page;
+
+    p = mmap(NULL, len, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS,
+             -1, 0);
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+
+    mprotect(p, page, PROT_NONE);
+    mprotect(p + len - page, page, PROT_NONE);
+
+    *base = p;
+    *size = len;
+
+    return p + len - page - n;
+}
+
+
+static void
+against_openssl(const sft_aes_gcm_impl_t *impl)
+{
+    int                 bad_whole, bad_split, bad_inplace, bad_guard;
+    size_t              i, len, klen, alen, gsize[2];
+    u_char             *in, *out, *ref, *gin, *gout, *inpl;
+    u_char              key[32], nonce[12], aad[40], tag[16], rtag[16];
+    void               *gbase[2];
+    char                name[128];
+    sft_aes_gcm_key_t   k;
+
+    static const size_t  lens[] = {
+        0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 511, 512, 1000,
+        16384, 16385, 65536 + 7, T_MAXLEN
+    };
+
+    in = malloc(T_MAXLEN);
+    out = malloc(T_MAXLEN + 16);
+    ref = malloc(T_MAXLEN + 16);
+    inpl = malloc(T_MAXLEN);
+
+    if (in == NULL || out == NULL || ref == NULL || inpl == NULL) {
+        ok(0, "memory");
+        return;
+    }
+
+    bad_whole = 0;
+    bad_split = 0;
+    bad_inplace = 0;
+    bad_guard = 0;
+
+    for (i = 0; i < 600; i++) {
+        len = (i < sizeof(lens) / sizeof(lens[0])) ? lens[i]
+                                                   : rnd() % 2100;
+        klen = (i & 1) ? 32 : 16;
+        alen = (i % 3 == 0) ? 13 : rnd() % sizeof(aad);
+
+        rnd_fill(key, klen);
+        rnd_fill(nonce, sizeof(nonce));
+        rnd_fill(aad, alen);
+        rnd_fill(in, len);
+
+        sft_aes_gcm_key(&k, key, klen);
+
+        if (!evp_seal(key, klen, nonce, aad, alen, in, len, ref, rtag)) {
+            ok(0, "OpenSSL seals");
+            return;
+        }
+
+        seal(impl, &k, nonce, aad, alen, in, len, out, tag, 0);
+        bad_whole += memcmp(out, ref, len) != 0 || memcmp(tag, rtag, 16);
+
+        seal(impl, &k, nonce, aad, alen, in, len, out, tag, 1);
+        bad_split += memcmp(out, ref, len) != 0 || memcmp(tag, rtag, 16);
+
+        sft_memcpy(inpl, in, len);
+        seal(impl, &k, nonce, aad, alen, inpl, len, inpl, tag, 1);
+        bad_inplace += memcmp(inpl, ref, len) != 0
+                       || memcmp(tag, rtag, 16);
+
+        if (len > 4096 && i >= sizeof(lens) / sizeof(lens[0])) {
+            continue;
+        }
+
+        gin = guarded(len, &gbase[0], &gsize[0]);
+        gout = guarded(len, &gbase[1], &gsize[1]);
+
+        if (gin == NULL || gout == NULL) {
+            ok(0, "guard pages");
+            return;
+        }
+
+        sft_memcpy(gin, in, len);
+        seal(impl, &k, nonce, aad, alen, gin, len, gout, tag, 1);
+        bad_guard += memcmp(gout, ref, len) != 0 || memcmp(tag, rtag, 16);
+
+        munmap(gbase[0], gsize[0]);
+        munmap(gbase[1], gsize[1]);
+    }
+
+    snprintf(name, sizeof(name), "%s: 600 messages as OpenSSL seals them",
+             impl->name);
+    ok(bad_whole == 0, name);
+
+    snprintf(name, sizeof(name), "%s: the same in two pieces", impl->name);
+    ok(bad_split == 0, name);
+
+    snprintf(name, sizeof(name), "%s: the same in place", impl->name);
+    ok(bad_inplace == 0, name);
+
+    snprintf(name, sizeof(name), "%s: the same between guard pages",
+             impl->name);
+    ok(bad_guard == 0, name);
+
+    free(in);
+    free(out);
+    free(ref);
+    free(inpl);
+}
+
+
+/* the kernel's GHASH and counter against the C reference */
+
+static void
+against_reference(const sft_aes_gcm_impl_t *impl)
+{
+    int                        bad_ghash, bad_ctr;
+    size_t                     i, n;
+    u_char                     key[32], buf[1200], o1[1200], o2[1200];
+    u_char                     x1[16], x2[16], c1[16], c2[16];
+    char                       name[128];
+    sft_aes_gcm_key_t          k;
+    const sft_aes_gcm_impl_t  *ref;
+
+    ref = sft_aes_gcm_impl_get(0);
+    bad_ghash = 0;
+    bad_ctr = 0;
+
+    for (i = 0; i < 300; i++) {
+        n = rnd() % sizeof(buf);
+
+        rnd_fill(key, sizeof(key));
+        rnd_fill(buf, n);
+        rnd_fill(x1, 16);
+        sft_memcpy(x2, x1, 16);
+
+        sft_aes_gcm_key(&k, key, (i & 1) ? 32 : 16);
+
+        ref->ghash(&k, x1, buf, n);
+        impl->ghash(&k, x2, buf, n);
+        bad_ghash += memcmp(x1, x2, 16) != 0;
+
+        /* the 32-bit counter wraps within the message */
+
+        rnd_fill(c1, 12);
+        c1[12] = 0xff;
+        c1[13] = 0xff;
+        c1[14] = 0xff;
+        c1[15] = (u_char) (0xff - rnd() % 40);
+        sft_memcpy(c2, c1, 16);
+
+        ref->ctr(&k, c1, x1, buf, o1, n);
+        impl->ctr(&k, c2, x2, buf, o2, n);
+        bad_ctr += memcmp(o1, o2, n) != 0 || memcmp(x1, x2, 16) != 0
+                   || memcmp(c1, c2, 16) != 0;
+    }
+
+    snprintf(name, sizeof(name), "%s: GHASH as the C reference", impl->name);
+    ok(bad_ghash == 0, name);
+
+    snprintf(name, sizeof(name),
+             "%s: counter mode as the C reference, 32-bit counter wrapping",
+             impl->name);
+    ok(bad_ctr == 0, name);
+}
+
+
+int
+main(void)
+{
+    size_t                     i;
+    const sft_aes_gcm_impl_t  *impl;
+
+    known_answers();
+
+    for (i = 0; (impl = sft_aes_gcm_impl_get(i)) != NULL; i++) {
+        against_openssl(impl);
+
+        if (i > 0) {
+            against_reference(impl);
+        }
+    }
+
+    printf("# kernels: %zu, the fastest: %s\n", i,
+           sft_aes_gcm_fast() ? sft_aes_gcm_fast()->name : "none (OpenSSL)");
+
+    printf("1..%lu\n", tests);
+
+    return failed ? 1 : 0;
+}
