@@ -336,24 +336,9 @@ sft_aes_gcm_ctr_c(const sft_aes_gcm_key_t *k, uint8_t *ctr, uint8_t *xi,
 const sft_aes_gcm_impl_t *
 sft_aes_gcm_impl_get(size_t i)
 {
-    size_t    k;
-    uint32_t  f;
-
-    f = sft_asm_cpu_features();
-
-    for (k = 0; k < SFT_AES_GCM_NIMPLS; k++) {
-        if ((sft_aes_gcm_impls[k].features & f)
-            != sft_aes_gcm_impls[k].features)
-        {
-            continue;
-        }
-
-        if (i-- == 0) {
-            return &sft_aes_gcm_impls[k];
-        }
-    }
-
-    return NULL;
+    return sft_asm_runnable(sft_aes_gcm_impls, SFT_AES_GCM_NIMPLS,
+                            sizeof(sft_aes_gcm_impl_t),
+                            offsetof(sft_aes_gcm_impl_t, features), i);
 }
 
 

@@ -5,6 +5,8 @@
  */
 
 
+#include <string.h>
+
 #include "sft_asm.h"
 
 
@@ -239,25 +241,38 @@ sft_asm_cpu_features(void)
 }
 
 
-const sft_asm_impl_t *
-sft_asm_impl_get(size_t i)
+const void *
+sft_asm_runnable(const void *impls, size_t n, size_t size, size_t features,
+    size_t i)
 {
-    size_t    k;
-    uint32_t  f;
+    size_t          k;
+    uint32_t        f, need;
+    const uint8_t  *p;
 
     f = sft_asm_cpu_features();
 
-    for (k = 0; k < SFT_ASM_NIMPLS; k++) {
-        if ((sft_asm_impls[k].features & f) != sft_asm_impls[k].features) {
+    for (k = 0, p = impls; k < n; k++, p += size) {
+        memcpy(&need, p + features, sizeof(uint32_t));
+
+        if ((need & f) != need) {
             continue;
         }
 
         if (i-- == 0) {
-            return &sft_asm_impls[k];
+            return p;
         }
     }
 
     return NULL;
+}
+
+
+const sft_asm_impl_t *
+sft_asm_impl_get(size_t i)
+{
+    return sft_asm_runnable(sft_asm_impls, SFT_ASM_NIMPLS,
+                            sizeof(sft_asm_impl_t),
+                            offsetof(sft_asm_impl_t, features), i);
 }
 
 

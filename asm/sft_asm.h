@@ -76,6 +76,13 @@ typedef struct {
 
 
 const sft_asm_impl_t *sft_asm_impl_get(size_t i);
+
+/*
+ * The i-th of n kernel sets of size bytes (from 0) whose SFT_CPU_* bits,
+ * a uint32_t at offset features, this CPU has; NULL past the end.
+ */
+const void *sft_asm_runnable(const void *impls, size_t n, size_t size,
+    size_t features, size_t i);
 const sft_asm_impl_t *sft_asm_impl(void);
 uint32_t sft_asm_cpu_features(void);
 

@@ -263,21 +263,9 @@ SFT_ENTRY(sft_aes_gcm_ctr_vaes)
     movq        %rcx, %rdx
     movl        SFT_GCM_ROUNDS(%rdi), %r11d
 
-    vbroadcasti32x4 (%rdi), %zmm16
-    vbroadcasti32x4 16(%rdi), %zmm17
-    vbroadcasti32x4 32(%rdi), %zmm18
-    vbroadcasti32x4 48(%rdi), %zmm19
-    vbroadcasti32x4 64(%rdi), %zmm20
-    vbroadcasti32x4 80(%rdi), %zmm21
-    vbroadcasti32x4 96(%rdi), %zmm22
-    vbroadcasti32x4 112(%rdi), %zmm23
-    vbroadcasti32x4 128(%rdi), %zmm24
-    vbroadcasti32x4 144(%rdi), %zmm25
-    vbroadcasti32x4 160(%rdi), %zmm26
-    vbroadcasti32x4 176(%rdi), %zmm27
-    vbroadcasti32x4 192(%rdi), %zmm28
-    vbroadcasti32x4 208(%rdi), %zmm29
-    vbroadcasti32x4 224(%rdi), %zmm30
+    .irp r, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
+    vbroadcasti32x4 16*(\r-16)(%rdi), %zmm\r
+    .endr
 
     /* four counters in CTR; the caller's counter moves past n bytes */
 
@@ -301,22 +289,10 @@ SFT_ENTRY(sft_aes_gcm_ctr_vaes)
     SFT_GCM_COUNTERS %zmm0, %zmm1, %zmm2, %zmm3, %zmm4, %zmm5, %zmm6, %zmm7
     SFT_AES_ENCRYPT %zmm0, %zmm1, %zmm2, %zmm3, %zmm4, %zmm5, %zmm6, %zmm7
 
-    vpxord      (%rdx), %zmm0, %zmm0
-    vpxord      64(%rdx), %zmm1, %zmm1
-    vpxord      128(%rdx), %zmm2, %zmm2
-    vpxord      192(%rdx), %zmm3, %zmm3
-    vpxord      256(%rdx), %zmm4, %zmm4
-    vpxord      320(%rdx), %zmm5, %zmm5
-    vpxord      384(%rdx), %zmm6, %zmm6
-    vpxord      448(%rdx), %zmm7, %zmm7
-    vmovdqu64   %zmm0, (%r8)
-    vmovdqu64   %zmm1, 64(%r8)
-    vmovdqu64   %zmm2, 128(%r8)
-    vmovdqu64   %zmm3, 192(%r8)
-    vmovdqu64   %zmm4, 256(%r8)
-    vmovdqu64   %zmm5, 320(%r8)
-    vmovdqu64   %zmm6, 384(%r8)
-    vmovdqu64   %zmm7, 448(%r8)
+    .irp i, 0, 1, 2, 3, 4, 5, 6, 7
+    vpxord      64*\i(%rdx), %zmm\i, %zmm\i
+    vmovdqu64   %zmm\i, 64*\i(%r8)
+    .endr
 
     vpshufb     BSWAP, %zmm0, %zmm0
     vpxord      X, %zmm0, %zmm0
@@ -375,21 +351,14 @@ SFT_END(sft_aes_gcm_ctr_vaes)
 SFT_ENTRY(sft_aes_block_aesni)
     vmovdqu     (%rsi), %xmm0
     vpxor       (%rdi), %xmm0, %xmm0
-    vaesenc     16(%rdi), %xmm0, %xmm0
-    vaesenc     32(%rdi), %xmm0, %xmm0
-    vaesenc     48(%rdi), %xmm0, %xmm0
-    vaesenc     64(%rdi), %xmm0, %xmm0
-    vaesenc     80(%rdi), %xmm0, %xmm0
-    vaesenc     96(%rdi), %xmm0, %xmm0
-    vaesenc     112(%rdi), %xmm0, %xmm0
-    vaesenc     128(%rdi), %xmm0, %xmm0
-    vaesenc     144(%rdi), %xmm0, %xmm0
+    .irp r, 1, 2, 3, 4, 5, 6, 7, 8, 9
+    vaesenc     16*\r(%rdi), %xmm0, %xmm0
+    .endr
     cmpl        $10, SFT_GCM_ROUNDS(%rdi)
     je          1f
-    vaesenc     160(%rdi), %xmm0, %xmm0
-    vaesenc     176(%rdi), %xmm0, %xmm0
-    vaesenc     192(%rdi), %xmm0, %xmm0
-    vaesenc     208(%rdi), %xmm0, %xmm0
+    .irp r, 10, 11, 12, 13
+    vaesenc     16*\r(%rdi), %xmm0, %xmm0
+    .endr
     vaesenclast 224(%rdi), %xmm0, %xmm0
     jmp         2f
 1:
