@@ -20,6 +20,8 @@ void sft_aes_gcm_ghash_vaes(const sft_aes_gcm_key_t *k, uint8_t *xi,
     const void *p, size_t n);
 void sft_aes_gcm_ctr_vaes(const sft_aes_gcm_key_t *k, uint8_t *ctr,
     uint8_t *xi, const void *in, void *out, size_t n);
+void sft_aes_gcm_ctr_dec_vaes(const sft_aes_gcm_key_t *k, uint8_t *ctr,
+    uint8_t *xi, const void *in, void *out, size_t n);
 #endif
 
 
@@ -37,18 +39,24 @@ static void sft_aes_gcm_ghash_c(const sft_aes_gcm_key_t *k, uint8_t *xi,
     const void *p, size_t n);
 static void sft_aes_gcm_ctr_c(const sft_aes_gcm_key_t *k, uint8_t *ctr,
     uint8_t *xi, const void *in, void *out, size_t n);
+static void sft_aes_gcm_ctr_dec_c(const sft_aes_gcm_key_t *k, uint8_t *ctr,
+    uint8_t *xi, const void *in, void *out, size_t n);
+static void sft_aes_gcm_ctr_any_c(const sft_aes_gcm_key_t *k, uint8_t *ctr,
+    uint8_t *xi, const void *in, void *out, size_t n, int dec);
 
 
 /* ordered from the most portable to the fastest */
 
 static const sft_aes_gcm_impl_t  sft_aes_gcm_impls[] = {
 
-    { "c", 0, sft_aes_block_c, sft_aes_gcm_ghash_c, sft_aes_gcm_ctr_c },
+    { "c", 0, sft_aes_block_c, sft_aes_gcm_ghash_c, sft_aes_gcm_ctr_c,
+      sft_aes_gcm_ctr_dec_c },
 
 #if (SFT_AES_GCM_X86_64)
     { "x86_64 vaes+avx512",
       SFT_CPU_AES|SFT_CPU_AVX512|SFT_CPU_VAES|SFT_CPU_BMI2,
-      sft_aes_block_aesni, sft_aes_gcm_ghash_vaes, sft_aes_gcm_ctr_vaes },
+      sft_aes_block_aesni, sft_aes_gcm_ghash_vaes, sft_aes_gcm_ctr_vaes,
+      sft_aes_gcm_ctr_dec_vaes },
 #endif
 };
 
@@ -133,6 +141,21 @@ sft_aes_gcm_put_le64(uint8_t *p, uint64_t v)
 
     for (i = 0; i < 8; i++, v >>= 8) {
         p[i] = (uint8_t) v;
+    }
+}
+
+
+/* the counter block's last 32 bits, big-endian, plus one */
+
+static void
+sft_aes_gcm_inc32(uint8_t *ctr)
+{
+    size_t  i;
+
+    for (i = 16; i-- > 12; ) {
+        if (++ctr[i] != 0) {
+            break;
+        }
     }
 }
 
@@ -309,6 +332,22 @@ static void
 sft_aes_gcm_ctr_c(const sft_aes_gcm_key_t *k, uint8_t *ctr, uint8_t *xi,
     const void *in, void *out, size_t n)
 {
+    sft_aes_gcm_ctr_any_c(k, ctr, xi, in, out, n, 0);
+}
+
+
+static void
+sft_aes_gcm_ctr_dec_c(const sft_aes_gcm_key_t *k, uint8_t *ctr, uint8_t *xi,
+    const void *in, void *out, size_t n)
+{
+    sft_aes_gcm_ctr_any_c(k, ctr, xi, in, out, n, 1);
+}
+
+
+static void
+sft_aes_gcm_ctr_any_c(const sft_aes_gcm_key_t *k, uint8_t *ctr, uint8_t *xi,
+    const void *in, void *out, size_t n, int dec)
+{
     size_t          i, m;
     uint8_t         ks[16], *o;
     const uint8_t  *b;
@@ -318,17 +357,19 @@ sft_aes_gcm_ctr_c(const sft_aes_gcm_key_t *k, uint8_t *ctr, uint8_t *xi,
 
         sft_aes_block_c(k, ctr, ks);
 
-        for (i = 16; i-- > 12; ) {
-            if (++ctr[i] != 0) {
-                break;
-            }
+        sft_aes_gcm_inc32(ctr);
+
+        if (dec) {
+            sft_aes_gcm_ghash_c(k, xi, b, m);
         }
 
         for (i = 0; i < m; i++) {
             o[i] = b[i] ^ ks[i];
         }
 
-        sft_aes_gcm_ghash_c(k, xi, o, m);
+        if (!dec) {
+            sft_aes_gcm_ghash_c(k, xi, o, m);
+        }
     }
 }
 
@@ -359,9 +400,8 @@ sft_aes_gcm_fast(void)
 
 
 void
-sft_aes_gcm_start(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
-    const sft_aes_gcm_key_t *key, const uint8_t *nonce, const void *aad,
-    size_t alen)
+sft_aes_gcm_init(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
+    const sft_aes_gcm_key_t *key, const uint8_t *nonce)
 {
     g->impl = impl;
     g->key = key;
@@ -374,18 +414,119 @@ sft_aes_gcm_start(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
     g->ctr[15] = 2;
 
     memset(g->xi, 0, sizeof(g->xi));
-    impl->ghash(key, g->xi, aad, alen);
-
-    g->alen = alen;
+    g->npart = 0;
+    g->text = 0;
+    g->alen = 0;
     g->clen = 0;
+}
+
+
+void
+sft_aes_gcm_aad(sft_aes_gcm_t *g, const void *aad, size_t n)
+{
+    size_t          take;
+    const uint8_t  *p;
+
+    p = aad;
+    g->alen += n;
+
+    if (g->npart > 0) {
+        take = (n < 16 - g->npart) ? n : 16 - g->npart;
+        memcpy(g->part + g->npart, p, take);
+        g->npart += take;
+        p += take;
+        n -= take;
+
+        if (g->npart < 16) {
+            return;
+        }
+
+        g->impl->ghash(g->key, g->xi, g->part, 16);
+        g->npart = 0;
+    }
+
+    take = n & ~(size_t) 15;
+    g->impl->ghash(g->key, g->xi, p, take);
+
+    memcpy(g->part, p + take, n - take);
+    g->npart = n - take;
+}
+
+
+void
+sft_aes_gcm_start(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
+    const sft_aes_gcm_key_t *key, const uint8_t *nonce, const void *aad,
+    size_t alen)
+{
+    sft_aes_gcm_init(g, impl, key, nonce);
+    sft_aes_gcm_aad(g, aad, alen);
+}
+
+
+/* whole blocks by the kernel, a partial one with a keystream block kept */
+
+static void
+sft_aes_gcm_text(sft_aes_gcm_t *g, const uint8_t *in, uint8_t *out,
+    size_t n, int dec)
+{
+    size_t   i, full;
+    uint8_t  b, c;
+
+    if (!g->text) {
+        g->impl->ghash(g->key, g->xi, g->part, g->npart);
+        g->npart = 0;
+        g->text = 1;
+    }
+
+    g->clen += n;
+
+    while (g->npart > 0 && n > 0) {
+        b = *in++;
+        c = b ^ g->ks[g->npart];
+        g->part[g->npart++] = dec ? b : c;
+        *out++ = c;
+        n--;
+
+        if (g->npart == 16) {
+            g->impl->ghash(g->key, g->xi, g->part, 16);
+            g->npart = 0;
+        }
+    }
+
+    full = n & ~(size_t) 15;
+    (dec ? g->impl->ctr_dec : g->impl->ctr)(g->key, g->ctr, g->xi, in, out,
+                                            full);
+
+    if (full == n) {
+        return;
+    }
+
+    g->impl->block(g->key, g->ctr, g->ks);
+
+    sft_aes_gcm_inc32(g->ctr);
+
+    for (i = 0; full + i < n; i++) {
+        b = in[full + i];
+        c = b ^ g->ks[i];
+        g->part[i] = dec ? b : c;
+        out[full + i] = c;
+    }
+
+    g->npart = i;
 }
 
 
 void
 sft_aes_gcm_encrypt(sft_aes_gcm_t *g, const void *in, void *out, size_t n)
 {
-    g->impl->ctr(g->key, g->ctr, g->xi, in, out, n);
-    g->clen += n;
+    sft_aes_gcm_text(g, in, out, n, 0);
+}
+
+
+void
+sft_aes_gcm_decrypt(sft_aes_gcm_t *g, const void *in, void *out, size_t n)
+{
+    sft_aes_gcm_text(g, in, out, n, 1);
 }
 
 
@@ -394,6 +535,9 @@ sft_aes_gcm_finish(sft_aes_gcm_t *g, uint8_t *tag)
 {
     size_t   i;
     uint8_t  lens[16], ek[16];
+
+    g->impl->ghash(g->key, g->xi, g->part, g->npart);
+    g->npart = 0;
 
     sft_aes_gcm_put_be64(lens, g->alen * 8);
     sft_aes_gcm_put_be64(lens + 8, g->clen * 8);

@@ -40,7 +40,8 @@ typedef struct {
  * The kernels: one AES block; GHASH of n bytes into xi (the last block
  * padded with zeros; xi in GCM's byte order); and counter mode from the
  * block ctr (its last 32 bits counting, big-endian), with GHASH of the
- * ciphertext, advancing ctr past the blocks used.
+ * ciphertext (the output of ctr, the input of ctr_dec), advancing ctr
+ * past the blocks used.
  */
 
 typedef struct {
@@ -53,10 +54,17 @@ typedef struct {
                          const void *p, size_t n);
     void        (*ctr)(const sft_aes_gcm_key_t *k, uint8_t *ctr,
                        uint8_t *xi, const void *in, void *out, size_t n);
+    void        (*ctr_dec)(const sft_aes_gcm_key_t *k, uint8_t *ctr,
+                           uint8_t *xi, const void *in, void *out, size_t n);
 } sft_aes_gcm_impl_t;
 
 
-/* one message being encrypted */
+/*
+ * One message being encrypted or decrypted, in pieces of any length: a
+ * partial block waits in part (additional data, or the ciphertext of
+ * the data so far with the rest of its keystream in ks) until it is full
+ * or the message ends.
+ */
 
 typedef struct {
     const sft_aes_gcm_impl_t   *impl;
@@ -64,6 +72,10 @@ typedef struct {
     uint8_t                     ctr[16];
     uint8_t                     j0[16];
     uint8_t                     xi[16];
+    uint8_t                     part[16];
+    uint8_t                     ks[16];
+    size_t                      npart;
+    unsigned                    text;           /* past the additional data */
     uint64_t                    alen;
     uint64_t                    clen;
 } sft_aes_gcm_t;
@@ -81,13 +93,19 @@ const sft_aes_gcm_impl_t *sft_aes_gcm_impl_get(size_t i);
 const sft_aes_gcm_impl_t *sft_aes_gcm_fast(void);
 
 /*
- * start (with the additional data), encrypt in pieces whose lengths are
- * multiples of 16 bytes but for the last, finish with the tag
+ * start, add the additional data, encrypt or decrypt (in place or not),
+ * each in pieces of any length, finish with the tag (to compare, when
+ * decrypting); sft_aes_gcm_start() is sft_aes_gcm_init() and _aad()
  */
+void sft_aes_gcm_init(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
+    const sft_aes_gcm_key_t *key, const uint8_t *nonce);
+void sft_aes_gcm_aad(sft_aes_gcm_t *g, const void *aad, size_t n);
 void sft_aes_gcm_start(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
     const sft_aes_gcm_key_t *key, const uint8_t *nonce, const void *aad,
     size_t alen);
 void sft_aes_gcm_encrypt(sft_aes_gcm_t *g, const void *in, void *out,
+    size_t n);
+void sft_aes_gcm_decrypt(sft_aes_gcm_t *g, const void *in, void *out,
     size_t n);
 void sft_aes_gcm_finish(sft_aes_gcm_t *g, uint8_t *tag);
 

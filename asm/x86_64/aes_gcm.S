@@ -6,6 +6,7 @@
  *
  * void sft_aes_gcm_ctr_vaes(const sft_aes_gcm_key_t *k, uint8_t ctr[16],
  *     uint8_t xi[16], const void *in, void *out, size_t n);
+ * void sft_aes_gcm_ctr_dec_vaes(...): the same, hashing the input
  * void sft_aes_gcm_ghash_vaes(const sft_aes_gcm_key_t *k, uint8_t xi[16],
  *     const void *p, size_t n);
  * void sft_aes_block_aesni(const sft_aes_gcm_key_t *k, const uint8_t *in,
@@ -45,15 +46,14 @@
 
 /*
  * Registers: zmm16..zmm30 the round keys (AES-128 uses zmm16..zmm26),
- * BSWAP the byte-reversing shuffle, ADD4 the counter step, X the hash
- * (lane 0; the others zero), CTR the next four counters (byte-reversed),
- * LO/MI/HI the sums, T1, T2 scratch; zmm0..zmm7 blocks; r11d the round
- * count.
+ * BSWAP the byte-reversing shuffle, X the hash (lane 0; the others
+ * zero), CTR the next four counters (byte-reversed), LO/MI/HI the sums,
+ * T1, T2, T3 scratch; zmm0..zmm7 blocks; r11d the round count.
  */
 
 #define BSWAP   %zmm31
 #define BSWAPx  %xmm31
-#define ADD4    %zmm15
+#define T3      %zmm15
 #define X       %zmm13
 #define Xx      %xmm13
 #define CTR     %zmm12
@@ -74,13 +74,13 @@
     .p2align 6
 .Lgcm_bswap:
     .byte   15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0
-.Lgcm_add4:
-    .long   4, 0, 0, 0
 .Lgcm_poly:
     .quad   1, 0xc200000000000000, 1, 0xc200000000000000
     .quad   1, 0xc200000000000000, 1, 0xc200000000000000
 .Lgcm_inc:
     .long   0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0
+.Lgcm_add4:
+    .long   4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0
 
 
 .macro SFT_AES_ROUND key, regs:vararg
@@ -127,7 +127,7 @@
 .macro SFT_GCM_COUNTERS regs:vararg
     .irp r, \regs
     vpshufb     BSWAP, CTR, \r
-    vpaddd      ADD4, CTR, CTR
+    vpaddd      .Lgcm_add4(%rip), CTR, CTR
     .endr
 .endm
 
@@ -249,13 +249,14 @@ SFT_END(sft_aes_gcm_ghash_vaes)
 
 
 /*
- * rdi = k, rsi = ctr, rdx = xi, rcx = in, r8 = out, r9 = n;
- * in moves to rdx once xi is loaded, rcx is reused for the masks
+ * Counter mode with GHASH, dec = 0: of the output (encryption), 1: of the
+ * input (decryption).  rdi = k, rsi = ctr, rdx = xi, rcx = in, r8 = out,
+ * r9 = n; in moves to rdx once xi is loaded, rcx is reused for the masks.
  */
 
-SFT_ENTRY(sft_aes_gcm_ctr_vaes)
+.macro SFT_GCM_CTR dec
     testq       %r9, %r9
-    jz          .Lctr_done
+    jz          .Lctr_done\@
 
     SFT_GHASH_SETUP %rdx
     pushq       %rdx
@@ -272,7 +273,6 @@ SFT_ENTRY(sft_aes_gcm_ctr_vaes)
     vbroadcasti32x4 (%rsi), CTR
     vpshufb     BSWAP, CTR, CTR
     vpaddd      .Lgcm_inc(%rip), CTR, CTR
-    vbroadcasti32x4 .Lgcm_add4(%rip), ADD4
 
     movl        12(%rsi), %eax
     bswapl      %eax
@@ -283,26 +283,29 @@ SFT_ENTRY(sft_aes_gcm_ctr_vaes)
     movl        %eax, 12(%rsi)
 
     cmpq        $SFT_GCM_STEP, %r9
-    jb          .Lctr_tail
+    jb          .Lctr_tail\@
 
-.Lctr_loop:
+.Lctr_loop\@:
     SFT_GCM_COUNTERS %zmm0, %zmm1, %zmm2, %zmm3, %zmm4, %zmm5, %zmm6, %zmm7
     SFT_AES_ENCRYPT %zmm0, %zmm1, %zmm2, %zmm3, %zmm4, %zmm5, %zmm6, %zmm7
 
-    .irp i, 0, 1, 2, 3, 4, 5, 6, 7
-    vpxord      64*\i(%rdx), %zmm\i, %zmm\i
-    vmovdqu64   %zmm\i, 64*\i(%r8)
-    .endr
-
-    vpshufb     BSWAP, %zmm0, %zmm0
-    vpxord      X, %zmm0, %zmm0
     SFT_GHASH_ZERO
 
     .irp i, 0, 1, 2, 3, 4, 5, 6, 7
-    .if \i
-    vpshufb     BSWAP, %zmm\i, %zmm\i
+    .if \dec
+    vmovdqu64   64*\i(%rdx), T3
+    vpxord      T3, %zmm\i, %zmm\i
+    vmovdqu64   %zmm\i, 64*\i(%r8)
+    vpshufb     BSWAP, T3, T3
+    .else
+    vpxord      64*\i(%rdx), %zmm\i, %zmm\i
+    vmovdqu64   %zmm\i, 64*\i(%r8)
+    vpshufb     BSWAP, %zmm\i, T3
     .endif
-    SFT_GHASH_MUL %zmm\i, SFT_GCM_HTAB+64*\i(%rdi), SFT_GCM_HKTAB+64*\i(%rdi)
+    .if \i == 0
+    vpxord      X, T3, T3
+    .endif
+    SFT_GHASH_MUL T3, SFT_GCM_HTAB+64*\i(%rdi), SFT_GCM_HKTAB+64*\i(%rdi)
     .endr
 
     SFT_GHASH_REDUCE
@@ -311,14 +314,14 @@ SFT_ENTRY(sft_aes_gcm_ctr_vaes)
     addq        $SFT_GCM_STEP, %r8
     subq        $SFT_GCM_STEP, %r9
     cmpq        $SFT_GCM_STEP, %r9
-    jae         .Lctr_loop
+    jae         .Lctr_loop\@
 
     testq       %r9, %r9
-    jz          .Lctr_end
+    jz          .Lctr_end\@
 
     /* the last bytes, up to four blocks a step, the last block partial */
 
-.Lctr_tail:
+.Lctr_tail\@:
     SFT_GHASH_TAIL_MASKS %r9
 
     SFT_GCM_COUNTERS %zmm0
@@ -327,23 +330,37 @@ SFT_ENTRY(sft_aes_gcm_ctr_vaes)
     vmovdqu8    (%rdx), %zmm1{%k1}{z}
     vpxord      %zmm1, %zmm0, %zmm0
     vmovdqu8    %zmm0, (%r8){%k1}
+    .if \dec
+    SFT_GHASH_STEP %zmm1
+    .else
     vmovdqu8    %zmm0, %zmm0{%k1}{z}
     SFT_GHASH_STEP %zmm0
+    .endif
 
     addq        $64, %rdx
     addq        $64, %r8
     subq        $64, %r9
-    ja          .Lctr_tail
+    ja          .Lctr_tail\@
 
-.Lctr_end:
+.Lctr_end\@:
     popq        %rdx
     vpshufb     BSWAPx, Xx, Xx
     vmovdqu     Xx, (%rdx)
     vzeroupper
 
-.Lctr_done:
+.Lctr_done\@:
     ret
+.endm
+
+
+SFT_ENTRY(sft_aes_gcm_ctr_vaes)
+    SFT_GCM_CTR 0
 SFT_END(sft_aes_gcm_ctr_vaes)
+
+
+SFT_ENTRY(sft_aes_gcm_ctr_dec_vaes)
+    SFT_GCM_CTR 1
+SFT_END(sft_aes_gcm_ctr_dec_vaes)
 
 
 /* rdi = k, rsi = in, rdx = out */

@@ -507,37 +507,22 @@ sft_ssl_seal_record(sft_ssl_sealer_t *s, int type, const u_char *in,
 }
 
 
-/*
- * AES-GCM by the asm kernel: the plaintext's whole blocks straight from
- * the caller, the rest with TLS 1.3's content type from a small copy
- */
+/* AES-GCM by the asm kernel, straight from the caller's buffer */
 
 static void
 sft_ssl_seal_gcm(sft_ssl_sealer_t *s, u_char inner, const u_char *nonce,
     const u_char *aad, size_t alen, const u_char *in, size_t len, u_char *ct)
 {
-    size_t         head, rest;
-    u_char         tail[16];
     sft_aes_gcm_t  g;
 
     sft_aes_gcm_start(&g, s->gcm_impl, &s->gcm, nonce, aad, alen);
+    sft_aes_gcm_encrypt(&g, in, ct, len);
 
-    if (s->tls12) {
-        sft_aes_gcm_encrypt(&g, in, ct, len);
-        sft_aes_gcm_finish(&g, ct + len);
-        return;
+    if (!s->tls12) {
+        sft_aes_gcm_encrypt(&g, &inner, ct + len++, 1);
     }
 
-    head = len & ~(size_t) 15;
-    rest = len - head;
-
-    sft_aes_gcm_encrypt(&g, in, ct, head);
-
-    sft_memcpy(tail, in + head, rest);
-    tail[rest] = inner;
-    sft_aes_gcm_encrypt(&g, tail, ct + head, rest + 1);
-
-    sft_aes_gcm_finish(&g, ct + len + 1);
+    sft_aes_gcm_finish(&g, ct + len);
 }
 
 

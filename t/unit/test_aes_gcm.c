@@ -2,9 +2,11 @@
  * test_aes_gcm.c -- the AES-GCM kernels (asm/sft_aes_gcm.h): GCM's
  * published test cases, then every kernel this CPU runs against
  * OpenSSL's EVP for AES-128 and AES-256 with random keys, nonces,
- * additional data and lengths, whole and in TLS 1.3's pieces (the
- * record, then its content type), in place, against guard pages on both
- * sides, GHASH alone, and a counter that wraps its 32 bits.
+ * additional data and lengths, encrypting and decrypting, whole, in
+ * TLS 1.3's pieces (the record, then its content type), in random
+ * pieces (additional data too), in place,
+ * against guard pages on both sides, GHASH alone, and a counter that
+ * wraps its 32 bits.
  */
 
 #include <sft_config.h>
@@ -13,32 +15,10 @@
 #include <openssl/evp.h>
 #include <sys/mman.h>
 #include "sft_tap.h"
+#include "sft_test_rand.h"
 
 
 #define T_MAXLEN  (70 * 1024)
-
-
-static uint64_t  rng = 0x9e3779b97f4a7c15ULL;
-
-
-static uint64_t
-rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-
-    return rng;
-}
-
-
-static void
-rnd_fill(u_char *p, size_t n)
-{
-    while (n--) {
-        *p++ = (u_char) rnd();
-    }
-}
 
 
 static size_t
@@ -85,25 +65,64 @@ evp_seal(const u_char *key, size_t klen, const u_char *nonce,
 }
 
 
-/* the kernel's result; split: encrypt all but the last byte first */
+/*
+ * the kernel's result, encrypting or (dec) decrypting; split: all but the
+ * last byte first
+ */
 
 static void
-seal(const sft_aes_gcm_impl_t *impl, const sft_aes_gcm_key_t *k,
+run(const sft_aes_gcm_impl_t *impl, const sft_aes_gcm_key_t *k,
     const u_char *nonce, const u_char *aad, size_t alen, const u_char *in,
-    size_t len, u_char *out, u_char *tag, int split)
+    size_t len, u_char *out, u_char *tag, int split, int dec)
 {
     size_t         head;
     sft_aes_gcm_t  g;
+    void         (*step)(sft_aes_gcm_t *g, const void *in, void *out,
+                         size_t n);
+
+    step = dec ? sft_aes_gcm_decrypt : sft_aes_gcm_encrypt;
 
     sft_aes_gcm_start(&g, impl, k, nonce, aad, alen);
 
     if (split && len > 0) {
         head = (len - 1) & ~(size_t) 15;
-        sft_aes_gcm_encrypt(&g, in, out, head);
-        sft_aes_gcm_encrypt(&g, in + head, out + head, len - head);
+        step(&g, in, out, head);
+        step(&g, in + head, out + head, len - head);
 
     } else {
-        sft_aes_gcm_encrypt(&g, in, out, len);
+        step(&g, in, out, len);
+    }
+
+    sft_aes_gcm_finish(&g, tag);
+}
+
+
+/* the same with the additional data and the text cut at random points */
+
+static void
+run_pieces(const sft_aes_gcm_impl_t *impl, const sft_aes_gcm_key_t *k,
+    const u_char *nonce, const u_char *aad, size_t alen, const u_char *in,
+    size_t len, u_char *out, u_char *tag, int dec)
+{
+    size_t         n, m;
+    sft_aes_gcm_t  g;
+
+    sft_aes_gcm_init(&g, impl, k, nonce);
+
+    for (n = 0; n < alen; n += m) {
+        m = 1 + rnd() % (alen - n);
+        sft_aes_gcm_aad(&g, aad + n, m);
+    }
+
+    for (n = 0; n < len; n += m) {
+        m = 1 + rnd() % ((rnd() & 1) ? 40 : 1200);
+        m = (m < len - n) ? m : len - n;
+
+        if (dec) {
+            sft_aes_gcm_decrypt(&g, in + n, out + n, m);
+        } else {
+            sft_aes_gcm_encrypt(&g, in + n, out + n, m);
+        }
     }
 
     sft_aes_gcm_finish(&g, tag);
@@ -149,7 +168,7 @@ known_answers(void)
         ok(sft_aes_gcm_key(&k, key, klen) == 0, "key accepted");
 
         impl = sft_aes_gcm_impl_get(0);
-        seal(impl, &k, nonce, NULL, 0, pt, plen, ct, tag, 0);
+        run(impl, &k, nonce, NULL, 0, pt, plen, ct, tag, 0, 0);
 
         ok(memcmp(ct, want, plen) == 0 && memcmp(tag, wtag, 16) == 0,
            "C reference: published test case");
@@ -189,9 +208,11 @@ guarded(size_t n, void **base, size_t *size)
 static void
 against_openssl(const sft_aes_gcm_impl_t *impl)
 {
-    int                 bad_whole, bad_split, bad_inplace, bad_guard;
+    int                 dec, bad_whole[2], bad_split[2], bad_inplace[2];
+    int                 bad_guard[2], bad_pieces[2];
     size_t              i, len, klen, alen, gsize[2];
     u_char             *in, *out, *ref, *gin, *gout, *inpl;
+    const u_char       *src, *want;
     u_char              key[32], nonce[12], aad[40], tag[16], rtag[16];
     void               *gbase[2];
     char                name[128];
@@ -212,10 +233,11 @@ against_openssl(const sft_aes_gcm_impl_t *impl)
         return;
     }
 
-    bad_whole = 0;
-    bad_split = 0;
-    bad_inplace = 0;
-    bad_guard = 0;
+    sft_memzero(bad_whole, sizeof(bad_whole));
+    sft_memzero(bad_split, sizeof(bad_split));
+    sft_memzero(bad_inplace, sizeof(bad_inplace));
+    sft_memzero(bad_guard, sizeof(bad_guard));
+    sft_memzero(bad_pieces, sizeof(bad_pieces));
 
     for (i = 0; i < 600; i++) {
         len = (i < sizeof(lens) / sizeof(lens[0])) ? lens[i]
@@ -235,50 +257,69 @@ against_openssl(const sft_aes_gcm_impl_t *impl)
             return;
         }
 
-        seal(impl, &k, nonce, aad, alen, in, len, out, tag, 0);
-        bad_whole += memcmp(out, ref, len) != 0 || memcmp(tag, rtag, 16);
+        for (dec = 0; dec < 2; dec++) {
+            src = dec ? ref : in;
+            want = dec ? in : ref;
 
-        seal(impl, &k, nonce, aad, alen, in, len, out, tag, 1);
-        bad_split += memcmp(out, ref, len) != 0 || memcmp(tag, rtag, 16);
+            run(impl, &k, nonce, aad, alen, src, len, out, tag, 0, dec);
+            bad_whole[dec] += memcmp(out, want, len) != 0
+                              || memcmp(tag, rtag, 16) != 0;
 
-        sft_memcpy(inpl, in, len);
-        seal(impl, &k, nonce, aad, alen, inpl, len, inpl, tag, 1);
-        bad_inplace += memcmp(inpl, ref, len) != 0
-                       || memcmp(tag, rtag, 16);
+            run(impl, &k, nonce, aad, alen, src, len, out, tag, 1, dec);
+            bad_split[dec] += memcmp(out, want, len) != 0
+                              || memcmp(tag, rtag, 16) != 0;
 
-        if (len > 4096 && i >= sizeof(lens) / sizeof(lens[0])) {
-            continue;
+            run_pieces(impl, &k, nonce, aad, alen, src, len, out, tag, dec);
+            bad_pieces[dec] += memcmp(out, want, len) != 0
+                               || memcmp(tag, rtag, 16) != 0;
+
+            sft_memcpy(inpl, src, len);
+            run(impl, &k, nonce, aad, alen, inpl, len, inpl, tag, 1, dec);
+            bad_inplace[dec] += memcmp(inpl, want, len) != 0
+                                || memcmp(tag, rtag, 16) != 0;
+
+            if (len > 4096 && i >= sizeof(lens) / sizeof(lens[0])) {
+                continue;
+            }
+
+            gin = guarded(len, &gbase[0], &gsize[0]);
+            gout = guarded(len, &gbase[1], &gsize[1]);
+
+            if (gin == NULL || gout == NULL) {
+                ok(0, "guard pages");
+                return;
+            }
+
+            sft_memcpy(gin, src, len);
+            run(impl, &k, nonce, aad, alen, gin, len, gout, tag, 1, dec);
+            bad_guard[dec] += memcmp(gout, want, len) != 0
+                              || memcmp(tag, rtag, 16) != 0;
+
+            munmap(gbase[0], gsize[0]);
+            munmap(gbase[1], gsize[1]);
         }
-
-        gin = guarded(len, &gbase[0], &gsize[0]);
-        gout = guarded(len, &gbase[1], &gsize[1]);
-
-        if (gin == NULL || gout == NULL) {
-            ok(0, "guard pages");
-            return;
-        }
-
-        sft_memcpy(gin, in, len);
-        seal(impl, &k, nonce, aad, alen, gin, len, gout, tag, 1);
-        bad_guard += memcmp(gout, ref, len) != 0 || memcmp(tag, rtag, 16);
-
-        munmap(gbase[0], gsize[0]);
-        munmap(gbase[1], gsize[1]);
     }
 
-    snprintf(name, sizeof(name), "%s: 600 messages as OpenSSL seals them",
-             impl->name);
-    ok(bad_whole == 0, name);
+    for (dec = 0; dec < 2; dec++) {
+        snprintf(name, sizeof(name), "%s: 600 messages %s as OpenSSL does",
+                 impl->name, dec ? "opened" : "sealed");
+        ok(bad_whole[dec] == 0, name);
 
-    snprintf(name, sizeof(name), "%s: the same in two pieces", impl->name);
-    ok(bad_split == 0, name);
+        snprintf(name, sizeof(name), "%s: the same in two pieces",
+                 impl->name);
+        ok(bad_split[dec] == 0, name);
 
-    snprintf(name, sizeof(name), "%s: the same in place", impl->name);
-    ok(bad_inplace == 0, name);
+        snprintf(name, sizeof(name), "%s: the same in random pieces",
+                 impl->name);
+        ok(bad_pieces[dec] == 0, name);
 
-    snprintf(name, sizeof(name), "%s: the same between guard pages",
-             impl->name);
-    ok(bad_guard == 0, name);
+        snprintf(name, sizeof(name), "%s: the same in place", impl->name);
+        ok(bad_inplace[dec] == 0, name);
+
+        snprintf(name, sizeof(name), "%s: the same between guard pages",
+                 impl->name);
+        ok(bad_guard[dec] == 0, name);
+    }
 
     free(in);
     free(out);
@@ -327,8 +368,15 @@ against_reference(const sft_aes_gcm_impl_t *impl)
         c1[15] = (u_char) (0xff - rnd() % 40);
         sft_memcpy(c2, c1, 16);
 
-        ref->ctr(&k, c1, x1, buf, o1, n);
-        impl->ctr(&k, c2, x2, buf, o2, n);
+        if (i & 2) {
+            ref->ctr_dec(&k, c1, x1, buf, o1, n);
+            impl->ctr_dec(&k, c2, x2, buf, o2, n);
+
+        } else {
+            ref->ctr(&k, c1, x1, buf, o1, n);
+            impl->ctr(&k, c2, x2, buf, o2, n);
+        }
+
         bad_ctr += memcmp(o1, o2, n) != 0 || memcmp(x1, x2, 16) != 0
                    || memcmp(c1, c2, 16) != 0;
     }
@@ -337,7 +385,8 @@ against_reference(const sft_aes_gcm_impl_t *impl)
     ok(bad_ghash == 0, name);
 
     snprintf(name, sizeof(name),
-             "%s: counter mode as the C reference, 32-bit counter wrapping",
+             "%s: counter mode both ways as the C reference, "
+             "32-bit counter wrapping",
              impl->name);
     ok(bad_ctr == 0, name);
 }
