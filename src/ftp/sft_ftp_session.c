@@ -1108,8 +1108,6 @@ sft_ftp_close_session(sft_ftp_session_t *s)
         return;
     }
 
-    sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp session closed");
-
     s->closed = 1;
     sft_stat_sub(SFT_STAT_FTP_SESSIONS, 1);
     c = s->connection;
@@ -1120,6 +1118,10 @@ sft_ftp_close_session(sft_ftp_session_t *s)
 
     sft_ftp_data_close(s);
     sft_vfs_user_close(&s->vfs);
+
+    /* logged once the session no longer counts against max_sessions */
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0, "ftp session closed");
 
     if (s->auth.job) {
         sft_auth_cancel(&s->auth);

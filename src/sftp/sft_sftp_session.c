@@ -1104,7 +1104,6 @@ sft_sftp_close(sft_sftp_session_t *s)
     s->closed = 1;
     c = s->connection;
 
-    sft_log_error(SFT_LOG_INFO, s->log, 0, "sftp session closed");
     sft_stat_sub(SFT_STAT_SFTP_SESSIONS, 1);
 
     if (s->auth.job) {
@@ -1136,6 +1135,10 @@ sft_sftp_close(sft_sftp_session_t *s)
 
     sft_sftp_free_handles(s);
     sft_vfs_user_close(&s->vfs);
+
+    /* logged once the session no longer counts against max_sessions */
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0, "sftp session closed");
 
     if (s->event) {
         ssh_event_remove_session(s->event, s->ssh);
