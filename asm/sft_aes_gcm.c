@@ -427,6 +427,10 @@ sft_aes_gcm_aad(sft_aes_gcm_t *g, const void *aad, size_t n)
     size_t          take;
     const uint8_t  *p;
 
+    if (n == 0) {
+        return;
+    }
+
     p = aad;
     g->alen += n;
 

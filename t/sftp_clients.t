@@ -3,8 +3,10 @@
 # sftp_clients.t -- SFTP with real clients beyond t/sftp.t: OpenSSH sftp in
 # batch mode for the commands issue 5 lists (ls -l, chmod, symlink, reget,
 # reput, put -p and reput -p keeping mode and times, cp through copy-data),
-# curl's sftp:// download and upload, and lftp's mirror of a tree of about
-# a hundred files with spaces and UTF-8 names, both ways, byte for byte.
+# a put and a get with each AEAD cipher (AES-GCM through siftp's kernel
+# where the CPU has it), curl's sftp:// download and upload, and lftp's
+# mirror of a tree of about a hundred files with spaces and UTF-8 names,
+# both ways, byte for byte.
 
 use warnings;
 use strict;
@@ -67,10 +69,11 @@ my @opts = ('-o', 'StrictHostKeyChecking=no', '-o',
     'ConnectTimeout=10');
 
 sub sftp {
-    my ($batch, $user) = @_;
+    my ($batch, $user, $cipher) = @_;
     $user //= 'alice';
+    my $c = $cipher ? "-c $cipher" : '';
     $t->write_file('batch', $batch);
-    my $out = `timeout 30 sftp -b $d/batch -P $port @opts -i $d/key $user\@127.0.0.1 2>&1`;
+    my $out = `timeout 30 sftp -b $d/batch -P $port @opts $c -i $d/key $user\@127.0.0.1 2>&1`;
     return ($? >> 8, $out);
 }
 
@@ -165,6 +168,18 @@ ok(same("$a/f3", "$a/c3"), 'cp identical');
 is($rc, 0, 'mkdir, rename, ln, df, rm, rmdir, get') or diag($out);
 ok(!-e "$a/dd", 'directory gone');
 ok(same("$a/f3", "$d/g3"), 'get identical');
+
+# each AEAD cipher both ways, 3 MB in many packets
+
+for my $c (qw/aes128-gcm@openssh.com aes256-gcm@openssh.com
+    chacha20-poly1305@openssh.com/)
+{
+    unlink "$d/k3";
+    ($rc, $out) = sftp("put $d/f3 k3\nget k3 $d/k3\n", 'alice', $c);
+    is($rc, 0, "$c: put and get") or diag($out);
+    ok(same("$d/f3", "$a/k3") && same("$d/f3", "$d/k3"),
+        "$c: both identical");
+}
 
 # curl sftp:// (libssh2): download and upload with a key, no known hosts
 

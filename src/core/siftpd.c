@@ -6,6 +6,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_asm.h>
+#include <sft_event_openssl.h>
 #include <sft_users.h>
 #if (SFT_HAVE_OPENSSL)
 #include <openssl/opensslv.h>
@@ -47,6 +48,7 @@ main(int argc, char *const *argv)
     }
 
     sft_asm_init();
+    sft_ssl_gcm_register();
     sft_time_update();
     sft_pid = getpid();
 

@@ -105,7 +105,7 @@ sft_ssl_create(sft_ssl_t *ssl, sft_uint_t protocols, sft_log_t *log)
 
     ssl->log = log;
 
-    ssl->ctx = SSL_CTX_new_ex(NULL, sft_ssl_gcm_propq(), TLS_server_method());
+    ssl->ctx = SSL_CTX_new(TLS_server_method());
     if (ssl->ctx == NULL) {
         sft_ssl_error(SFT_LOG_EMERG, log, 0, "SSL_CTX_new() failed");
         return SFT_ERROR;

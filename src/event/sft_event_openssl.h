@@ -258,8 +258,8 @@ void sft_ssl_free_connection(sft_connection_t *c);
 sft_uint_t sft_ssl_sealed_by(sft_connection_t *c);
 sft_int_t sft_ssl_records_init(sft_connection_t *c, sft_uint_t seal);
 
-/* the TLS server contexts' property query: siftp's AES-GCM, or NULL */
-const char *sft_ssl_gcm_propq(void);
+/* siftp's AES-GCM as an OpenSSL provider, once, at start */
+void sft_ssl_gcm_register(void);
 void sft_ssl_records_free(sft_ssl_connection_t *sc);
 sft_int_t sft_ssl_flush(sft_ssl_connection_t *sc);
 

@@ -4,18 +4,20 @@
  * so that the records OpenSSL itself encrypts and decrypts (uploads, the
  * control connection, handshakes) go as fast as those siftpd seals.
  *
- * It is registered only where the CPU runs the kernel, and only the TLS
- * server contexts ask for it, by the optional property query
- * "?provider=siftp" (SSL_CTX_new_ex()): everything else, and every other
- * algorithm, still comes from OpenSSL's default provider.
+ * siftpd registers it at start where the CPU runs the kernel, and makes
+ * "?provider=siftp" the default property query: AES-GCM fetches without
+ * a query of their own (libssl's, libssh's) find it, every other
+ * algorithm still comes from OpenSSL's default provider.
  *
  * The cipher follows OpenSSL's GCM contract (providers/implementations/
  * ciphers/ciphercommon_gcm.c): a 12-byte IV; additional data through
  * update() without an output; the tag read after final() when
- * encrypting, set before final() when decrypting; and TLS 1.2's record
- * mode, in which a record is sealed or opened in place by one update()
- * after the "tlsaad" parameter (RFC 5288: a 4-byte fixed IV from
- * "tlsivfixed", the 8 bytes after it sent in the record).
+ * encrypting, set before final() when decrypting; TLS 1.2's record mode,
+ * in which a record is sealed or opened in place by one update() after
+ * the "tlsaad" parameter (RFC 5288: a 4-byte fixed IV from "tlsivfixed",
+ * the 8 bytes after it sent in the record); and SSH's (RFC 5647, as
+ * libssh drives it): the whole IV from "tlsivfixed", each packet's
+ * started by reading "tlsivgen", which counts its last 8 bytes up.
  */
 
 #include <sft_config.h>
@@ -31,7 +33,6 @@
 
 
 #define SFT_GCM_PROVIDER        "siftp"
-#define SFT_GCM_PROPQ           "?provider=siftp"
 #define SFT_GCM_IV_LEN          12
 #define SFT_GCM_TLS_FIXED_LEN   4
 #define SFT_GCM_TLS_EXPLICIT    8
@@ -50,7 +51,7 @@ typedef struct {
     unsigned                    key_set:1;
     unsigned                    iv_set:1;     /* a fresh IV waits */
     unsigned                    started:1;    /* msg runs with it */
-    unsigned                    tls_fixed:1;  /* TLS 1.2 record mode */
+    unsigned                    tls_fixed:1;  /* TLS 1.2 and SSH IVs */
     unsigned                    tls_aad_set:1;
 } sft_gcm_ctx_t;
 
@@ -59,7 +60,26 @@ static int sft_gcm_set_ctx_params(void *vctx, const OSSL_PARAM params[]);
 
 
 static const sft_aes_gcm_impl_t  *sft_gcm_impl;
-static sft_uint_t                 sft_gcm_registered;
+static OSSL_PROVIDER             *sft_gcm_providers[2];
+
+
+/* a message with the IV as it stands, then the IV's last 8 bytes plus one */
+
+static void
+sft_gcm_start_counted(sft_gcm_ctx_t *ctx)
+{
+    int  i;
+
+    sft_aes_gcm_init(&ctx->msg, sft_gcm_impl, &ctx->key, ctx->iv);
+    ctx->started = 1;
+    ctx->iv_set = 0;
+
+    for (i = SFT_GCM_IV_LEN; i-- > SFT_GCM_TLS_FIXED_LEN; ) {
+        if (++ctx->iv[i] != 0) {
+            break;
+        }
+    }
+}
 
 
 static int
@@ -118,7 +138,7 @@ static int
 sft_gcm_tls_record(sft_gcm_ctx_t *ctx, u_char *out, size_t *outl,
     const u_char *in, size_t inl)
 {
-    int     i, ok;
+    int     ok;
     size_t  len;
 
     ctx->tls_aad_set = 0;
@@ -138,16 +158,10 @@ sft_gcm_tls_record(sft_gcm_ctx_t *ctx, u_char *out, size_t *outl,
         sft_memcpy(ctx->iv + SFT_GCM_TLS_FIXED_LEN, in, SFT_GCM_TLS_EXPLICIT);
     }
 
-    sft_aes_gcm_init(&ctx->msg, sft_gcm_impl, &ctx->key, ctx->iv);
+    sft_gcm_start_counted(ctx);
     sft_aes_gcm_aad(&ctx->msg, ctx->tls_aad, SFT_GCM_TLS_AAD_LEN);
 
     if (ctx->enc) {
-        for (i = SFT_GCM_IV_LEN; i-- > SFT_GCM_TLS_FIXED_LEN; ) {
-            if (++ctx->iv[i] != 0) {
-                break;
-            }
-        }
-
         sft_aes_gcm_encrypt(&ctx->msg, in + SFT_GCM_TLS_EXPLICIT,
                             out + SFT_GCM_TLS_EXPLICIT, len);
         sft_aes_gcm_finish(&ctx->msg, out + SFT_GCM_TLS_EXPLICIT + len);
@@ -159,7 +173,6 @@ sft_gcm_tls_record(sft_gcm_ctx_t *ctx, u_char *out, size_t *outl,
     sft_memcpy(ctx->tag, in + SFT_GCM_TLS_EXPLICIT + len,
                SFT_AES_GCM_TAG_LEN);
     ctx->taglen = SFT_AES_GCM_TAG_LEN;
-    ctx->started = 1;
 
     sft_aes_gcm_decrypt(&ctx->msg, in + SFT_GCM_TLS_EXPLICIT,
                         out + SFT_GCM_TLS_EXPLICIT, len);
@@ -203,6 +216,7 @@ sft_gcm_update(void *vctx, u_char *out, size_t *outl, size_t outsize,
         }
 
         sft_aes_gcm_aad(&ctx->msg, in, inl);
+        *outl = inl;                    /* as OpenSSL's: libssh checks */
         return 1;
     }
 
@@ -330,6 +344,41 @@ sft_gcm_set_tls_aad(sft_gcm_ctx_t *ctx, const OSSL_PARAM *p)
 }
 
 
+/*
+ * TLS 1.2: the 4-byte fixed part, the rest random when sealing; SSH: the
+ * whole IV (EVP's length -1)
+ */
+
+static int
+sft_gcm_set_iv_fixed(sft_gcm_ctx_t *ctx, const OSSL_PARAM *p)
+{
+    if (p->data_type != OSSL_PARAM_OCTET_STRING || p->data == NULL) {
+        return 0;
+    }
+
+    if (p->data_size == (size_t) -1) {
+        sft_memcpy(ctx->iv, p->data, SFT_GCM_IV_LEN);
+
+    } else if (p->data_size == SFT_GCM_TLS_FIXED_LEN) {
+        sft_memcpy(ctx->iv, p->data, SFT_GCM_TLS_FIXED_LEN);
+
+        if (ctx->enc
+            && RAND_bytes(ctx->iv + SFT_GCM_TLS_FIXED_LEN,
+                          SFT_GCM_IV_LEN - SFT_GCM_TLS_FIXED_LEN) != 1)
+        {
+            return 0;
+        }
+
+    } else {
+        return 0;
+    }
+
+    ctx->tls_fixed = 1;
+
+    return 1;
+}
+
+
 static int
 sft_gcm_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 {
@@ -371,23 +420,8 @@ sft_gcm_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 
     p = OSSL_PARAM_locate_const(params, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED);
 
-    if (p != NULL) {
-        if (p->data_type != OSSL_PARAM_OCTET_STRING
-            || p->data_size != SFT_GCM_TLS_FIXED_LEN)
-        {
-            return 0;
-        }
-
-        sft_memcpy(ctx->iv, p->data, SFT_GCM_TLS_FIXED_LEN);
-
-        if (ctx->enc
-            && RAND_bytes(ctx->iv + SFT_GCM_TLS_FIXED_LEN,
-                          SFT_GCM_IV_LEN - SFT_GCM_TLS_FIXED_LEN) != 1)
-        {
-            return 0;
-        }
-
-        ctx->tls_fixed = 1;
+    if (p != NULL && !sft_gcm_set_iv_fixed(ctx, p)) {
+        return 0;
     }
 
     return 1;
@@ -432,6 +466,23 @@ sft_gcm_get_ctx_params(void *vctx, OSSL_PARAM params[])
             || !OSSL_PARAM_set_octet_string(p, ctx->tag, p->data_size)))
     {
         return 0;
+    }
+
+    /* SSH: the next packet's IV, of which the caller sees the end */
+
+    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN);
+
+    if (p != NULL) {
+        if (!ctx->tls_fixed || !ctx->key_set || p->data == NULL
+            || p->data_size == 0 || p->data_size > SFT_GCM_IV_LEN
+            || !OSSL_PARAM_set_octet_string(p, ctx->iv + SFT_GCM_IV_LEN
+                                               - p->data_size,
+                                            p->data_size))
+        {
+            return 0;
+        }
+
+        sft_gcm_start_counted(ctx);
     }
 
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_IV);
@@ -603,6 +654,7 @@ static const OSSL_PARAM  sft_gcm_gettable_ctx[] = {
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_IV, NULL, 0),
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_UPDATED_IV, NULL, 0),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN, NULL, 0),
     OSSL_PARAM_END
 };
 
@@ -701,29 +753,46 @@ sft_gcm_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
 
 
 /*
- * The property query for the server contexts: registers the provider the
- * first time.  Implicit fetches (libssh's EVP_aes_256_gcm(), say) keep
- * preferring the default provider: its name becomes a default property.
+ * At start, where the CPU runs the kernel: the default provider loaded
+ * explicitly (loading one provider stops OpenSSL from loading it on
+ * demand), this one beside it, and preferred for fetches without a
+ * query of their own.
  */
 
-const char *
-sft_ssl_gcm_propq(void)
-{
-    if (!sft_gcm_registered) {
-        sft_gcm_registered = 1;
-        sft_gcm_impl = sft_aes_gcm_fast();
+/* at exit, before OpenSSL's own cleanup (registered earlier, runs later) */
 
-        if (sft_gcm_impl != NULL
-            && (OSSL_PROVIDER_load(NULL, "default") == NULL
-                || EVP_set_default_properties(NULL, "?provider=default") != 1
-                || OSSL_PROVIDER_add_builtin(NULL, SFT_GCM_PROVIDER,
-                                             sft_gcm_provider_init) != 1
-                || OSSL_PROVIDER_load(NULL, SFT_GCM_PROVIDER) == NULL))
-        {
-            sft_gcm_impl = NULL;
-            ERR_clear_error();
-        }
+static void
+sft_ssl_gcm_unload(void)
+{
+    OSSL_PROVIDER_unload(sft_gcm_providers[1]);
+    OSSL_PROVIDER_unload(sft_gcm_providers[0]);
+}
+
+
+void
+sft_ssl_gcm_register(void)
+{
+    if (sft_gcm_impl != NULL) {
+        return;
     }
 
-    return sft_gcm_impl ? SFT_GCM_PROPQ : NULL;
+    sft_gcm_impl = sft_aes_gcm_fast();     /* before any fetch can find us */
+
+    if (sft_gcm_impl == NULL) {
+        return;
+    }
+
+    sft_gcm_providers[0] = OSSL_PROVIDER_load(NULL, "default");
+
+    if (sft_gcm_providers[0] == NULL
+        || OSSL_PROVIDER_add_builtin(NULL, SFT_GCM_PROVIDER,
+                                     sft_gcm_provider_init) != 1
+        || (sft_gcm_providers[1] = OSSL_PROVIDER_load(NULL, SFT_GCM_PROVIDER))
+           == NULL
+        || EVP_set_default_properties(NULL, "?provider=" SFT_GCM_PROVIDER)
+           != 1
+        || atexit(sft_ssl_gcm_unload) != 0)
+    {
+        ERR_clear_error();
+    }
 }

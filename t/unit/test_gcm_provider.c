@@ -3,8 +3,9 @@
  * kernel, src/event/sft_event_openssl_gcm.c) against OpenSSL's default
  * provider through EVP: which provider a fetch finds, messages with the
  * additional data and the text cut at random points both ways, a wrong
- * tag refused, and TLS 1.2's record mode sealing for the other provider
- * to open and opening what the other sealed.
+ * tag refused, TLS 1.2's record mode sealing for the other provider to
+ * open and opening what the other sealed, and SSH packets as libssh
+ * drives them (whole fixed IV, counted per packet) alike to the byte.
  */
 
 #include <sft_config.h>
@@ -212,26 +213,131 @@ tls12(EVP_CIPHER *ours[2], EVP_CIPHER *theirs[2])
 }
 
 
+/* libssh's steps for one packet: next IV, length as data, text, tag */
+
+static int
+ssh_packet(EVP_CIPHER_CTX *ctx, int dec, const u_char *in, size_t len,
+    u_char *out, u_char *tag)
+{
+    int     n;
+    u_char  last;
+
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_IV_GEN, 1, &last) == 1
+           && (!dec
+               || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, tag) == 1)
+           && EVP_CipherUpdate(ctx, NULL, &n, in, 4) == 1 && n == 4
+           && EVP_CipherUpdate(ctx, out + 4, &n, in + 4, (int) len - 4) == 1
+           && EVP_CipherFinal_ex(ctx, NULL, &n) == 1
+           && (dec
+               || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1);
+}
+
+
+static void
+ssh(EVP_CIPHER *ours[2], EVP_CIPHER *theirs[2])
+{
+    int              k, w, bad_seal, bad_open;
+    size_t           i, j, len;
+    u_char           key[32], iv[12], in[T_MAXLEN], out[2][T_MAXLEN];
+    u_char           tag[2][16];
+    EVP_CIPHER_CTX  *ctx[2], *dctx;
+
+    bad_seal = 0;
+    bad_open = 0;
+
+    for (i = 0; i < 20; i++) {
+        k = (int) (i & 1);
+
+        rnd_fill(key, sizeof(key));
+        rnd_fill(iv, sizeof(iv));
+        iv[11] = (u_char) (0xfe + (i & 1));     /* the counter carries */
+
+        for (w = 0; w < 2; w++) {
+            ctx[w] = EVP_CIPHER_CTX_new();
+
+            if (ctx[w] == NULL
+                || EVP_CipherInit_ex(ctx[w], w ? theirs[k] : ours[k], NULL,
+                                     key, NULL, 1) != 1
+                || EVP_CIPHER_CTX_ctrl(ctx[w], EVP_CTRL_GCM_SET_IV_FIXED, -1,
+                                       iv) != 1)
+            {
+                ok(0, "SSH contexts");
+                return;
+            }
+        }
+
+        dctx = EVP_CIPHER_CTX_new();
+
+        if (dctx == NULL
+            || EVP_CipherInit_ex(dctx, ours[k], NULL, key, NULL, 0) != 1
+            || EVP_CIPHER_CTX_ctrl(dctx, EVP_CTRL_GCM_SET_IV_FIXED, -1, iv)
+               != 1)
+        {
+            ok(0, "SSH contexts");
+            return;
+        }
+
+        for (j = 0; j < 5; j++) {
+            len = 4 + 16 * (1 + rnd() % (T_MAXLEN / 16 - 1));
+            rnd_fill(in, len);
+
+            for (w = 0; w < 2; w++) {
+                bad_seal += !ssh_packet(ctx[w], 0, in, len, out[w], tag[w]);
+            }
+
+            bad_seal += memcmp(out[0] + 4, out[1] + 4, len - 4) != 0
+                        || memcmp(tag[0], tag[1], 16) != 0;
+
+            sft_memcpy(out[1], in, 4);
+            bad_open += !ssh_packet(dctx, 1, out[1], len, out[0], tag[1])
+                        || memcmp(out[0] + 4, in + 4, len - 4) != 0;
+        }
+
+        EVP_CIPHER_CTX_free(ctx[0]);
+        EVP_CIPHER_CTX_free(ctx[1]);
+        EVP_CIPHER_CTX_free(dctx);
+    }
+
+    ok(bad_seal == 0, "SSH packets sealed as by default, 5 per key");
+    ok(bad_open == 0, "SSH packets sealed by default opened here");
+}
+
+
 int
 main(void)
 {
     int          k;
-    const char  *propq;
+    EVP_MD      *md;
     EVP_CIPHER  *ours[2], *theirs[2], *implicit;
 
-    propq = sft_ssl_gcm_propq();
+    sft_ssl_gcm_register();
+
+    implicit = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
 
     if (sft_aes_gcm_fast() == NULL) {
-        ok(propq == NULL, "no AES-GCM kernel on this CPU: no provider");
+        ok(implicit != NULL && strcmp(provider_of(implicit), "default") == 0,
+           "no AES-GCM kernel on this CPU: OpenSSL's own AES-GCM");
         printf("1..%lu\n", tests);
         return failed ? 1 : 0;
     }
 
-    ok(propq != NULL, "the provider is registered where the kernel runs");
+    ok(implicit != NULL && strcmp(provider_of(implicit), "siftp") == 0,
+       "a fetch without a query (libssl's, libssh's) finds siftp's AES-GCM");
+    EVP_CIPHER_free(implicit);
+
+    implicit = EVP_CIPHER_fetch(NULL, "CHACHA20-POLY1305", NULL);
+    md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    ok(implicit != NULL && strcmp(provider_of(implicit), "default") == 0
+       && md != NULL
+       && strcmp(OSSL_PROVIDER_get0_name(EVP_MD_get0_provider(md)),
+                 "default") == 0,
+       "other algorithms still come from the default provider");
+    EVP_CIPHER_free(implicit);
+    EVP_MD_free(md);
 
     for (k = 0; k < 2; k++) {
         ours[k] = EVP_CIPHER_fetch(NULL, k ? "AES-256-GCM" : "AES-128-GCM",
-                                   propq);
+                                   "provider=siftp");
         theirs[k] = EVP_CIPHER_fetch(NULL, k ? "AES-256-GCM" : "AES-128-GCM",
                                      "provider=default");
 
@@ -241,17 +347,9 @@ main(void)
         }
     }
 
-    ok(strcmp(provider_of(ours[0]), "siftp") == 0
-       && strcmp(provider_of(ours[1]), "siftp") == 0,
-       "the servers' query finds siftp's AES-128-GCM and AES-256-GCM");
-
-    implicit = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
-    ok(implicit != NULL && strcmp(provider_of(implicit), "default") == 0,
-       "a fetch without a query (libssh's) still finds the default");
-    EVP_CIPHER_free(implicit);
-
     messages(ours, theirs);
     tls12(ours, theirs);
+    ssh(ours, theirs);
 
     for (k = 0; k < 2; k++) {
         EVP_CIPHER_free(ours[k]);
