@@ -145,18 +145,32 @@ sft_aes_gcm_put_le64(uint8_t *p, uint64_t v)
 }
 
 
-/* the counter block's last 32 bits, big-endian, plus one */
+/* n bytes as a big-endian number, plus one (wrapping) */
+
+static void
+sft_aes_gcm_inc(uint8_t *p, size_t n)
+{
+    while (n-- > 0) {
+        if (++p[n] != 0) {
+            break;
+        }
+    }
+}
+
+
+/* the counter block's last 32 bits plus one (GCM's inc32) */
 
 static void
 sft_aes_gcm_inc32(uint8_t *ctr)
 {
-    size_t  i;
+    sft_aes_gcm_inc(ctr + 12, 4);
+}
 
-    for (i = 16; i-- > 12; ) {
-        if (++ctr[i] != 0) {
-            break;
-        }
-    }
+
+void
+sft_aes_gcm_count_nonce(uint8_t *nonce)
+{
+    sft_aes_gcm_inc(nonce + 4, 8);
 }
 
 

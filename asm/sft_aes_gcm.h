@@ -81,6 +81,12 @@ typedef struct {
 } sft_aes_gcm_t;
 
 
+/*
+ * a nonce's last 8 bytes plus one: TLS 1.2's explicit part (RFC 5288),
+ * SSH's invocation counter (RFC 5647)
+ */
+void sft_aes_gcm_count_nonce(uint8_t *nonce);
+
 /* key: 16 or 32 bytes; returns 0, or -1 for another length */
 int sft_aes_gcm_key(sft_aes_gcm_key_t *k, const void *key, size_t len);
 

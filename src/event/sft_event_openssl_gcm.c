@@ -63,22 +63,24 @@ static const sft_aes_gcm_impl_t  *sft_gcm_impl;
 static OSSL_PROVIDER             *sft_gcm_providers[2];
 
 
-/* a message with the IV as it stands, then the IV's last 8 bytes plus one */
+/* a message with the IV as it stands */
 
 static void
-sft_gcm_start_counted(sft_gcm_ctx_t *ctx)
+sft_gcm_begin(sft_gcm_ctx_t *ctx)
 {
-    int  i;
-
     sft_aes_gcm_init(&ctx->msg, sft_gcm_impl, &ctx->key, ctx->iv);
     ctx->started = 1;
     ctx->iv_set = 0;
+}
 
-    for (i = SFT_GCM_IV_LEN; i-- > SFT_GCM_TLS_FIXED_LEN; ) {
-        if (++ctx->iv[i] != 0) {
-            break;
-        }
-    }
+
+/* the same, then the IV counted on for the next record or packet */
+
+static void
+sft_gcm_begin_counted(sft_gcm_ctx_t *ctx)
+{
+    sft_gcm_begin(ctx);
+    sft_aes_gcm_count_nonce(ctx->iv);
 }
 
 
@@ -93,9 +95,7 @@ sft_gcm_start(sft_gcm_ctx_t *ctx)
         return 0;
     }
 
-    sft_aes_gcm_init(&ctx->msg, sft_gcm_impl, &ctx->key, ctx->iv);
-    ctx->started = 1;
-    ctx->iv_set = 0;
+    sft_gcm_begin(ctx);
 
     return 1;
 }
@@ -158,7 +158,7 @@ sft_gcm_tls_record(sft_gcm_ctx_t *ctx, u_char *out, size_t *outl,
         sft_memcpy(ctx->iv + SFT_GCM_TLS_FIXED_LEN, in, SFT_GCM_TLS_EXPLICIT);
     }
 
-    sft_gcm_start_counted(ctx);
+    sft_gcm_begin_counted(ctx);
     sft_aes_gcm_aad(&ctx->msg, ctx->tls_aad, SFT_GCM_TLS_AAD_LEN);
 
     if (ctx->enc) {
@@ -428,33 +428,45 @@ sft_gcm_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 }
 
 
+/* integer parameters, whichever of them the caller asks for */
+
+typedef struct {
+    const char                 *name;
+    size_t                      value;
+} sft_gcm_number_t;
+
+
+static int
+sft_gcm_set_numbers(OSSL_PARAM params[], const sft_gcm_number_t *n,
+    size_t count)
+{
+    OSSL_PARAM  *p;
+
+    for ( /* void */ ; count > 0; count--, n++) {
+        p = OSSL_PARAM_locate(params, n->name);
+
+        if (p != NULL && !OSSL_PARAM_set_size_t(p, n->value)) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
 static int
 sft_gcm_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
-    sft_gcm_ctx_t  *ctx = vctx;
-    OSSL_PARAM     *p;
+    sft_gcm_ctx_t     *ctx = vctx;
+    OSSL_PARAM        *p;
+    sft_gcm_number_t   numbers[] = {
+        { OSSL_CIPHER_PARAM_IVLEN, SFT_GCM_IV_LEN },
+        { OSSL_CIPHER_PARAM_KEYLEN, ctx->keylen },
+        { OSSL_CIPHER_PARAM_AEAD_TAGLEN, SFT_AES_GCM_TAG_LEN },
+        { OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD, SFT_AES_GCM_TAG_LEN },
+    };
 
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_IVLEN);
-
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, SFT_GCM_IV_LEN)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_KEYLEN);
-
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, ctx->keylen)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD_TAGLEN);
-
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, SFT_AES_GCM_TAG_LEN)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD);
-
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, SFT_AES_GCM_TAG_LEN)) {
+    if (!sft_gcm_set_numbers(params, numbers, sft_nelems(numbers))) {
         return 0;
     }
 
@@ -482,7 +494,7 @@ sft_gcm_get_ctx_params(void *vctx, OSSL_PARAM params[])
             return 0;
         }
 
-        sft_gcm_start_counted(ctx);
+        sft_gcm_begin_counted(ctx);
     }
 
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_IV);
@@ -508,63 +520,19 @@ sft_gcm_get_ctx_params(void *vctx, OSSL_PARAM params[])
 static int
 sft_gcm_get_params(OSSL_PARAM params[], size_t keylen)
 {
-    OSSL_PARAM  *p;
+    sft_gcm_number_t  numbers[] = {
+        { OSSL_CIPHER_PARAM_MODE, EVP_CIPH_GCM_MODE },
+        { OSSL_CIPHER_PARAM_KEYLEN, keylen },
+        { OSSL_CIPHER_PARAM_IVLEN, SFT_GCM_IV_LEN },
+        { OSSL_CIPHER_PARAM_BLOCK_SIZE, 1 },
+        { OSSL_CIPHER_PARAM_AEAD, 1 },
+        { OSSL_CIPHER_PARAM_CUSTOM_IV, 1 },
+        { OSSL_CIPHER_PARAM_CTS, 0 },
+        { OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK, 0 },
+        { OSSL_CIPHER_PARAM_HAS_RAND_KEY, 0 },
+    };
 
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_MODE);
-
-    if (p != NULL && !OSSL_PARAM_set_uint(p, EVP_CIPH_GCM_MODE)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_KEYLEN);
-
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, keylen)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_IVLEN);
-
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, SFT_GCM_IV_LEN)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_BLOCK_SIZE);
-
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, 1)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD);
-
-    if (p != NULL && !OSSL_PARAM_set_int(p, 1)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_CUSTOM_IV);
-
-    if (p != NULL && !OSSL_PARAM_set_int(p, 1)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_CTS);
-
-    if (p != NULL && !OSSL_PARAM_set_int(p, 0)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK);
-
-    if (p != NULL && !OSSL_PARAM_set_int(p, 0)) {
-        return 0;
-    }
-
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_HAS_RAND_KEY);
-
-    if (p != NULL && !OSSL_PARAM_set_int(p, 0)) {
-        return 0;
-    }
-
-    return 1;
+    return sft_gcm_set_numbers(params, numbers, sft_nelems(numbers));
 }
 
 

@@ -448,11 +448,7 @@ sft_ssl_seal_record(sft_ssl_sealer_t *s, int type, const u_char *in,
     if (s->explicit_iv) {
         sft_memcpy(out + SFT_TLS_HEADER_LEN, nonce + 4, 8);
 
-        for (i = SFT_TLS_IV_LEN; i-- > 4; ) {     /* the next record's */
-            if (++s->iv[i] != 0) {
-                break;
-            }
-        }
+        sft_aes_gcm_count_nonce(s->iv);           /* the next record's */
 
     } else {
         for (i = 0; i < 8; i++) {
