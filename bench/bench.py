@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # bench/bench.py - measures every server of a lab started by bench/run.sh
 # (siftpd, vsftpd, ProFTPD, Pure-FTPd, OpenSSH sshd) with the same clients for
-# all of them (curl for FTP/FTPS, OpenSSH sftp for SFTP, a small stdlib FTP
+# all of them (curl for FTP/FTPS, bench/ftps_client.py for one FTPS row that
+# curl's own cost would cap, OpenSSH sftp for SFTP, a small stdlib FTP
 # client for logins and idle sessions) and writes results/<arch>.json (every
 # run, raw), results/<arch>.md (the table, also printed) and results/<arch>.svg
 # (siftpd's ratio to each peer).  Python standard library only.
@@ -51,6 +52,9 @@ SETTLE_S = 0.25              # let the server finish closing before reading /pro
 CEILING_NOTE = ("the row's throughput as a share of one core's `openssl speed -evp` (16 KiB blocks) for the "
                 "cipher in use: the one forced on the SFTP client, or the AEAD of the TLS suite FTPS negotiated "
                 "(AES-256-GCM for TLS_AES_256_GCM_SHA384); 100 % would be one core doing nothing but that cipher")
+LEAN_NOTE = ("curl reads TLS a record at a time (poll, header, body, two writes: ~330,000 system calls "
+             "per GiB, a full core here), which caps every server near 1 GB/s; bench/ftps_client.py moves "
+             "the same bytes with stock OpenSSL through memory BIOs, one recv per 256 KiB, and discards them")
 LOGIN_NOTE = ("peers' user has a SHA-512 crypt hash (`openssl passwd -6`), not the OS "
               "default yescrypt (~55 ms per check here); siftpd verifies its own argon2id hash "
               "(`user add` default), a deliberately costlier check; 'first' = siftpd with "
@@ -306,6 +310,12 @@ class Ctx:
             c += ["--ssl-reqd", "--cacert", self.lab["cacert"]]
         return c
 
+    def lean_base(self, port):
+        """bench/ftps_client.py with this interpreter (no launcher shim in
+        the client's CPU)"""
+        return [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ftps_client.py"),
+                "127.0.0.1", str(port), self.user, self.pw, self.lab["cacert"]]
+
     def sftp_cmd(self, port, batch, cipher, verbose=False):
         """the same client for every server: key exchange and cipher forced,
         so both servers do the same work whatever their preferences"""
@@ -372,19 +382,24 @@ def mkdir_user(ctx, path):
 
 
 # ------------------------------------------------------------------ FTP / FTPS measurements
-def ftp_transfer(ctx, srv, tls, upload):
+def ftp_transfer(ctx, srv, tls, upload, lean=False):
+    """one big file with curl, or with bench/ftps_client.py (lean: FTPS
+    only), which prints curl's -w line"""
     proto = "ftps" if tls else "ftp"
     port = ctx.endpoint(srv, proto)
     size = ctx.p["big"]
     root = ctx.root(srv)
-    cmd = ctx.curl_base(tls) + ["-w", CURL_W]
     target = None
     if upload:
         name = f"ul-{ctx.uniq()}.bin"
         target = os.path.join(ctx.data, "up", name)
-        cmd += ["-T", os.path.join(ctx.data, "big.bin"), f"ftp://127.0.0.1:{port}/up/{name}"]
+    if lean:
+        cmd = ctx.lean_base(port) + (["put", f"up/{name}", str(size)] if upload else ["get", "big.bin"])
+    elif upload:
+        cmd = ctx.curl_base(tls) + ["-w", CURL_W, "-T", os.path.join(ctx.data, "big.bin"),
+                                    f"ftp://127.0.0.1:{port}/up/{name}"]
     else:
-        cmd += ["-o", "/dev/null", f"ftp://127.0.0.1:{port}/big.bin"]
+        cmd = ctx.curl_base(tls) + ["-w", CURL_W, "-o", "/dev/null", f"ftp://127.0.0.1:{port}/big.bin"]
     c0 = cpu_seconds(root)  # this server's previous run already settled after its transfer
     k0 = client_cpu()
     try:
@@ -394,7 +409,7 @@ def ftp_transfer(ctx, srv, tls, upload):
         c1 = cpu_seconds(root)
         w = parse_w(out)
         if rc != 0 or not w:
-            raise RuntimeError(f"curl rc={rc}: {err.strip()[-200:]}")
+            raise RuntimeError(f"{os.path.basename(cmd[1] if lean else cmd[0])} rc={rc}: {err.strip()[-200:]}")
         w = w[0]
         moved = w["up"] if upload else w["down"]
         if upload and os.path.getsize(target) != size:
@@ -805,12 +820,12 @@ class Row:
         self.runs, self.note, self.servers, self.ceiling = runs, note, servers, ceiling
 
 
-def crypto_rows(rid, title, proto, fn, ceiling):
+def crypto_rows(rid, title, proto, fn, ceiling, note=""):
     """a TLS/SSH throughput row, then its server CPU per GiB, the client's
     (what the server's way of sending and receiving costs the client, which
     shares the machine and often sets the pace) and its share of one
     core's `openssl speed` for the cipher in use"""
-    return [Row(rid, title, "MB/s", "higher", proto, fn),
+    return [Row(rid, title, "MB/s", "higher", proto, fn, note=note),
             Row(f"{rid}_cpu", f"{title}: server CPU per GiB", "CPU-s/GiB", "lower", proto,
                 source=rid, key="cpu_s_per_gib"),
             Row(f"{rid}_client_cpu", f"{title}: client CPU per GiB", "CPU-s/GiB", "lower", proto,
@@ -860,6 +875,8 @@ ROWS = [
         mem_sftp_sessions, runs="mem_runs"),
     *crypto_rows("ftps_dl", "FTPS download {big}", "ftps", lambda c, s: ftp_transfer(c, s, True, False),
                  ftps_ceiling),
+    *crypto_rows("ftps_dl_lean", "FTPS download {big}, lean client", "ftps",
+                 lambda c, s: ftp_transfer(c, s, True, False, lean=True), ftps_ceiling, note=LEAN_NOTE),
     *crypto_rows("ftps_ul", "FTPS upload {big}", "ftps", lambda c, s: ftp_transfer(c, s, True, True),
                  ftps_ceiling),
     *[r for cipher in SFTP_CIPHERS for up in (False, True)
