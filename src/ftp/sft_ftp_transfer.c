@@ -663,13 +663,27 @@ sft_ftp_send_file(sft_ftp_session_t *s)
     fd = st->driver->file_fd ? st->driver->file_fd(&t->file)
                              : SFT_INVALID_FILE;
 
-    /* TLS data goes through the pooled copy, never sendfile(2) */
+    /*
+     * TLS data goes through the pooled copy, except where the kernel seals
+     * the records (kTLS): sendfile(2) then sends TLS records of the file,
+     * as OpenSSL's SSL_sendfile() does, once the records OpenSSL wrote
+     * through the BIO (session tickets) are out
+     */
 
-    if (fd == SFT_INVALID_FILE || t->ascii || dc->ssl || !s->conf->sendfile) {
+    t->sealed_by = sft_ssl_sealed_by(dc);
+
+    if (fd == SFT_INVALID_FILE || t->ascii || !s->conf->sendfile
+        || (dc->ssl && t->sealed_by != SFT_SSL_SEALED_KERNEL))
+    {
         t->copy = 1;
-        t->sealed_by = sft_ssl_sealed_by(dc);
         sft_ftp_read_direct_init(t);
         sft_ftp_send_copy(s);
+        return;
+    }
+
+    if (dc->ssl && sft_ssl_flush(dc->ssl) != SFT_OK
+        && sft_ftp_data_call_failed(s, dc->write, "write()") != SFT_OK)
+    {
         return;
     }
 
