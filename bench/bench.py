@@ -383,8 +383,8 @@ def mkdir_user(ctx, path):
 
 # ------------------------------------------------------------------ FTP / FTPS measurements
 def ftp_transfer(ctx, srv, tls, upload, lean=False):
-    """one big file with curl, or with bench/ftps_client.py (lean: FTPS
-    only), which prints curl's -w line"""
+    """one big file with curl, or downloaded with bench/ftps_client.py
+    (lean: FTPS only), which prints curl's -w line"""
     proto = "ftps" if tls else "ftp"
     port = ctx.endpoint(srv, proto)
     size = ctx.p["big"]
@@ -394,7 +394,7 @@ def ftp_transfer(ctx, srv, tls, upload, lean=False):
         name = f"ul-{ctx.uniq()}.bin"
         target = os.path.join(ctx.data, "up", name)
     if lean:
-        cmd = ctx.lean_base(port) + (["put", f"up/{name}", str(size)] if upload else ["get", "big.bin"])
+        cmd = ctx.lean_base(port) + ["big.bin"]
     elif upload:
         cmd = ctx.curl_base(tls) + ["-w", CURL_W, "-T", os.path.join(ctx.data, "big.bin"),
                                     f"ftp://127.0.0.1:{port}/up/{name}"]

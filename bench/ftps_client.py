@@ -7,14 +7,12 @@
 # core and caps every server near 1 GB/s.  This client moves the same bytes
 # with the same TLS library (stock OpenSSL through Python's ssl module, no
 # read-ahead tricks inside the library) but feeds it through memory BIOs:
-# one recv or send per 256 KiB on the socket, the plaintext discarded on
-# download and taken from memory on upload.  It speaks plain RFC 4217
+# one recv per 256 KiB on the socket, the plaintext discarded.  It speaks plain RFC 4217
 # (AUTH TLS, PBSZ 0, PROT P, EPSV/PASV) and resumes the control
 # connection's TLS session on the data connection (servers that require
 # reuse expect it; the others may start a new one).  Python standard library only.
 #
-#   ftps_client.py HOST PORT USER PASSWORD CAFILE get NAME
-#   ftps_client.py HOST PORT USER PASSWORD CAFILE put NAME SIZE
+#   ftps_client.py HOST PORT USER PASSWORD CAFILE NAME
 #
 # Prints one line like curl's -w of bench.py: pretransfer, starttransfer,
 # total (seconds since start), bytes down, bytes up, exit code.
@@ -96,25 +94,9 @@ class Pipe:
                 return total
             total += n
 
-    def pour(self, size):
-        """send size bytes of a fixed pattern, then close_notify"""
-        block = memoryview(bytes(range(256)) * (CHUNK // 256))
-        left = size
-        while left:
-            piece = block[:min(left, CHUNK)]
-            self.run(lambda: self.tls.write(piece))
-            left -= len(piece)
-        try:
-            self.tls.unwrap()
-        except ssl.SSLWantReadError:
-            pass
-        self.flush()
-        return size
-
 
 def main(argv):
-    host, port, user, pw, cafile, verb, name = argv[1:8]
-    size = int(argv[8]) if verb == "put" else 0
+    host, port, user, pw, cafile, name = argv[1:7]
     t0 = time.perf_counter()
     ctx = ssl.create_default_context(cafile=cafile)
     ctx.check_hostname = False
@@ -123,23 +105,16 @@ def main(argv):
     ftp.auth()
     ftp.login(user, pw)
     ftp.prot_p()
-    down = up = 0
-    sock = ftp.data_socket(("STOR " if verb == "put" else "RETR ") + name)
+    sock = ftp.data_socket("RETR " + name)
     pipe = Pipe(ctx, sock, host, ftp.sock.session)
     pipe.handshake()
     pre = time.perf_counter() - t0
-    if verb == "put":
-        up = pipe.pour(size)
-        sock.shutdown(socket.SHUT_WR)
-        while sock.recv(CHUNK):
-            pass
-    else:
-        down = pipe.drain()
+    down = pipe.drain()
     sock.close()
     ftp.voidresp()
     total = time.perf_counter() - t0
     ftp.quit()
-    print(f"{pre:.6f} {pre:.6f} {total:.6f} {down} {up} 0")
+    print(f"{pre:.6f} {pre:.6f} {total:.6f} {down} 0 0")
     return 0
 
 

@@ -3,8 +3,9 @@
 # ktls.t -- FTPS downloads through kernel TLS. Machines without the tls
 # ULP (this one's kernel has no CONFIG_TLS) never reach that path, so this
 # boots Debian's own kernel, which has it, under qemu (no KVM needed),
-# with the host's root file system shared read-only over 9p and a tmpfs
-# on /tmp, and runs t/ftps_records.t there with the same siftpd binary:
+# with the host's root file system shared read-only over 9p, a tmpfs on
+# /tmp and this tree shared again at its own path (it may be below /tmp),
+# and runs t/ftps_records.t there with the same siftpd binary:
 # every download must be sealed by the kernel (path="ktls", files going
 # out with sendfile(2)) and arrive byte for byte. The kernel package is
 # fetched by auto/deps into /var/cache/siftp-tests; without it, qemu or
@@ -104,6 +105,9 @@ mount -t proc proc /host/proc; mount -t sysfs sys /host/sys
 mount -t devtmpfs dev /host/dev; mkdir -p /host/dev/shm /host/dev/pts
 mount -t tmpfs tmp /host/tmp; mount -t tmpfs shm /host/dev/shm
 mount -t tmpfs run /host/run
+mkdir -p '/host$cwd'
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 repo '/host$cwd' \\
+    || echo "KTLS: no 9p repo"
 cp /guest.sh /host/tmp/guest.sh
 chroot /host /bin/sh /tmp/guest.sh
 poweroff -f
@@ -136,6 +140,8 @@ if ($pid == 0) {
         '-kernel', $vmlinuz, '-initrd', "$d/initrd.gz",
         '-append', 'console=ttyS0 quiet panic=-1',
         '-virtfs', 'local,path=/,mount_tag=host,security_model=none,'
+            . 'readonly=on,multidevs=remap',
+        '-virtfs', "local,path=$cwd,mount_tag=repo,security_model=none,"
             . 'readonly=on,multidevs=remap');
     die "exec qemu: $!";
 }
@@ -156,7 +162,7 @@ close $fh;
 
 like($out, qr/^ulp .*\btls\b/m, 'the guest kernel has the tls ULP')
     or diag($out);
-ok($out =~ /^ulp /m && $out !~ /insmod|no 9p root/, 'modules loaded, root shared');
+ok($out =~ /^ulp /m && $out !~ /insmod|no 9p/, 'modules loaded, root shared');
 like($out, qr/^Result: PASS$/m, 't/ftps_records.t passes under kTLS')
     or diag($out);
 like($out, qr/^# sealed by the kernel: 49, by siftpd: 0$/m,
