@@ -2,6 +2,7 @@
  * sft_aes_gcm.c: AES-GCM key setup, the portable C reference kernels and
  * their run-time choice against the asm kernel, and the message steps
  * (start, encrypt, finish) that drive whichever kernel was chosen.
+ * Copies of key material on the stack are wiped before returning.
  */
 
 
@@ -14,6 +15,7 @@
 #if (defined SFT_HAVE_ASM && defined __x86_64__ && defined __ELF__)
 #define SFT_AES_GCM_X86_64  1
 
+void sft_aes_expand_aesni(sft_aes_gcm_key_t *k, const uint8_t *key);
 void sft_aes_block_aesni(const sft_aes_gcm_key_t *k, const uint8_t *in,
     uint8_t *out);
 void sft_aes_gcm_ghash_vaes(const sft_aes_gcm_key_t *k, uint8_t *xi,
@@ -33,6 +35,8 @@ _Static_assert(offsetof(sft_aes_gcm_key_t, hktab) == 768,
                "asm kernels read the Karatsuba halves at 512");
 
 
+static void sft_aes_gcm_wipe(void *p, size_t n);
+static void sft_aes_expand_c(sft_aes_gcm_key_t *k, const uint8_t *key);
 static void sft_aes_block_c(const sft_aes_gcm_key_t *k, const uint8_t *in,
     uint8_t *out);
 static void sft_aes_gcm_ghash_c(const sft_aes_gcm_key_t *k, uint8_t *xi,
@@ -49,13 +53,13 @@ static void sft_aes_gcm_ctr_any_c(const sft_aes_gcm_key_t *k, uint8_t *ctr,
 
 static const sft_aes_gcm_impl_t  sft_aes_gcm_impls[] = {
 
-    { "c", 0, sft_aes_block_c, sft_aes_gcm_ghash_c, sft_aes_gcm_ctr_c,
+    { "c", 0, sft_aes_expand_c, sft_aes_block_c, sft_aes_gcm_ghash_c, sft_aes_gcm_ctr_c,
       sft_aes_gcm_ctr_dec_c },
 
 #if (SFT_AES_GCM_X86_64)
     { "x86_64 vaes+avx512",
       SFT_CPU_AES|SFT_CPU_AVX512|SFT_CPU_VAES|SFT_CPU_BMI2,
-      sft_aes_block_aesni, sft_aes_gcm_ghash_vaes, sft_aes_gcm_ctr_vaes,
+      sft_aes_expand_aesni, sft_aes_block_aesni, sft_aes_gcm_ghash_vaes, sft_aes_gcm_ctr_vaes,
       sft_aes_gcm_ctr_dec_vaes },
 #endif
 };
@@ -202,27 +206,28 @@ sft_gf128_mul(uint8_t *x, const uint8_t *y)
 }
 
 
-int
-sft_aes_gcm_key(sft_aes_gcm_key_t *k, const void *key, size_t len)
+/* stores the optimiser may not drop, though the memory is not read again */
+
+static void
+sft_aes_gcm_wipe(void *p, size_t n)
+{
+    explicit_bzero(p, n);
+}
+
+
+/* the key schedule (FIPS 197, 5.2) */
+
+static void
+sft_aes_expand_c(sft_aes_gcm_key_t *k, const uint8_t *key)
 {
     size_t    i, j, nk, words;
-    uint8_t   t[4], rcon, u, hi_bit, p[16], *w;
-    uint64_t  hi, lo;
+    uint8_t   t[4], rcon, u, *w;
 
-    if (len != 16 && len != 32) {
-        return -1;
-    }
-
-    memset(k, 0, sizeof(sft_aes_gcm_key_t));
-
-    /* the key schedule (FIPS 197, 5.2) */
-
-    nk = len / 4;
-    k->rounds = (uint32_t) (nk + 6);
+    nk = k->rounds - 6;
     words = 4 * (k->rounds + 1);
     w = &k->rk[0][0];
 
-    memcpy(w, key, len);
+    memcpy(w, key, 4 * nk);
     rcon = 1;
 
     for (i = nk; i < words; i++) {
@@ -247,10 +252,37 @@ sft_aes_gcm_key(sft_aes_gcm_key_t *k, const void *key, size_t len)
         }
     }
 
+    sft_aes_gcm_wipe(t, sizeof(t));
+}
+
+
+int
+sft_aes_gcm_key(sft_aes_gcm_key_t *k, const void *key, size_t len)
+{
+    size_t                     i;
+    uint8_t                    hi_bit, p[16];
+    uint64_t                   hi, lo;
+    const sft_aes_gcm_impl_t  *impl;
+
+    if (len != 16 && len != 32) {
+        return -1;
+    }
+
+    impl = sft_aes_gcm_fast();
+
+    if (impl == NULL) {
+        impl = &sft_aes_gcm_impls[0];
+    }
+
+    memset(k, 0, sizeof(sft_aes_gcm_key_t));
+
+    k->rounds = (uint32_t) (len / 4 + 6);
+    impl->expand(k, key);
+
     /* H = E(0), and the powers the asm kernels multiply by */
 
     memset(p, 0, sizeof(p));
-    sft_aes_block_c(k, p, k->h);
+    impl->block(k, p, k->h);
     memcpy(p, k->h, sizeof(p));
 
     for (i = 1; i <= 32; i++) {
@@ -276,7 +308,7 @@ sft_aes_gcm_key(sft_aes_gcm_key_t *k, const void *key, size_t len)
         sft_aes_gcm_put_le64(k->hktab[32 - i] + 8, lo ^ hi);
     }
 
-    memset(p, 0, sizeof(p));
+    sft_aes_gcm_wipe(p, sizeof(p));
 
     return 0;
 }
@@ -320,6 +352,9 @@ sft_aes_block_c(const sft_aes_gcm_key_t *k, const uint8_t *in, uint8_t *out)
     }
 
     memcpy(out, s, 16);
+
+    sft_aes_gcm_wipe(s, sizeof(s));
+    sft_aes_gcm_wipe(t, sizeof(t));
 }
 
 
@@ -385,6 +420,8 @@ sft_aes_gcm_ctr_any_c(const sft_aes_gcm_key_t *k, uint8_t *ctr, uint8_t *xi,
             sft_aes_gcm_ghash_c(k, xi, o, m);
         }
     }
+
+    sft_aes_gcm_wipe(ks, sizeof(ks));
 }
 
 
@@ -566,4 +603,7 @@ sft_aes_gcm_finish(sft_aes_gcm_t *g, uint8_t *tag)
     for (i = 0; i < SFT_AES_GCM_TAG_LEN; i++) {
         tag[i] = g->xi[i] ^ ek[i];
     }
+
+    sft_aes_gcm_wipe(ek, sizeof(ek));
+    sft_aes_gcm_wipe(g, sizeof(sft_aes_gcm_t));
 }

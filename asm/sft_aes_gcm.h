@@ -37,7 +37,8 @@ typedef struct {
 
 
 /*
- * The kernels: one AES block; GHASH of n bytes into xi (the last block
+ * The kernels: the round keys for k->rounds from a key of 16 or 32
+ * bytes; one AES block; GHASH of n bytes into xi (the last block
  * padded with zeros; xi in GCM's byte order); and counter mode from the
  * block ctr (its last 32 bits counting, big-endian), with GHASH of the
  * ciphertext (the output of ctr, the input of ctr_dec), advancing ctr
@@ -48,6 +49,7 @@ typedef struct {
     const char   *name;
     uint32_t      features;     /* SFT_CPU_* bits required */
 
+    void        (*expand)(sft_aes_gcm_key_t *k, const uint8_t *key);
     void        (*block)(const sft_aes_gcm_key_t *k, const uint8_t *in,
                          uint8_t *out);
     void        (*ghash)(const sft_aes_gcm_key_t *k, uint8_t *xi,
@@ -87,7 +89,11 @@ typedef struct {
  */
 void sft_aes_gcm_count_nonce(uint8_t *nonce);
 
-/* key: 16 or 32 bytes; returns 0, or -1 for another length */
+/*
+ * key: 16 or 32 bytes; returns 0, or -1 for another length.  The round
+ * keys and H come from the fastest kernel this CPU runs (AES
+ * instructions, constant time), the C reference only without one.
+ */
 int sft_aes_gcm_key(sft_aes_gcm_key_t *k, const void *key, size_t len);
 
 /*
@@ -101,7 +107,8 @@ const sft_aes_gcm_impl_t *sft_aes_gcm_fast(void);
 /*
  * start, add the additional data, encrypt or decrypt (in place or not),
  * each in pieces of any length, finish with the tag (to compare, when
- * decrypting); sft_aes_gcm_start() is sft_aes_gcm_init() and _aad()
+ * decrypting), which also wipes the message state (keystream, hash);
+ * sft_aes_gcm_start() is sft_aes_gcm_init() and _aad()
  */
 void sft_aes_gcm_init(sft_aes_gcm_t *g, const sft_aes_gcm_impl_t *impl,
     const sft_aes_gcm_key_t *key, const uint8_t *nonce);

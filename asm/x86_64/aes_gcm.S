@@ -1,8 +1,10 @@
 /*
  * aes_gcm.S: AES-GCM for x86_64 with VAES and VPCLMULQDQ on 512-bit
  * registers (AVX-512 F, BW and VL; BMI2 for the tail masks), 32 blocks
- * per step; and one AES block with AES-NI.  The key layout is
- * sft_aes_gcm_key_t (asm/sft_aes_gcm.h).
+ * per step; one AES block and the key schedule with AES-NI.  The key
+ * layout is sft_aes_gcm_key_t (asm/sft_aes_gcm.h).  Every function
+ * clears the vector registers that held round keys, powers of H or
+ * keystream before it returns.
  *
  * void sft_aes_gcm_ctr_vaes(const sft_aes_gcm_key_t *k, uint8_t ctr[16],
  *     uint8_t xi[16], const void *in, void *out, size_t n);
@@ -11,6 +13,8 @@
  *     const void *p, size_t n);
  * void sft_aes_block_aesni(const sft_aes_gcm_key_t *k, const uint8_t *in,
  *     uint8_t *out);
+ * void sft_aes_expand_aesni(sft_aes_gcm_key_t *k, const uint8_t *key):
+ *     the round keys for k->rounds (10 or 14) from a 16 or 32-byte key
  *
  * GHASH works on byte-reversed blocks: as a 128-bit integer, bit 127-i
  * holds the coefficient of x^i.  The carry-less product of two such
@@ -132,6 +136,19 @@
 .endm
 
 
+/*
+ * zmm0..zmm15 and the round keys zeroed (vzeroall also leaves the upper
+ * halves clean, as vzeroupper would); BSWAP is a constant
+ */
+
+.macro SFT_GCM_WIPE
+    vzeroall
+    .irp r, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
+    vpxord      %xmm\r, %xmm\r, %xmm\r
+    .endr
+.endm
+
+
 /* LO, MI + LO + HI, HI = 0 */
 
 .macro SFT_GHASH_ZERO
@@ -241,7 +258,7 @@ SFT_ENTRY(sft_aes_gcm_ghash_vaes)
 
     vpshufb     BSWAPx, Xx, Xx
     vmovdqu     Xx, (%rsi)
-    vzeroupper
+    SFT_GCM_WIPE
 
 .Lghash_done:
     ret
@@ -346,7 +363,7 @@ SFT_END(sft_aes_gcm_ghash_vaes)
     popq        %rdx
     vpshufb     BSWAPx, Xx, Xx
     vmovdqu     Xx, (%rdx)
-    vzeroupper
+    SFT_GCM_WIPE
 
 .Lctr_done\@:
     ret
@@ -382,8 +399,80 @@ SFT_ENTRY(sft_aes_block_aesni)
     vaesenclast 160(%rdi), %xmm0, %xmm0
 2:
     vmovdqu     %xmm0, (%rdx)
+    vpxor       %xmm0, %xmm0, %xmm0
     ret
 SFT_END(sft_aes_block_aesni)
+
+
+/*
+ * One step of the key schedule (FIPS 197, 5.2): \a, the round key four
+ * words back, becomes the next one, each word XORed with the words
+ * before it and with word \w of xmm2 (SubWord, RotWord and Rcon from
+ * vaeskeygenassist: 3 for w[i - 1] rotated, 2 for it unrotated).
+ */
+
+.macro SFT_AES_KEY_STEP a, w
+    vpshufd     $(\w * 0x55), %xmm2, %xmm2
+    vpslldq     $4, \a, %xmm4
+    vpxor       %xmm4, \a, \a
+    vpslldq     $4, %xmm4, %xmm4
+    vpxor       %xmm4, \a, \a
+    vpslldq     $4, %xmm4, %xmm4
+    vpxor       %xmm4, \a, \a
+    vpxor       %xmm2, \a, \a
+.endm
+
+
+/* AES-128's round key i from the one before it in xmm1 */
+
+.macro SFT_AES128_KEY i, rcon
+    vaeskeygenassist $\rcon, %xmm1, %xmm2
+    SFT_AES_KEY_STEP %xmm1, 3
+    vmovdqu     %xmm1, 16*\i(%rdi)
+.endm
+
+
+/* rdi = k, rsi = key; xmm1 (and xmm3 for AES-256) the last round keys */
+
+SFT_ENTRY(sft_aes_expand_aesni)
+    vmovdqu     (%rsi), %xmm1
+    vmovdqu     %xmm1, (%rdi)
+    cmpl        $10, SFT_GCM_ROUNDS(%rdi)
+    jne         1f
+
+    SFT_AES128_KEY 1, 0x01
+    SFT_AES128_KEY 2, 0x02
+    SFT_AES128_KEY 3, 0x04
+    SFT_AES128_KEY 4, 0x08
+    SFT_AES128_KEY 5, 0x10
+    SFT_AES128_KEY 6, 0x20
+    SFT_AES128_KEY 7, 0x40
+    SFT_AES128_KEY 8, 0x80
+    SFT_AES128_KEY 9, 0x1b
+    SFT_AES128_KEY 10, 0x36
+    jmp         2f
+
+1:
+    vmovdqu     16(%rsi), %xmm3
+    vmovdqu     %xmm3, 16(%rdi)
+    .irp i, 1, 2, 3, 4, 5, 6, 7
+    vaeskeygenassist $(1 << (\i - 1)), %xmm3, %xmm2
+    SFT_AES_KEY_STEP %xmm1, 3
+    vmovdqu     %xmm1, 32*\i(%rdi)
+    .if \i < 7
+    vaeskeygenassist $0, %xmm1, %xmm2
+    SFT_AES_KEY_STEP %xmm3, 2
+    vmovdqu     %xmm3, 32*\i+16(%rdi)
+    .endif
+    .endr
+
+2:
+    vpxor       %xmm1, %xmm1, %xmm1
+    vpxor       %xmm2, %xmm2, %xmm2
+    vpxor       %xmm3, %xmm3, %xmm3
+    vpxor       %xmm4, %xmm4, %xmm4
+    ret
+SFT_END(sft_aes_expand_aesni)
 
 
     .section .note.GNU-stack, "", @progbits

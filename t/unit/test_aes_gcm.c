@@ -5,8 +5,9 @@
  * additional data and lengths, encrypting and decrypting, whole, in
  * TLS 1.3's pieces (the record, then its content type), in random
  * pieces (additional data too), in place,
- * against guard pages on both sides, GHASH alone, and a counter that
- * wraps its 32 bits.
+ * against guard pages on both sides, GHASH alone, a counter that
+ * wraps its 32 bits, the key schedule and H of the AES instructions
+ * against the C reference's, and a message's state wiped by its end.
  */
 
 #include <sft_config.h>
@@ -328,6 +329,74 @@ against_openssl(const sft_aes_gcm_impl_t *impl)
 }
 
 
+/* the kernel's key schedule and E_K(0) against the C reference */
+
+static void
+key_against_reference(const sft_aes_gcm_impl_t *impl)
+{
+    int                        bad;
+    size_t                     i;
+    u_char                     key[32], zero[16], h1[16], h2[16];
+    char                       name[128];
+    sft_aes_gcm_key_t          k1, k2;
+    const sft_aes_gcm_impl_t  *ref;
+
+    ref = sft_aes_gcm_impl_get(0);
+    bad = 0;
+    sft_memzero(zero, sizeof(zero));
+
+    for (i = 0; i < 200; i++) {
+        rnd_fill(key, sizeof(key));
+
+        sft_memzero(&k1, sizeof(sft_aes_gcm_key_t));
+        sft_memzero(&k2, sizeof(sft_aes_gcm_key_t));
+        k1.rounds = (i & 1) ? 14 : 10;
+        k2.rounds = k1.rounds;
+
+        ref->expand(&k1, key);
+        impl->expand(&k2, key);
+
+        ref->block(&k1, zero, h1);
+        impl->block(&k2, zero, h2);
+
+        bad += memcmp(&k1, &k2, sizeof(sft_aes_gcm_key_t)) != 0
+               || memcmp(h1, h2, 16) != 0;
+    }
+
+    snprintf(name, sizeof(name),
+             "%s: AES-128 and AES-256 key schedules and H as the C "
+             "reference's", impl->name);
+    ok(bad == 0, name);
+}
+
+
+/* nothing of the keystream or the hash is left in a finished message */
+
+static void
+wiped(const sft_aes_gcm_impl_t *impl)
+{
+    u_char             key[32], nonce[12], buf[37], tag[16];
+    char               name[128];
+    sft_aes_gcm_t      g, zero;
+    sft_aes_gcm_key_t  k;
+
+    rnd_fill(key, sizeof(key));
+    rnd_fill(nonce, sizeof(nonce));
+    rnd_fill(buf, sizeof(buf));
+    sft_aes_gcm_key(&k, key, 32);
+
+    sft_aes_gcm_start(&g, impl, &k, nonce, buf, 5);
+    sft_aes_gcm_encrypt(&g, buf, buf, sizeof(buf));
+    sft_aes_gcm_finish(&g, tag);
+
+    sft_memzero(&zero, sizeof(sft_aes_gcm_t));
+
+    snprintf(name, sizeof(name), "%s: the message state wiped by finish",
+             impl->name);
+    ok(memcmp(&g, &zero, sizeof(sft_aes_gcm_t)) == 0, name);
+}
+
+
 /* the kernel's GHASH and counter against the C reference */
 
 static void
@@ -402,8 +471,10 @@ main(void)
 
     for (i = 0; (impl = sft_aes_gcm_impl_get(i)) != NULL; i++) {
         against_openssl(impl);
+        wiped(impl);
 
         if (i > 0) {
+            key_against_reference(impl);
             against_reference(impl);
         }
     }
