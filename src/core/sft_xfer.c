@@ -1,6 +1,7 @@
 /*
  * sft_xfer.c -- the end of a file transfer, for every protocol: the
- * transfer counters (count and bytes by direction and data path) and the
+ * transfer counters (count and bytes by direction and data path, and the
+ * file bytes sent and received over all paths) and the
  * "transfer_log FILE;" line in xferlog format:
  *
  *   Mon Nov 30 08:48:12 2026 1 127.0.0.1 4194304 /docs/a_b.pdf b _ i r
@@ -184,6 +185,9 @@ sft_xfer_done(sft_xfer_t *x)
 
     sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 0), 1);
     sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 1), x->bytes);
+    sft_stat_add(x->direction == SFT_XFER_DOWNLOAD ? SFT_STAT_BYTES_SENT
+                                                   : SFT_STAT_BYTES_RECEIVED,
+                 x->bytes);
 
     if (sft_xfer_file == NULL) {
         return;

@@ -510,8 +510,6 @@ sft_recv(sft_connection_t *c, u_char *buf, size_t size)
         n = recv(c->fd, buf, size, 0);
 
         if (n > 0) {
-            sft_stat_add(SFT_STAT_BYTES_RECEIVED, n);
-
             if ((size_t) n < size) {
                 c->read->ready = 0;
             }
@@ -555,7 +553,6 @@ sft_send(sft_connection_t *c, u_char *buf, size_t size)
         n = send(c->fd, buf, size, MSG_NOSIGNAL);
 
         if (n >= 0) {
-            sft_stat_add(SFT_STAT_BYTES_SENT, n);
             c->sent += n;
 
             if ((size_t) n < size) {

@@ -1035,8 +1035,6 @@ sft_ssl_handle_recv(sft_connection_t *c, int n)
     sc = c->ssl;
 
     if (n > 0) {
-        sft_stat_add(SFT_STAT_BYTES_RECEIVED, n);
-
         if (sc->saved_write_handler) {
             c->write->handler = sc->saved_write_handler;
             sc->saved_write_handler = NULL;
@@ -1189,7 +1187,6 @@ sft_ssl_send(sft_connection_t *c, u_char *buf, size_t size)
         if (n > 0) {
             sent += n;
             c->sent += n;
-            sft_stat_add(SFT_STAT_BYTES_SENT, n);
 
             if (sc->saved_read_handler) {
                 c->read->handler = sc->saved_read_handler;

@@ -712,7 +712,6 @@ sft_ftp_send_file(sft_ftp_session_t *s)
         }
 
         sft_ftp_rate_spend(s, n);
-        sft_stat_add(SFT_STAT_BYTES_SENT, n);
         t->bytes += n;
     }
 
@@ -762,7 +761,6 @@ sft_ftp_send_copy(sft_ftp_session_t *s)
             }
 
             sft_ftp_rate_spend(s, n);
-            sft_stat_add(SFT_STAT_BYTES_SENT, n);
             t->out_pos += n;
             t->bytes += n;
         }
@@ -1399,7 +1397,6 @@ sft_ftp_recv_splice(sft_ftp_session_t *s)
             return;
         }
 
-        sft_stat_add(SFT_STAT_BYTES_RECEIVED, n);
         t->bytes += n;
         t->piped = n;
     }
