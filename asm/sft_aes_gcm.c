@@ -53,14 +53,14 @@ static void sft_aes_gcm_ctr_any_c(const sft_aes_gcm_key_t *k, uint8_t *ctr,
 
 static const sft_aes_gcm_impl_t  sft_aes_gcm_impls[] = {
 
-    { "c", 0, sft_aes_expand_c, sft_aes_block_c, sft_aes_gcm_ghash_c, sft_aes_gcm_ctr_c,
-      sft_aes_gcm_ctr_dec_c },
+    { "c", 0, sft_aes_expand_c, sft_aes_block_c, sft_aes_gcm_ghash_c,
+      sft_aes_gcm_ctr_c, sft_aes_gcm_ctr_dec_c },
 
 #if (SFT_AES_GCM_X86_64)
     { "x86_64 vaes+avx512",
       SFT_CPU_AES|SFT_CPU_AVX512|SFT_CPU_VAES|SFT_CPU_BMI2,
-      sft_aes_expand_aesni, sft_aes_block_aesni, sft_aes_gcm_ghash_vaes, sft_aes_gcm_ctr_vaes,
-      sft_aes_gcm_ctr_dec_vaes },
+      sft_aes_expand_aesni, sft_aes_block_aesni, sft_aes_gcm_ghash_vaes,
+      sft_aes_gcm_ctr_vaes, sft_aes_gcm_ctr_dec_vaes },
 #endif
 };
 
