@@ -37,8 +37,8 @@ function render(s) {
     ["bans", s.auth.bans],
   ]);
   list("traffic", [
-    ["received", bytes(s.bytes.received)],
-    ["sent", bytes(s.bytes.sent)],
+    ["file bytes received", bytes(s.bytes.received)],
+    ["file bytes sent", bytes(s.bytes.sent)],
     ["connections", s.connections.accepted],
   ]);
   list("pool", [
