@@ -530,42 +530,30 @@ sft_ssl_same_session(sft_connection_t *data, sft_connection_t *control)
 
 
 /*
- * A long FTPS control session: once its session is half way to its
- * timeout, a TLS 1.3 ticket goes out with the next write (same identity,
- * a fresh time), so that the data connections opened after the reply can
- * still resume it.  TLS 1.2 has no ticket after the handshake.
+ * Before each FTPS data connection (the PASV, EPSV, PORT or EPRT reply), a
+ * fresh TLS 1.3 ticket on the control connection: same identity, a fresh
+ * time.  A client with OpenSSL's client session cache (curl) uses a TLS
+ * 1.3 ticket once: the first resumption marks the session not resumable,
+ * and offered again it carries no PSK, a full handshake the data
+ * connection check refuses.  The client reads the ticket before the reply
+ * and resumes it; a control session older than the session timeout stays
+ * resumable too.  TLS 1.2 has no ticket after the handshake; its session
+ * resumes any number of times.
  */
 
 void
 sft_ssl_renew_session(sft_connection_t *c)
 {
-    long          age;
-    SSL_SESSION  *sess;
-
     if (c->ssl == NULL || !c->ssl->handshaked
         || SSL_version(c->ssl->connection) < TLS1_3_VERSION)
     {
         return;
     }
 
-    sess = SSL_get_session(c->ssl->connection);
-    if (sess == NULL) {
-        return;
-    }
-
-    age = (long) (time(NULL) - SSL_SESSION_get_time(sess));
-
-    if (age < SSL_SESSION_get_timeout(sess) / 2) {
-        return;
-    }
-
     if (SSL_new_session_ticket(c->ssl->connection) != 1) {
         sft_ssl_error(SFT_LOG_ERR, c->log, 0,
                       "SSL_new_session_ticket() failed");
-        return;
     }
-
-    sft_log_debug(c->log, "TLS session renewed after %ld s", age);
 }
 
 

@@ -5,7 +5,9 @@
  * resumption and the FTPS data-connection identity check, protocol
  * restrictions, garbage instead of a ClientHello, and client certificates
  * (made with the openssl CLI) mapped to user names by each rule; data
- * connections made without session tickets; records sealed by siftpd
+ * connections made without session tickets, and a client that offers the
+ * newest session it was given (curl) resuming data connection after data
+ * connection; records sealed by siftpd
  * (SFT_SSL_SEAL) with each AEAD of TLS 1.3 and 1.2, a KeyUpdate refused.
  * The server side runs as siftpd does (siftp's AES-GCM provider where the
  * CPU has the kernel); the client keeps OpenSSL's default provider.
@@ -308,6 +310,7 @@ echo(tconn_t *t, SSL *cl, size_t total)
 
     out = malloc(total);
     in = malloc(total);
+    free(t->buf);                     /* a connection may echo again */
     t->buf = malloc(64 * 1024);
 
     for (sent = 0; sent < total; sent++) {
@@ -566,6 +569,79 @@ data_tickets(sft_ssl_t *ssl)
     close(cfd[1]);
     tconn_free(&t[0]);
     tconn_free(&t[1]);
+    SSL_CTX_free(cctx);
+}
+
+
+/*
+ * A client that offers on each data connection the newest session it was
+ * given, as curl does: OpenSSL's client cache marks a TLS 1.3 session not
+ * resumable once it resumed, so the second data connection resumes only
+ * with a ticket the control connection sent before it (the PASV reply).
+ */
+
+static SSL_SESSION  *newest;
+
+static int
+keep_newest(SSL *ssl, SSL_SESSION *sess)
+{
+    SSL_SESSION_free(newest);
+    newest = sess;
+    return 1;
+}
+
+
+static void
+newest_session(sft_ssl_t *ssl, int max_version, const char *what)
+{
+    int       cfd[3], sfd[3], crc, i;
+    char      name[128];
+    SSL      *cl[3];
+    SSL_CTX  *cctx;
+    tconn_t   t[3];
+
+    cctx = client_ctx(max_version);
+    SSL_CTX_set_session_cache_mode(cctx, SSL_SESS_CACHE_CLIENT
+                                         |SSL_SESS_CACHE_NO_INTERNAL);
+    SSL_CTX_sess_set_new_cb(cctx, keep_newest);
+
+    for (i = 0; i < 3; i++) {
+        tcp_pair(&cfd[i], &sfd[i]);
+        tconn_init(&t[i], sfd[i]);
+    }
+
+    cl[0] = client_new(cctx, cfd[0], NULL);
+    handshake(ssl, &t[0], cl[0], &crc);
+    (void) echo(&t[0], cl[0], 1000);
+
+    hs_flags = SFT_SSL_NO_TICKETS;
+
+    for (i = 1; i < 3; i++) {
+        /* the reply before the data connection */
+        sft_ssl_renew_session(&t[0].c);
+        (void) echo(&t[0], cl[0], 100);
+
+        cl[i] = client_new(cctx, cfd[i], newest);
+        handshake(ssl, &t[i], cl[i], &crc);
+        (void) echo(&t[i], cl[i], 100);
+
+        snprintf(name, sizeof(name),
+                 "%s: data connection %d resumed the newest session", what,
+                 i);
+        ok(sft_ssl_same_session(&t[i].c, &t[0].c) == 1, name);
+    }
+
+    hs_flags = 0;
+
+    SSL_SESSION_free(newest);
+    newest = NULL;
+
+    for (i = 0; i < 3; i++) {
+        SSL_free(cl[i]);
+        close(cfd[i]);
+        tconn_free(&t[i]);
+    }
+
     SSL_CTX_free(cctx);
 }
 
@@ -905,6 +981,8 @@ main(void)
     resumption(&ssl, 0, "TLSv1.3");
     resumption(&ssl, TLS1_2_VERSION, "TLSv1.2 tickets");
     data_tickets(&ssl);
+    newest_session(&ssl, 0, "TLSv1.3");
+    newest_session(&ssl, TLS1_2_VERSION, "TLSv1.2 tickets");
 
     ok(sft_ssl_create(&ssl12, 0, &tlog) == SFT_OK
        && sft_ssl_certificate(&ssl12, cert, key) == SFT_OK
@@ -913,6 +991,8 @@ main(void)
 
     resumption(&ssl12, TLS1_2_VERSION, "TLSv1.2 session cache");
     resumption(&ssl12, 0, "TLSv1.3 stateful");
+    newest_session(&ssl12, 0, "TLSv1.3 stateful");
+    newest_session(&ssl12, TLS1_2_VERSION, "TLSv1.2 session cache");
     sft_ssl_cleanup_ctx(&ssl12);
 
     /* a TLS 1.1 client is refused */
