@@ -49,7 +49,6 @@ u_char  sft_users_error[512];
 
 
 static sft_users_t       *sft_users_cur;
-static time_t             sft_users_checked;
 static sft_users_ident_t  sft_users_bad;
 
 static const char  *sft_perm_names[] = SFT_PERM_NAMES;
@@ -71,6 +70,7 @@ static int sft_users_cmp(const void *a, const void *b);
 static sft_int_t sft_users_norm_path(sft_str_t *path);
 static sft_user_rule_t *sft_users_rule(sft_user_t *u, sft_str_t *path);
 static void sft_users_print(FILE *f, sft_user_t *u, sft_uint_t with_hash);
+static void sft_users_refresh(sft_log_t *log);
 
 
 static sft_command_t  sft_users_commands[] = {
@@ -1922,7 +1922,6 @@ sft_users_set_current(sft_users_t *users, sft_log_t *log)
 
     users->current = 1;
     sft_users_cur = users;
-    sft_users_checked = time(NULL);
 
     sft_auth_users_changed(&users->ident, log);
 
@@ -1933,24 +1932,21 @@ sft_users_set_current(sft_users_t *users, sft_log_t *log)
 }
 
 
-void
-sft_users_check(sft_log_t *log)
+/*
+ * Every login decision looks the user up here, so every login method sees
+ * the file as it is now: one stat() per lookup, and a re-read only when
+ * the file was replaced or changed.
+ */
+
+static void
+sft_users_refresh(sft_log_t *log)
 {
-    time_t              now;
     sft_users_t        *users;
     sft_users_ident_t   ident;
 
     if (sft_users_cur == NULL) {
         return;
     }
-
-    now = time(NULL);
-
-    if (now == sft_users_checked) {
-        return;
-    }
-
-    sft_users_checked = now;
 
     if (sft_users_stat(&sft_users_cur->file, &ident) != SFT_OK) {
         sft_memzero(&ident, sizeof(ident));
@@ -1981,8 +1977,10 @@ sft_users_check(sft_log_t *log)
 
 
 sft_user_t *
-sft_users_lookup(sft_str_t *name)
+sft_users_lookup(sft_str_t *name, sft_log_t *log)
 {
+    sft_users_refresh(log);
+
     return sft_users_find(sft_users_cur, name);
 }
 
