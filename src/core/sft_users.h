@@ -80,6 +80,8 @@ struct sft_users_s {
     sft_str_t          file;            /* absolute, null-terminated */
     sft_array_t        users;           /* sft_user_t, sorted by name */
     sft_users_ident_t  ident;
+    uid_t              uid;             /* the file's owner when written; */
+    gid_t              gid;             /* -1: the writer's */
     sft_uint_t         refs;            /* holders besides "current" */
     sft_uint_t         current;
 };
@@ -98,6 +100,7 @@ typedef struct {
     sft_user_regex_t  *deny;
     sft_user_regex_t  *hide;
     sft_users_t       *users;           /* as read by the master */
+    int                dir;             /* the file's directory, or -1 */
     sft_shm_zone_t    *zone;
 } sft_users_conf_t;
 

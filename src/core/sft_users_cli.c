@@ -269,6 +269,8 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
     cln->handler = sft_cli_users_free;
     cln->data = users;
 
+    sft_core_workers_owner(cycle, &users->uid, &users->gid);
+
     if (strcmp(cmd, "list") == 0) {
         u = users->users.elts;
 
