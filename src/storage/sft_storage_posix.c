@@ -756,17 +756,20 @@ sft_posix_parent(sft_posix_t *p, sft_storage_req_t *req, const char *path,
 }
 
 
-/* records a failed call: the error for the caller, I/O errors logged */
+/*
+ * Records a failed call: the error for the caller, and a log line with the
+ * errno and the path; an error of the server's side (I/O, space, the
+ * filesystem's own permissions) at "error", what a client asked for
+ * (a missing name, ...) at "info".
+ */
 
 static sft_int_t
 sft_posix_fail(sft_storage_req_t *req, const char *call)
 {
+    sft_uint_t  level;
+
     req->sys_err = errno;
     req->err = sft_storage_map_errno(errno);
-
-    if (req->err != SFT_STORAGE_IO && req->err != SFT_STORAGE_NO_SPACE) {
-        return SFT_ERROR;
-    }
 
     /* once per open file: pipelined writes fail together */
 
@@ -774,7 +777,11 @@ sft_posix_fail(sft_storage_req_t *req, const char *call)
         return SFT_ERROR;
     }
 
-    sft_log_error(SFT_LOG_ERR, req->log, req->sys_err,
+    level = (req->err == SFT_STORAGE_IO || req->err == SFT_STORAGE_NO_SPACE
+             || req->err == SFT_STORAGE_PERMISSION) ? SFT_LOG_ERR
+                                                     : SFT_LOG_INFO;
+
+    sft_log_error(level, req->log, req->sys_err,
                   "%s \"%s\" failed in storage \"%.*s\"", call,
                   req->path ? (char *) req->path
                             : req->file ? (char *) req->file->name : "",
