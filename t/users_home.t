@@ -108,5 +108,8 @@ is(ftp('dave', "f.nlst()"), '550', 'a removed home: 550');
 like($t->read_file('error.log'),
     qr/"dave" failed in storage "local" \(2: No such file or directory\).*user: "dave"/,
     'logged with the path and the errno');
+like($t->read_file('error.log'),
+    qr/\[error\].*the home "\/dave" does not exist in storage "local".*user: "dave"/,
+    'and the missing home is named');
 
 $t->done();

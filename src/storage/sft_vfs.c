@@ -471,6 +471,15 @@ sft_vfs_post(sft_storage_req_t *req)
 
     sft_vfs_log_change(s, req);
 
+    if (req->err == SFT_STORAGE_NOT_FOUND && s->home.len && req->path
+        && sft_strlen(req->path) == s->home.len
+        && sft_memcmp(req->path, s->home.data, s->home.len) == 0)
+    {
+        sft_log_error(SFT_LOG_ERR, s->log, 0, "the home \"/%.*s\" does not "
+                      "exist in storage \"%.*s\"", SFT_STR_FMT(&s->home),
+                      SFT_STR_FMT(&s->storage->name));
+    }
+
     switch (req->op) {
 
     case SFT_STORAGE_OPEN_WRITE:
