@@ -72,21 +72,23 @@ $pw //= 'none';
 SKIP: {
     skip 'not started as root', 3 unless $> == 0;
 
-    # a worker switches right after the fork: wait for it to be done
+    # a worker switches right after the fork: wait for it to be done;
+    # "user nobody nogroup": uid and gid
     my $nobody = getpwnam('nobody');
-    my @uids;
+    my $want = "$nobody " . getgrnam('nogroup');
+    my @ids;
     my $all_nobody = sub {
-        @uids = map {
+        @ids = map {
             my $status = '';
             if (open my $fh, '<', "/proc/$_/status") {
                 $status = do { local $/; <$fh> };
             }
-            $status =~ /^Uid:\s+(\d+)/m ? $1 : 'none';
+            $status =~ /^Uid:\s+(\d+).*^Gid:\s+(\d+)/ms ? "$1 $2" : 'none';
         } $t->workers();
-        return @uids && !grep { $_ ne $nobody } @uids;
+        return @ids && !grep { $_ ne $want } @ids;
     };
-    ok($t->wait_for($all_nobody, 10), 'the workers run as nobody')
-        or diag("worker uids: @uids");
+    ok($t->wait_for($all_nobody, 10), 'the workers run as nobody:nogroup')
+        or diag("worker uid gid: @ids");
     is((stat "$d/var/data")[4], $nobody, 'var/data belongs to them');
     is((stat "$d/conf/users")[4], $nobody, 'and so does conf/users');
 }
@@ -171,6 +173,27 @@ like(http_get($http, '/api/v1/stats') // '', qr/"logins":\{"ok":\d+/,
 
 my @x = grep { / ftp 0 \* c$/ } split /\n/, $t->read_file('var/log/xferlog');
 is(scalar @x, 121, 'var/log/xferlog has every transfer');
+
+# log rotation: the master reopens the moved logs and gives them to the
+# workers' user, so the workers' own reopen that follows succeeds (each
+# process logs 'reopened "..."' in the new error log when it did)
+
+SKIP: {
+    skip 'not started as root', 2 unless $> == 0;
+
+    my $n = 1 + $t->workers();
+    rename "$d/var/log/error.log", "$d/var/log/error.log.1" or die;
+    rename "$d/var/log/xferlog", "$d/var/log/xferlog.1" or die;
+    kill 'USR1', $t->pid();
+    my @done;
+    ok($t->wait_for(sub {
+        @done = $t->read_file('var/log/error.log') =~ /reopened "/g;
+        @done == $n;
+    }, 10), 'master and workers reopened the logs')
+        or diag($t->read_file('var/log/error.log.1'));
+    is((stat "$d/var/log/xferlog")[4], getpwnam('nobody'),
+        'the new transfer log belongs to the workers\' user');
+}
 
 $t->stop();
 
