@@ -28,8 +28,12 @@ user nobody $group;
 worker_processes 1;
 users %%TESTDIR%%/users;
 storage local { driver posix; root %%TESTDIR%%/data; }
+storage kept { driver posix; root %%TESTDIR%%/kept; }
 ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage local; } }
 EOF
+
+# a root the workers cannot write, as "make run" used to make var/data
+mkdir "$d/kept";
 
 sub user_add {
     my ($name, @args) = @_;
@@ -59,6 +63,10 @@ is($rc, 0, 'user add dave');
 mkdir "$d/data/bob/in/locked";
 
 $t->run();
+
+like($t->read_file('stderr') . $t->read_file('error.log'),
+    qr/storage root ".*\/kept" is not writable by the workers' user/,
+    'a root the workers cannot write is reported at start');
 
 # runs FTP commands as a user; the reply codes, space-separated
 sub ftp {

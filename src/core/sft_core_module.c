@@ -323,6 +323,35 @@ sft_core_workers_owner(sft_cycle_t *cycle, uid_t *uid, gid_t *gid)
 }
 
 
+/*
+ * Whether the workers of cycle may read (S_IROTH) or write (S_IWOTH) a file
+ * of that status by its permission bits; 1 when no switch happens.
+ */
+
+sft_uint_t
+sft_core_workers_may(sft_cycle_t *cycle, struct stat *sb, mode_t other)
+{
+    uid_t  uid;
+    gid_t  gid;
+
+    sft_core_workers_owner(cycle, &uid, &gid);
+
+    if (uid == (uid_t) -1) {
+        return 1;
+    }
+
+    if (sb->st_uid == uid) {
+        return (sb->st_mode & (other << 6)) != 0;
+    }
+
+    if (sb->st_gid == gid) {
+        return (sb->st_mode & (other << 3)) != 0;
+    }
+
+    return (sb->st_mode & other) != 0;
+}
+
+
 static char *
 sft_set_error_log(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 {

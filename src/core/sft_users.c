@@ -492,8 +492,6 @@ static sft_int_t
 sft_users_open_dir(sft_users_conf_t *ucf, sft_cycle_t *cycle)
 {
     char                *slash;
-    uid_t                uid;
-    gid_t                gid;
     struct stat          sb;
     sft_pool_cleanup_t  *cln;
 
@@ -524,11 +522,8 @@ sft_users_open_dir(sft_users_conf_t *ucf, sft_cycle_t *cycle)
     cln->handler = sft_users_dir_cleanup;
     cln->data = &ucf->dir;
 
-    sft_core_workers_owner(cycle, &uid, &gid);
-
-    if (uid != (uid_t) -1 && stat((char *) ucf->file.data, &sb) == 0
-        && sb.st_uid != uid && !(sb.st_mode & S_IROTH)
-        && !(sb.st_gid == gid && (sb.st_mode & S_IRGRP)))
+    if (stat((char *) ucf->file.data, &sb) == 0
+        && !sft_core_workers_may(cycle, &sb, S_IROTH))
     {
         sft_log_error(SFT_LOG_WARN, cycle->log, 0,
                       "users file \"%s\" is not readable by the workers' "

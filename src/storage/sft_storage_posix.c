@@ -252,21 +252,11 @@ sft_posix_make_root(sft_conf_t *cf, u_char *root)
 static void
 sft_posix_check_root(sft_conf_t *cf, u_char *root, struct stat *sb)
 {
-    uid_t  uid;
-    gid_t  gid;
-
-    sft_core_workers_owner(cf->cycle, &uid, &gid);
-
-    if (uid == (uid_t) -1 || sb->st_uid == uid || (sb->st_mode & S_IWOTH)
-        || (sb->st_gid == gid && (sb->st_mode & S_IWGRP)))
-    {
-        return;
+    if (!sft_core_workers_may(cf->cycle, sb, S_IWOTH)) {
+        sft_conf_log_error(SFT_LOG_WARN, cf, 0,
+                           "storage root \"%s\" is not writable by the "
+                           "workers' user: uploads into it fail", root);
     }
-
-    sft_conf_log_error(SFT_LOG_WARN, cf, 0,
-                       "storage root \"%s\" is not writable by the "
-                       "workers' user (uid %d): uploads into it fail",
-                       root, (int) uid);
 }
 
 
