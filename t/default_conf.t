@@ -7,7 +7,9 @@
 # spaces and UTF-8 in its names up and down over explicit FTPS (login and
 # data must be TLS there), byte for byte; OpenSSH sftp logs in with the
 # same password; the dashboard and /api/v1/stats answer; the transfers
-# are in var/log/xferlog.
+# are in var/log/xferlog.  Started as root, the workers run as "nobody",
+# var/data is made theirs, and a user added while running logs in and
+# uploads without a reload.
 
 use warnings;
 use strict;
@@ -47,11 +49,11 @@ $conf =~ s/^pid\s+var\/siftpd\.pid;/pid siftpd.pid;/m or die;
 mkdir "$d/conf";
 mkdir "$d/var";
 mkdir "$d/var/log";
-mkdir "$d/var/data";
 symlink(`cd $src/html && pwd` =~ s/\n//r, "$d/html") or die;
 $t->write_file('conf/siftpd.conf', "daemon off;\n" . $conf);
 
-# "siftpd -t" checks the configuration and writes nothing
+# "siftpd -t" checks the configuration; it makes no users file,
+# certificate or host key
 
 my $tout = `$^X -e 'exec \@ARGV' -- ${\ $t->binary()} -p $d/ -c $d/conf/siftpd.conf -t 2>&1`;
 is($? >> 8, 0, 'siftpd -t accepts the shipped configuration') or diag($tout);
@@ -66,6 +68,30 @@ ok(defined $pw, 'the first start printed admin\'s password');
 ok(-s "$d/var/tls/cert.pem" && -s "$d/var/ssh/host_ed25519_key",
     'a certificate and a host key were made');
 $pw //= 'none';
+
+SKIP: {
+    skip 'not started as root', 3 unless $> == 0;
+
+    # a worker switches right after the fork: wait for it to be done;
+    # "user nobody nogroup": uid and gid
+    my $nobody = getpwnam('nobody');
+    my $want = "$nobody " . getgrnam('nogroup');
+    my @ids;
+    my $all_nobody = sub {
+        @ids = map {
+            my $status = '';
+            if (open my $fh, '<', "/proc/$_/status") {
+                $status = do { local $/; <$fh> };
+            }
+            $status =~ /^Uid:\s+(\d+).*^Gid:\s+(\d+)/ms ? "$1 $2" : 'none';
+        } $t->workers();
+        return @ids && !grep { $_ ne $want } @ids;
+    };
+    ok($t->wait_for($all_nobody, 10), 'the workers run as nobody:nogroup')
+        or diag("worker uid gid: @ids");
+    is((stat "$d/var/data")[4], $nobody, 'var/data belongs to them');
+    is((stat "$d/conf/users")[4], $nobody, 'and so does conf/users');
+}
 
 # the tree
 
@@ -125,12 +151,49 @@ SKIP: {
     like($out, qr/plain dir/, 'sftp with the same password');
 }
 
+# a user added while running logs in and uploads: the workers re-read the
+# users file "siftpd user add" wrote
+
+open my $add, '|-', $t->binary(), '-p', "$d/", '-c', "$d/conf/siftpd.conf",
+    'user', 'add', 'bob', '--home', '/', '--perms', 'list,download,upload'
+    or die;
+print $add "bob-pw\n";
+close $add;
+is($? >> 8, 0, 'user add bob while running');
+
+$t->write_file('bob.txt', "from bob\n");
+my $up = system('timeout', '30', 'curl', '-s', '-k', '--ssl-reqd', '-T',
+    "$d/bob.txt", "ftp://bob:bob-pw\@127.0.0.1:$ftp/bob.txt") >> 8;
+is($up, 0, 'bob logs in and uploads, no reload');
+is($t->read_file('var/data/bob.txt'), "from bob\n", 'bob\'s file arrived');
+
 like(http_get($http, '/') // '', qr/<title>siftpd<\/title>/, 'the dashboard');
 like(http_get($http, '/api/v1/stats') // '', qr/"logins":\{"ok":\d+/,
     'the stats');
 
 my @x = grep { / ftp 0 \* c$/ } split /\n/, $t->read_file('var/log/xferlog');
-is(scalar @x, 120, 'var/log/xferlog has every transfer');
+is(scalar @x, 121, 'var/log/xferlog has every transfer');
+
+# log rotation: the master reopens the moved logs and gives them to the
+# workers' user, so the workers' own reopen that follows succeeds (each
+# process logs 'reopened "..."' in the new error log when it did)
+
+SKIP: {
+    skip 'not started as root', 2 unless $> == 0;
+
+    my $n = 1 + $t->workers();
+    rename "$d/var/log/error.log", "$d/var/log/error.log.1" or die;
+    rename "$d/var/log/xferlog", "$d/var/log/xferlog.1" or die;
+    kill 'USR1', $t->pid();
+    my @done;
+    ok($t->wait_for(sub {
+        @done = $t->read_file('var/log/error.log') =~ /reopened "/g;
+        @done == $n;
+    }, 10), 'master and workers reopened the logs')
+        or diag($t->read_file('var/log/error.log.1'));
+    is((stat "$d/var/log/xferlog")[4], getpwnam('nobody'),
+        'the new transfer log belongs to the workers\' user');
+}
 
 $t->stop();
 

@@ -37,9 +37,14 @@ END
 is($rc, 0, 'two storages: exit 0');
 like($out, qr/test is successful/, 'two storages: reported');
 
+($rc, $out) = conf_test("storage s { driver posix; root newroot; }\n");
+is($rc, 0, 'a missing root: exit 0');
+ok(-d "$d/newroot", 'a missing root is made');
+
 my @bad = (
-    [ 'missing root', "storage s {\n driver posix;\n root nodir;\n}\n",
-      qr{test.conf:5: storage root ".*/nodir" is not accessible} ],
+    [ 'root beneath a missing directory',
+      "storage s {\n driver posix;\n root nodir/sub;\n}\n",
+      qr{test.conf:5: storage root ".*/nodir/sub" is not accessible} ],
     [ 'root is a file', "storage s {\n driver posix;\n root afile;\n}\n",
       qr{test.conf:5: storage root ".*/afile" is not a directory} ],
     [ 'unknown driver', "storage s {\n driver ftpfs;\n}\n",

@@ -818,9 +818,7 @@ sft_auth_password(sft_auth_request_t *ar)
         return SFT_OK;
     }
 
-    sft_users_check(ar->log);
-
-    u = sft_users_lookup(&ar->user);
+    u = sft_users_lookup(&ar->user, ar->log);
 
     job = sft_calloc(sizeof(sft_auth_job_t), ar->log);
     if (job == NULL) {

@@ -61,7 +61,7 @@ static sft_command_t  sft_core_commands[] = {
       NULL },
 
     { sft_string("user"),
-      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE12,
       sft_set_user,
       0,
       0,
@@ -297,6 +297,58 @@ sft_set_user(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     }
 
     return SFT_CONF_OK;
+}
+
+
+/*
+ * Who the workers of cycle run as: what a root master gives the files and
+ * directories the workers must write or re-read; (uid_t) -1 and
+ * (gid_t) -1 (chown()'s "unchanged") when no switch happens.
+ */
+
+void
+sft_core_workers_owner(sft_cycle_t *cycle, uid_t *uid, gid_t *gid)
+{
+    sft_core_conf_t  *ccf;
+
+    ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
+
+    *uid = (uid_t) -1;
+    *gid = (gid_t) -1;
+
+    if (geteuid() == 0 && ccf->username.len) {
+        *uid = ccf->user;
+        *gid = ccf->group;
+    }
+}
+
+
+/*
+ * Whether the workers of cycle may read (S_IROTH) or write (S_IWOTH) a file
+ * of that status by its permission bits; 1 when no switch happens.
+ */
+
+sft_uint_t
+sft_core_workers_may(sft_cycle_t *cycle, struct stat *sb, mode_t other)
+{
+    uid_t  uid;
+    gid_t  gid;
+
+    sft_core_workers_owner(cycle, &uid, &gid);
+
+    if (uid == (uid_t) -1) {
+        return 1;
+    }
+
+    if (sb->st_uid == uid) {
+        return (sb->st_mode & (other << 6)) != 0;
+    }
+
+    if (sb->st_gid == gid) {
+        return (sb->st_mode & (other << 3)) != 0;
+    }
+
+    return (sb->st_mode & other) != 0;
 }
 
 

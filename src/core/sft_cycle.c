@@ -15,6 +15,8 @@ static void sft_cycle_release_old(sft_cycle_t *cycle,
     sft_cycle_t *old_cycle);
 static void sft_cycle_fail(sft_cycle_t *cycle, sft_cycle_t *old_cycle);
 static void sft_cycle_set_log(sft_cycle_t *cycle);
+static sft_int_t sft_reopen_file(sft_log_file_t *file, uid_t uid, gid_t gid,
+    sft_log_t *log);
 
 
 volatile sft_cycle_t  *sft_cycle;
@@ -538,26 +540,51 @@ sft_signal_process(sft_cycle_t *cycle, char *sig)
 }
 
 
+/*
+ * The master reopens first and gives the files to the workers' user, so
+ * the workers, signalled next, can open them too (as nginx does).
+ */
+
+static sft_int_t
+sft_reopen_file(sft_log_file_t *file, uid_t uid, gid_t gid, sft_log_t *log)
+{
+    if (sft_log_open_file(file, log) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    if (file->fd != STDERR_FILENO && fchown(file->fd, uid, gid) == -1) {
+        sft_log_error(SFT_LOG_ALERT, log, sft_errno, "fchown(\"%s\") failed",
+                      file->name.data);
+    }
+
+    return SFT_OK;
+}
+
+
 void
 sft_reopen_files(sft_cycle_t *cycle)
 {
+    uid_t             uid;
+    gid_t             gid;
     sft_uint_t        i;
     sft_log_t        *log;
     sft_log_file_t  **files;
 
     log = cycle->log;
 
+    sft_core_workers_owner(cycle, &uid, &gid);
+
     files = cycle->open_files.elts;
 
     for (i = 0; i < cycle->open_files.nelts; i++) {
-        (void) sft_log_open_file(files[i], log);
+        (void) sft_reopen_file(files[i], uid, gid, log);
     }
 
     if (sft_str_eq(&cycle->log_file.name, "stderr")) {
         return;
     }
 
-    if (sft_log_open_file(&cycle->log_file, log) != SFT_OK) {
+    if (sft_reopen_file(&cycle->log_file, uid, gid, log) != SFT_OK) {
         return;
     }
 

@@ -72,6 +72,9 @@ sft_int_t sft_create_pidfile(sft_str_t *name, sft_log_t *log);
 void sft_delete_pidfile(sft_cycle_t *cycle);
 sft_int_t sft_signal_process(sft_cycle_t *cycle, char *sig);
 void sft_reopen_files(sft_cycle_t *cycle);
+void sft_core_workers_owner(sft_cycle_t *cycle, uid_t *uid, gid_t *gid);
+sft_uint_t sft_core_workers_may(sft_cycle_t *cycle, struct stat *sb,
+    mode_t other);
 
 
 extern volatile sft_cycle_t  *sft_cycle;

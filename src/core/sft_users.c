@@ -49,8 +49,11 @@ u_char  sft_users_error[512];
 
 
 static sft_users_t       *sft_users_cur;
-static time_t             sft_users_checked;
 static sft_users_ident_t  sft_users_bad;
+
+/* a worker's: the file's directory, opened by the master before the user
+   switch, so a worker reads the file wherever it lies */
+static int                sft_users_dir = AT_FDCWD;
 
 static const char  *sft_perm_names[] = SFT_PERM_NAMES;
 
@@ -65,12 +68,17 @@ static sft_int_t sft_users_init_process(sft_cycle_t *cycle);
 static void sft_users_exit_process(sft_cycle_t *cycle);
 static void sft_users_cycle_cleanup(void *data);
 static sft_int_t sft_users_create_first(sft_users_conf_t *ucf,
-    sft_log_t *log);
+    sft_cycle_t *cycle);
+static sft_int_t sft_users_open_dir(sft_users_conf_t *ucf,
+    sft_cycle_t *cycle);
+static void sft_users_dir_cleanup(void *data);
+static const char *sft_users_path(sft_str_t *file);
 static void sft_users_regex_cleanup(void *data);
 static int sft_users_cmp(const void *a, const void *b);
 static sft_int_t sft_users_norm_path(sft_str_t *path);
 static sft_user_rule_t *sft_users_rule(sft_user_t *u, sft_str_t *path);
 static void sft_users_print(FILE *f, sft_user_t *u, sft_uint_t with_hash);
+static void sft_users_refresh(sft_log_t *log);
 
 
 static sft_command_t  sft_users_commands[] = {
@@ -191,6 +199,7 @@ sft_users_create_conf(sft_cycle_t *cycle)
     ucf->failure_window = SFT_CONF_UNSET;
     ucf->ban_time = SFT_CONF_UNSET;
     ucf->max_conns_per_addr = SFT_CONF_UNSET;
+    ucf->dir = -1;
 
     return ucf;
 }
@@ -216,7 +225,7 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
 
     if (!sft_test_config && !sft_signaller
         && cycle->old_cycle->modules == NULL
-        && sft_users_create_first(ucf, cycle->log) != SFT_OK)
+        && sft_users_create_first(ucf, cycle) != SFT_OK)
     {
         return SFT_CONF_ERROR;
     }
@@ -244,6 +253,10 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
         return SFT_CONF_OK;
     }
 
+    if (sft_users_open_dir(ucf, cycle) != SFT_OK) {
+        return SFT_CONF_ERROR;
+    }
+
     if (sft_auth_zone_add(cycle, ucf) != SFT_OK
         || sft_usage_zone_add(cycle, ucf->users ? ucf->users->users.nelts : 0)
            != SFT_OK)
@@ -262,7 +275,7 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
  */
 
 static sft_int_t
-sft_users_create_first(sft_users_conf_t *ucf, sft_log_t *log)
+sft_users_create_first(sft_users_conf_t *ucf, sft_cycle_t *cycle)
 {
     u_char        pw[21], err[256];
     char          hash[SFT_AUTH_HASH_LEN + 1];
@@ -270,11 +283,14 @@ sft_users_create_first(sft_users_conf_t *ucf, sft_log_t *log)
     sft_str_t     key = sft_string("perms"), value;
     sft_int_t     rc;
     sft_user_t   *u;
+    sft_log_t    *log;
     sft_users_t  *users;
     struct stat   sb;
 
     static const char  alphabet[] =
         "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+    log = cycle->log;
 
     if (ucf->first_user.len == 0 || ucf->file.len == 0) {
         return SFT_OK;
@@ -332,6 +348,8 @@ sft_users_create_first(sft_users_conf_t *ucf, sft_log_t *log)
     }
 
     sft_memcpy(u->password.data, hash, u->password.len);
+
+    sft_core_workers_owner(cycle, &users->uid, &users->gid);
 
     if (sft_users_write(users, log) != SFT_OK) {
         goto done;
@@ -436,6 +454,10 @@ sft_users_init_process(sft_cycle_t *cycle)
     sft_users_server_deny = ucf->deny;
     sft_users_server_hide = ucf->hide;
 
+    if (ucf->dir != -1) {
+        sft_users_dir = ucf->dir;
+    }
+
     if (ucf->users) {
         sft_users_set_current(ucf->users, cycle->log);
     }
@@ -459,6 +481,86 @@ sft_users_exit_process(sft_cycle_t *cycle)
 }
 
 
+/*
+ * In the master, before the workers switch user: the users file's
+ * directory, which the workers read the file through (the prefix may lie
+ * where their user cannot look, as under /root), and a warning if they
+ * cannot read the file itself.
+ */
+
+static sft_int_t
+sft_users_open_dir(sft_users_conf_t *ucf, sft_cycle_t *cycle)
+{
+    char                *slash;
+    struct stat          sb;
+    sft_pool_cleanup_t  *cln;
+
+    if (ucf->file.len == 0) {
+        return SFT_OK;
+    }
+
+    cln = sft_pool_cleanup_add(cycle->pool, 0);
+    if (cln == NULL) {
+        return SFT_ERROR;
+    }
+
+    slash = strrchr((char *) ucf->file.data, '/');
+    *slash = '\0';
+
+    ucf->dir = open(slash == (char *) ucf->file.data ? "/"
+                                                     : (char *) ucf->file.data,
+                    O_PATH|O_DIRECTORY|O_CLOEXEC);
+    *slash = '/';
+
+    if (ucf->dir == -1) {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
+                      "open() of the directory of \"%s\" failed",
+                      ucf->file.data);
+        return SFT_ERROR;
+    }
+
+    cln->handler = sft_users_dir_cleanup;
+    cln->data = &ucf->dir;
+
+    if (stat((char *) ucf->file.data, &sb) == 0
+        && !sft_core_workers_may(cycle, &sb, S_IROTH))
+    {
+        sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                      "users file \"%s\" is not readable by the workers' "
+                      "user, they see its changes only after a reload; "
+                      "\"siftpd user\" gives it to that user",
+                      ucf->file.data);
+    }
+
+    return SFT_OK;
+}
+
+
+static void
+sft_users_dir_cleanup(void *data)
+{
+    int  *fd = data;
+
+    if (*fd != -1) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+
+/* the file's name as this process opens it: relative in a worker */
+
+static const char *
+sft_users_path(sft_str_t *file)
+{
+    if (sft_users_dir == AT_FDCWD) {
+        return (const char *) file->data;
+    }
+
+    return strrchr((char *) file->data, '/') + 1;
+}
+
+
 /* reading and parsing */
 
 sft_int_t
@@ -466,7 +568,7 @@ sft_users_stat(sft_str_t *file, sft_users_ident_t *ident)
 {
     struct stat  st;
 
-    if (stat((char *) file->data, &st) == -1) {
+    if (fstatat(sft_users_dir, sft_users_path(file), &st, 0) == -1) {
         return SFT_ERROR;
     }
 
@@ -491,7 +593,7 @@ sft_users_read(sft_str_t *file, sft_uint_t missing_ok, sft_log_t *log)
     struct stat        st;
     sft_users_ident_t  ident;
 
-    fd = open((char *) file->data, O_RDONLY | O_CLOEXEC);
+    fd = openat(sft_users_dir, sft_users_path(file), O_RDONLY | O_CLOEXEC);
 
     if (fd == -1) {
         if (sft_errno == ENOENT && missing_ok) {
@@ -582,6 +684,8 @@ sft_users_parse(sft_str_t *file, u_char *text, size_t len, sft_log_t *log)
     }
 
     users->pool = pool;
+    users->uid = (uid_t) -1;
+    users->gid = (gid_t) -1;
 
     users->file.data = sft_pnalloc(pool, file->len + 1);
     if (users->file.data == NULL) {
@@ -1827,6 +1931,13 @@ sft_users_write(sft_users_t *users, sft_log_t *log)
 
     (void) fchmod(fd, 0600);
 
+    if (fchown(fd, users->uid, users->gid) == -1) {
+        sft_log_error(SFT_LOG_ERR, log, sft_errno, "fchown(\"%s\", %d, %d) "
+                      "failed", tmp, (int) users->uid, (int) users->gid);
+        close(fd);
+        goto failed;
+    }
+
     f = fdopen(fd, "w");
     if (f == NULL) {
         close(fd);
@@ -1922,7 +2033,6 @@ sft_users_set_current(sft_users_t *users, sft_log_t *log)
 
     users->current = 1;
     sft_users_cur = users;
-    sft_users_checked = time(NULL);
 
     sft_auth_users_changed(&users->ident, log);
 
@@ -1933,24 +2043,21 @@ sft_users_set_current(sft_users_t *users, sft_log_t *log)
 }
 
 
-void
-sft_users_check(sft_log_t *log)
+/*
+ * Every login decision looks the user up here, so every login method sees
+ * the file as it is now: one stat() per lookup, and a re-read only when
+ * the file was replaced or changed.
+ */
+
+static void
+sft_users_refresh(sft_log_t *log)
 {
-    time_t              now;
     sft_users_t        *users;
     sft_users_ident_t   ident;
 
     if (sft_users_cur == NULL) {
         return;
     }
-
-    now = time(NULL);
-
-    if (now == sft_users_checked) {
-        return;
-    }
-
-    sft_users_checked = now;
 
     if (sft_users_stat(&sft_users_cur->file, &ident) != SFT_OK) {
         sft_memzero(&ident, sizeof(ident));
@@ -1981,8 +2088,10 @@ sft_users_check(sft_log_t *log)
 
 
 sft_user_t *
-sft_users_lookup(sft_str_t *name)
+sft_users_lookup(sft_str_t *name, sft_log_t *log)
 {
+    sft_users_refresh(log);
+
     return sft_users_find(sft_users_cur, name);
 }
 

@@ -80,6 +80,8 @@ struct sft_users_s {
     sft_str_t          file;            /* absolute, null-terminated */
     sft_array_t        users;           /* sft_user_t, sorted by name */
     sft_users_ident_t  ident;
+    uid_t              uid;             /* the file's owner when written; */
+    gid_t              gid;             /* -1: the writer's */
     sft_uint_t         refs;            /* holders besides "current" */
     sft_uint_t         current;
 };
@@ -98,6 +100,7 @@ typedef struct {
     sft_user_regex_t  *deny;
     sft_user_regex_t  *hide;
     sft_users_t       *users;           /* as read by the master */
+    int                dir;             /* the file's directory, or -1 */
     sft_shm_zone_t    *zone;
 } sft_users_conf_t;
 
@@ -117,11 +120,10 @@ sft_int_t sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
     sft_str_t *path, sft_str_t *value, u_char *errbuf, size_t errlen);
 u_char *sft_users_format(sft_user_t *u, sft_uint_t with_hash, size_t *len);
 
-/* the current table of this process, re-read at most once a second */
-sft_user_t *sft_users_lookup(sft_str_t *name);
+/* the current table of this process, re-read when the file changed */
+sft_user_t *sft_users_lookup(sft_str_t *name, sft_log_t *log);
 sft_users_t *sft_users_current(void);
 void sft_users_set_current(sft_users_t *users, sft_log_t *log);
-void sft_users_check(sft_log_t *log);
 sft_user_t *sft_user_acquire(sft_user_t *u);
 void sft_user_release(sft_user_t *u);
 

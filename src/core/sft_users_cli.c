@@ -9,7 +9,10 @@
 #include <sft_thread_pool.h>
 #include <sft_users.h>
 #include <sft_auth.h>
+#include <sft_storage.h>
+#include <sft_vfs.h>
 #include <termios.h>
+#include <grp.h>
 #include <sys/file.h>
 
 
@@ -20,6 +23,8 @@ static sft_int_t sft_cli_read_password(u_char *buf, size_t size, size_t *len,
     sft_log_t *log);
 static sft_int_t sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log);
 static int sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv);
+static const char *sft_cli_make_home(sft_cycle_t *cycle, sft_user_t *u,
+    sft_log_t *log);
 
 
 /* the configuration a "user" command read, freed when it is done */
@@ -172,10 +177,11 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
 {
     int                lock;
     char              *lockname, hash[SFT_AUTH_HASH_LEN + 1], *cmd;
+    const char        *done;
     u_char            *text, err[256];
     size_t             len;
     sft_int_t          i, modify;
-    sft_str_t          name, key, value;
+    sft_str_t          name, key, value, home, storage;
     sft_log_t         *log;
     sft_uint_t         j;
     sft_user_t        *u;
@@ -234,6 +240,7 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
     }
 
     lock = -1;
+    done = NULL;
 
     if (modify) {
         lockname = sft_pnalloc(cycle->pool, ucf->file.len + 8);
@@ -268,6 +275,8 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
 
     cln->handler = sft_cli_users_free;
     cln->data = users;
+
+    sft_core_workers_owner(cycle, &users->uid, &users->gid);
 
     if (strcmp(cmd, "list") == 0) {
         u = users->users.elts;
@@ -401,6 +410,15 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
 
     sft_memcpy(u->password.data, hash, u->password.len);
 
+    done = sft_cli_make_home(cycle, u, log);
+    if (done == NULL) {
+        return 1;
+    }
+
+    /* u moves when the table is sorted to be written */
+    home = u->home;
+    storage = u->storage;
+
 write:
 
     if (sft_users_write(users, log) != SFT_OK) {
@@ -411,5 +429,79 @@ write:
         close(lock);
     }
 
+    if (done) {
+        printf("user \"%s\" added, home \"%.*s\" in storage \"%.*s\" %s\n",
+               argv[1], SFT_STR_FMT(&home), SFT_STR_FMT(&storage), done);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+
     return 0;
+}
+
+
+/*
+ * The new user's home, made as the workers' user (a root CLI with "user"
+ * set switches its effective ids meanwhile), so the workers own it and
+ * the same permissions decide as when they work in it; what was done, or
+ * NULL on failure.
+ */
+
+static const char *
+sft_cli_make_home(sft_cycle_t *cycle, sft_user_t *u, sft_log_t *log)
+{
+    int             ngroups;
+    uid_t           uid;
+    gid_t           gid, egid, *groups;
+    sft_int_t       rc;
+    sft_storage_t  *storage;
+
+    storage = sft_storage_find(cycle, &u->storage);
+
+    if (storage == NULL) {
+        return "not created (no such storage in the configuration)";
+    }
+
+    sft_core_workers_owner(cycle, &uid, &gid);
+
+    egid = getegid();
+    ngroups = getgroups(0, NULL);
+    groups = sft_palloc(cycle->pool, (ngroups + 1) * sizeof(gid_t));
+
+    if (groups == NULL) {
+        return NULL;
+    }
+
+    if (uid != (uid_t) -1) {
+        ngroups = getgroups(ngroups, groups);
+
+        if (ngroups == -1 || setgroups(1, &gid) == -1 || setegid(gid) == -1
+            || seteuid(uid) == -1)
+        {
+            sft_log_error(SFT_LOG_ERR, log, sft_errno,
+                          "cannot switch to uid %d, gid %d", (int) uid,
+                          (int) gid);
+            return NULL;
+        }
+    }
+
+    rc = sft_vfs_user_make_home(u, storage, cycle->pool, log);
+
+    if (uid != (uid_t) -1
+        && (seteuid(0) == -1 || setegid(egid) == -1
+            || setgroups(ngroups, groups) == -1))
+    {
+        sft_log_error(SFT_LOG_ERR, log, sft_errno,
+                      "cannot switch back to root");
+        return NULL;
+    }
+
+    if (rc == SFT_ERROR) {
+        sft_log_error(SFT_LOG_ERR, log, 0, "cannot make the home \"%.*s\" "
+                      "of \"%.*s\" in storage \"%.*s\", not added",
+                      SFT_STR_FMT(&u->home), SFT_STR_FMT(&u->name),
+                      SFT_STR_FMT(&u->storage));
+        return NULL;
+    }
+
+    return rc == SFT_DECLINED ? "exists" : "created";
 }

@@ -773,8 +773,7 @@ sft_ftp_certificate_login(sft_ftp_session_t *s)
     sft_memzero(ar, sizeof(sft_auth_request_t));
     ar->result = SFT_AUTH_BAD;
 
-    sft_users_check(s->log);
-    u = sft_users_lookup(&s->user);
+    u = sft_users_lookup(&s->user, s->log);
 
     if (u != NULL && !u->disabled
         && sft_user_allowed_from(u,

@@ -568,7 +568,7 @@ sft_sftp_auth_pubkey(sft_sftp_session_t *s, ssh_message msg)
     state = ssh_message_auth_publickey_state(msg);
 
     found = 0;
-    u = sft_users_lookup(&s->user);
+    u = sft_users_lookup(&s->user, s->log);
 
     if (key && u && !u->disabled
         && sft_user_allowed_from(u,

@@ -47,6 +47,9 @@ static void *sft_posix_create_conf(sft_conf_t *cf);
 static char *sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st,
     void *conf);
 static char *sft_posix_root(sft_conf_t *cf, sft_command_t *cmd, void *conf);
+static sft_int_t sft_posix_make_root(sft_conf_t *cf, u_char *root);
+static void sft_posix_check_root(sft_conf_t *cf, u_char *root,
+    struct stat *sb);
 static void sft_posix_cleanup(void *data);
 static sft_uint_t sft_posix_in_memory(sft_posix_t *p);
 
@@ -186,7 +189,11 @@ sft_posix_root(sft_conf_t *cf, sft_command_t *cmd, void *conf)
         return SFT_CONF_ERROR;
     }
 
-    if (stat((char *) pcf->root.data, &sb) == -1) {
+    if (stat((char *) pcf->root.data, &sb) == -1
+        && (sft_errno != ENOENT
+            || sft_posix_make_root(cf, pcf->root.data) != SFT_OK
+            || stat((char *) pcf->root.data, &sb) == -1))
+    {
         sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
                            "storage root \"%s\" is not accessible",
                            pcf->root.data);
@@ -200,10 +207,56 @@ sft_posix_root(sft_conf_t *cf, sft_command_t *cmd, void *conf)
         return SFT_CONF_ERROR;
     }
 
+    sft_posix_check_root(cf, pcf->root.data, &sb);
+
     pcf->file = cf->conf_file->name;
     pcf->line = cf->conf_file->line;
 
     return SFT_CONF_OK;
+}
+
+
+/*
+ * A missing root (its parent must exist) is made on the first start, owned
+ * by the workers' user ("user", which comes before the storage blocks).
+ */
+
+static sft_int_t
+sft_posix_make_root(sft_conf_t *cf, u_char *root)
+{
+    uid_t  uid;
+    gid_t  gid;
+
+    if (mkdir((char *) root, 0750) == -1) {
+        return SFT_ERROR;
+    }
+
+    sft_core_workers_owner(cf->cycle, &uid, &gid);
+
+    if (chown((char *) root, uid, gid) == -1) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
+                           "chown(\"%s\", %d, %d) failed", root, (int) uid,
+                           (int) gid);
+        return SFT_ERROR;
+    }
+
+    sft_conf_log_error(SFT_LOG_NOTICE, cf, 0, "created storage root \"%s\"",
+                       root);
+
+    return SFT_OK;
+}
+
+
+/* a root the workers cannot write: every upload would fail */
+
+static void
+sft_posix_check_root(sft_conf_t *cf, u_char *root, struct stat *sb)
+{
+    if (!sft_core_workers_may(cf->cycle, sb, S_IWOTH)) {
+        sft_conf_log_error(SFT_LOG_WARN, cf, 0,
+                           "storage root \"%s\" is not writable by the "
+                           "workers' user: uploads into it fail", root);
+    }
 }
 
 
@@ -693,17 +746,20 @@ sft_posix_parent(sft_posix_t *p, sft_storage_req_t *req, const char *path,
 }
 
 
-/* records a failed call: the error for the caller, I/O errors logged */
+/*
+ * Records a failed call: the error for the caller, and a log line with the
+ * errno and the path; an error of the server's side (I/O, space, the
+ * filesystem's own permissions) at "error", what a client asked for
+ * (a missing name, ...) at "info".
+ */
 
 static sft_int_t
 sft_posix_fail(sft_storage_req_t *req, const char *call)
 {
+    sft_uint_t  level;
+
     req->sys_err = errno;
     req->err = sft_storage_map_errno(errno);
-
-    if (req->err != SFT_STORAGE_IO && req->err != SFT_STORAGE_NO_SPACE) {
-        return SFT_ERROR;
-    }
 
     /* once per open file: pipelined writes fail together */
 
@@ -711,7 +767,11 @@ sft_posix_fail(sft_storage_req_t *req, const char *call)
         return SFT_ERROR;
     }
 
-    sft_log_error(SFT_LOG_ERR, req->log, req->sys_err,
+    level = (req->err == SFT_STORAGE_IO || req->err == SFT_STORAGE_NO_SPACE
+             || req->err == SFT_STORAGE_PERMISSION) ? SFT_LOG_ERR
+                                                     : SFT_LOG_INFO;
+
+    sft_log_error(level, req->log, req->sys_err,
                   "%s \"%s\" failed in storage \"%.*s\"", call,
                   req->path ? (char *) req->path
                             : req->file ? (char *) req->file->name : "",

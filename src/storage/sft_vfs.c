@@ -8,6 +8,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_vfs.h>
+#include <sft_users.h>
 
 
 #define SFT_VFS_NO_OVERWRITE  0x1000    /* req->flags: EXCL added by us */
@@ -317,7 +318,7 @@ sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
     size_t              n, dlen;
     uint32_t            perms;
     sft_storage_err_t   err;
-    u_char              vpath[SFT_STORAGE_PATH_MAX + 1];
+    u_char              vpath[SFT_STORAGE_PATH_MAX + 1], names[128];
 
     req->storage = s->storage;
     req->log = s->log;
@@ -378,9 +379,11 @@ sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
         perms = sft_vfs_perms(s, vpath, dlen);
 
         if ((perms & need) != need) {
+            *sft_perms_format(names, names + sizeof(names) - 1,
+                              need & ~perms) = '\0';
             sft_log_error(SFT_LOG_INFO, s->log, 0,
-                          "permission denied: \"%s\" needs 0x%x",
-                          vpath, (unsigned) need);
+                          "permission denied: \"%s\" needs %s", vpath,
+                          names);
             req->err = SFT_STORAGE_PERMISSION;
             return SFT_ERROR;
         }
@@ -467,6 +470,15 @@ sft_vfs_post(sft_storage_req_t *req)
     sft_storage_req_t      cr;
 
     sft_vfs_log_change(s, req);
+
+    if (req->err == SFT_STORAGE_NOT_FOUND && s->home.len && req->path
+        && sft_strlen(req->path) == s->home.len
+        && sft_memcmp(req->path, s->home.data, s->home.len) == 0)
+    {
+        sft_log_error(SFT_LOG_ERR, s->log, 0, "the home \"/%.*s\" does not "
+                      "exist in storage \"%.*s\"", SFT_STR_FMT(&s->home),
+                      SFT_STR_FMT(&s->storage->name));
+    }
 
     switch (req->op) {
 

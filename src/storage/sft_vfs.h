@@ -84,6 +84,8 @@ sft_int_t sft_vfs_session_for_user(sft_vfs_session_t *vs,
     sft_vfs_rule_t **rules, sft_uint_t *nrules_alloc, sft_log_t *log);
 sft_int_t sft_vfs_user_open(sft_vfs_session_t *vs);
 void sft_vfs_user_close(sft_vfs_session_t *vs);
+sft_int_t sft_vfs_user_make_home(struct sft_user_s *u, sft_storage_t *storage,
+    sft_pool_t *pool, sft_log_t *log);
 void sft_vfs_usage_detach(sft_vfs_session_t *s);
 sft_int_t sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req);
 void sft_vfs_log_change(sft_vfs_session_t *s, sft_storage_req_t *req);

@@ -1,7 +1,8 @@
 /*
  * sft_vfs_user.c -- a user's view of the storage after login, the same for
  * every protocol: the user's storage and home, the permission mask with
- * its per-directory rules, and the user's name filters.
+ * its per-directory rules, and the user's name filters; and the home
+ * "siftpd user add" makes.
  */
 
 #include <sft_config.h>
@@ -11,8 +12,32 @@
 #include <sft_usage.h>
 
 
+static void sft_vfs_user_home(sft_user_t *u, sft_str_t *home);
 static int sft_vfs_user_filter(void *data, const u_char *dir,
     size_t dir_len, const u_char *name, size_t len, int kind);
+
+
+/* "/alice/" -> "alice", under the storage root; "" for the root itself */
+
+static void
+sft_vfs_user_home(sft_user_t *u, sft_str_t *home)
+{
+    u_char  *p, *e;
+
+    p = u->home.data;
+    e = p + u->home.len;
+
+    while (p < e && *p == '/') {
+        p++;
+    }
+
+    while (e > p && e[-1] == '/') {
+        e--;
+    }
+
+    home->data = p;
+    home->len = e - p;
+}
 
 
 /*
@@ -26,7 +51,6 @@ sft_vfs_session_for_user(sft_vfs_session_t *vs, sft_user_t *u,
     sft_storage_t *storage, sft_pool_t *pool, sft_vfs_rule_t **rules,
     sft_uint_t *nrules_alloc, sft_log_t *log)
 {
-    u_char           *p, *e;
     sft_str_t         home, root;
     sft_uint_t        i, n;
     sft_vfs_rule_t   *vr;
@@ -43,21 +67,7 @@ sft_vfs_session_for_user(sft_vfs_session_t *vs, sft_user_t *u,
         return SFT_ERROR;
     }
 
-    /* "/alice/" -> "alice", under the storage root */
-
-    p = u->home.data;
-    e = p + u->home.len;
-
-    while (p < e && *p == '/') {
-        p++;
-    }
-
-    while (e > p && e[-1] == '/') {
-        e--;
-    }
-
-    home.data = p;
-    home.len = e - p;
+    sft_vfs_user_home(u, &home);
 
     sft_str_set(&root, "/");
 
@@ -189,4 +199,63 @@ sft_vfs_user_close(sft_vfs_session_t *vs)
         sft_usage_session_close(vs->user_quota.usage);
         vs->session_open = 0;
     }
+}
+
+
+/*
+ * "siftpd user add": the home made in storage one directory at a time,
+ * synchronously (no thread pool); SFT_DECLINED if it already existed.  A
+ * failure is logged by the driver, with the errno and the path.
+ */
+
+sft_int_t
+sft_vfs_user_make_home(sft_user_t *u, sft_storage_t *storage,
+    sft_pool_t *pool, sft_log_t *log)
+{
+    size_t             i;
+    sft_str_t          home;
+    sft_storage_req_t  req;
+    u_char             path[SFT_STORAGE_PATH_MAX + 1];
+
+    sft_vfs_user_home(u, &home);
+
+    if (home.len == 0) {
+        return SFT_DECLINED;
+    }
+
+    if (home.len > SFT_STORAGE_PATH_MAX) {
+        sft_log_error(SFT_LOG_ERR, log, 0, "home of \"%.*s\" is too long",
+                      SFT_STR_FMT(&u->name));
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(path, home.data, home.len);
+    path[home.len] = '\0';
+
+    sft_memzero(&req, sizeof(sft_storage_req_t));
+    req.op = SFT_STORAGE_MKDIR;
+    req.storage = storage;
+    req.pool = pool;
+    req.log = log;
+    req.path = path;
+
+    for (i = 1; i <= home.len; i++) {
+        if (i < home.len && path[i] != '/') {
+            continue;
+        }
+
+        path[i] = '\0';
+
+        if (sft_storage_run(&req) != SFT_OK
+            && req.err != SFT_STORAGE_EXISTS)
+        {
+            return SFT_ERROR;
+        }
+
+        if (i < home.len) {
+            path[i] = '/';
+        }
+    }
+
+    return req.err == SFT_STORAGE_EXISTS ? SFT_DECLINED : SFT_OK;
 }
