@@ -26,6 +26,10 @@
 #define SFT_AUTH_T_COST            3
 #define SFT_AUTH_HASH_LEN          128      /* room for a PHC string */
 
+/* what a banned client is told, by every protocol */
+#define SFT_AUTH_BANNED_REPLY                                                \
+    "Too many login failures from your address, try again later."
+
 #define SFT_AUTH_MAX_QUEUE         4096     /* per worker */
 #define SFT_AUTH_MAX_QUEUE_PER_SOURCE  8    /* per worker and source */
 
