@@ -19,7 +19,7 @@ use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_connect ftp_cmd/;
 
 my $t = Test::Siftpd->new()->has(qw/ftp http/);
 
-my $n = 100;
+my $n = $ENV{TEST_LOGIN_FLOOD} || 100;    # at most 250
 
 ftp_conf($t, connections => 512, main => <<'EOF');
 max_connections_per_address 256;
