@@ -77,6 +77,7 @@ typedef struct sft_auth_job_s  sft_auth_job_t;
 struct sft_auth_job_s {
     sft_thread_task_t      task;
     sft_auth_qnode_t       node;          /* source set while queued */
+    sft_auth_job_t        *refused_next;  /* in sft_auth.refused */
     sft_auth_request_t    *ar;            /* NULL once cancelled */
     sft_user_t            *user;          /* acquired; NULL if unknown */
     sft_uint_t             reason;
@@ -102,6 +103,7 @@ static struct {
     sft_thread_pool_t     *tp;
     sft_log_t             *log;
     sft_auth_queue_t       queue;
+    sft_auth_job_t        *refused;       /* banned while queued */
     sft_event_t            timer;
     char                   dummy[SFT_AUTH_HASH_LEN + 1];
 } sft_auth;
@@ -119,6 +121,7 @@ static void sft_auth_run_queue(void);
 static void sft_auth_finish(sft_auth_request_t *ar, sft_user_t *u,
     sft_uint_t ok, sft_uint_t reason, sft_auth_addr_t *addr);
 static void sft_auth_free_job(sft_auth_job_t *job);
+static void sft_auth_refuse(sft_auth_request_t *ar, sft_auth_addr_t *a);
 
 
 static sft_auth_job_t *
@@ -268,6 +271,7 @@ sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
 void
 sft_auth_exit_process(void)
 {
+    sft_auth_job_t    *job;
     sft_auth_qnode_t  *n;
 
     if (sft_auth.timer.timer_set) {
@@ -276,6 +280,11 @@ sft_auth_exit_process(void)
 
     while ((n = sft_auth_queue_pop(&sft_auth.queue)) != NULL) {
         sft_auth_free_job(sft_auth_job_of(n));
+    }
+
+    while ((job = sft_auth.refused) != NULL) {
+        sft_auth.refused = job->refused_next;
+        sft_auth_free_job(job);
     }
 }
 
@@ -838,10 +847,7 @@ sft_auth_password(sft_auth_request_t *ar)
     sft_auth_addr(ar->sockaddr, &a);
 
     if (sft_auth_addr_banned(&a)) {
-        sft_log_error(SFT_LOG_INFO, ar->log, 0,
-                      "user \"%.*s\" from %s: address is banned, refused",
-                      SFT_STR_FMT(&ar->user), a.text);
-        ar->result = SFT_AUTH_BANNED;
+        sft_auth_refuse(ar, &a);
         return SFT_OK;
     }
 
@@ -1039,11 +1045,20 @@ sft_auth_run_queue(void)
 
     while ((n = sft_auth_queue_next(&sft_auth.queue)) != NULL) {
 
+        job = sft_auth_job_of(n);
+
+        /* answered from the timer: the caller may be sft_auth_password() */
+
+        if (sft_auth_banned(job->ar->sockaddr)) {
+            (void) sft_auth_queue_pop(&sft_auth.queue);
+            job->refused_next = sft_auth.refused;
+            sft_auth.refused = job;
+            continue;
+        }
+
         if (!sft_auth_slot_acquire()) {
             break;
         }
-
-        job = sft_auth_job_of(n);
 
         if (sft_thread_task_post(sft_auth.tp, &job->task) != SFT_OK) {
             sft_auth_held(-1);
@@ -1054,16 +1069,43 @@ sft_auth_run_queue(void)
         (void) sft_auth_queue_pop(&sft_auth.queue);
     }
 
-    if (sft_auth.queue.queued && !sft_auth.timer.timer_set) {
-        sft_add_timer(&sft_auth.timer, SFT_AUTH_RETRY_MSEC);
+    if (sft_auth.refused && sft_auth.timer.timer_set) {
+        sft_del_timer(&sft_auth.timer);
+    }
+
+    if ((sft_auth.queue.queued || sft_auth.refused)
+        && !sft_auth.timer.timer_set)
+    {
+        sft_add_timer(&sft_auth.timer,
+                      sft_auth.refused ? 0 : SFT_AUTH_RETRY_MSEC);
     }
 }
 
 
+/* the checks whose source was banned while they waited: answered unrun */
+
 static void
 sft_auth_timer_handler(sft_event_t *ev)
 {
+    sft_auth_job_t      *job;
+    sft_auth_addr_t      a;
+    sft_auth_request_t  *ar;
+
     (void) ev;
+
+    while ((job = sft_auth.refused) != NULL) {
+        sft_auth.refused = job->refused_next;
+        ar = job->ar;
+
+        sft_auth_free_job(job);
+
+        if (ar) {
+            ar->job = NULL;
+            sft_auth_addr(ar->sockaddr, &a);
+            sft_auth_refuse(ar, &a);
+            ar->handler(ar);
+        }
+    }
 
     sft_auth_run_queue();
 }
@@ -1135,6 +1177,18 @@ sft_auth_done(sft_event_t *ev)
     }
 
     sft_auth_run_queue();
+}
+
+
+/* a banned source: no check, no failure counted */
+
+static void
+sft_auth_refuse(sft_auth_request_t *ar, sft_auth_addr_t *a)
+{
+    sft_log_error(SFT_LOG_INFO, ar->log, 0,
+                  "user \"%.*s\" from %s: address is banned, refused",
+                  SFT_STR_FMT(&ar->user), a->text);
+    ar->result = SFT_AUTH_BANNED;
 }
 
 

@@ -198,7 +198,7 @@ main(void)
     sft_auth_request_t   reqs[3], flood[SFT_AUTH_MAX_QUEUE_PER_SOURCE + 2];
     sft_auth_request_t   other;
 
-    printf("1..38\n");
+    printf("1..39\n");
 
     log_ = sft_log_init();
     log_->log_level = SFT_LOG_CRIT;
@@ -394,6 +394,29 @@ main(void)
     ok(k < 3, "the other source waited for one queued check, not all");
     ok(done == SFT_AUTH_MAX_QUEUE_PER_SOURCE + 1,
        "all but the cancelled check completed");
+
+    /* a source banned while its checks wait: the rest are not run */
+
+    conf.max_failures = 3;
+    addr("10.5.5.5", &sin_a);
+    r = runs();
+    done = 0;
+    all = 1;
+
+    for (j = 0; j < 6; j++) {
+        all = all && start(&flood[j], "alice", "wrong",
+                           (struct sockaddr *) &sin_a) == SFT_AGAIN;
+    }
+
+    loop(6);
+
+    for (j = 0; j < 6; j++) {
+        all = all && flood[j].result == (j < 3 ? SFT_AUTH_BAD
+                                               : SFT_AUTH_BANNED);
+    }
+
+    ok(all && done == 6 && runs() == r + 3,
+       "checks queued when the source is banned are answered unrun");
 
     conf.max_checks = 2;
 
