@@ -58,6 +58,7 @@ typedef struct {
     uint32_t               lock;           /* the holder's pid, or 0 */
     uint32_t               running;        /* slots taken by workers */
     uint32_t               held[SFT_MAX_PROCESSES];  /* running, per worker */
+    uint32_t               wanting[SFT_MAX_PROCESSES];  /* checks waiting */
     uint32_t               in_argon2;      /* threads inside argon2 */
     uint32_t               max_in_argon2;
     uint64_t               gen;
@@ -122,6 +123,7 @@ static void sft_auth_finish(sft_auth_request_t *ar, sft_user_t *u,
     sft_uint_t ok, sft_uint_t reason, sft_auth_addr_t *addr);
 static void sft_auth_free_job(sft_auth_job_t *job);
 static void sft_auth_refuse(sft_auth_request_t *ar, sft_auth_addr_t *a);
+static void sft_auth_want(sft_uint_t want);
 
 
 static sft_auth_job_t *
@@ -281,6 +283,8 @@ sft_auth_exit_process(void)
     while ((n = sft_auth_queue_pop(&sft_auth.queue)) != NULL) {
         sft_auth_free_job(sft_auth_job_of(n));
     }
+
+    sft_auth_want(0);
 
     while ((job = sft_auth.refused) != NULL) {
         sft_auth.refused = job->refused_next;
@@ -989,6 +993,50 @@ sft_auth_held(int n)
 
 
 /*
+ * Workers with checks waiting share the cap: one that holds its share
+ * while others wait takes no more, so a worker flooded with checks cannot
+ * keep every slot (each completion taking the slot back at once) while
+ * another worker's queue waits for a free slot on its timer.
+ */
+
+static void
+sft_auth_want(sft_uint_t want)
+{
+    if (sft_process_slot >= 0 && sft_process_slot < SFT_MAX_PROCESSES) {
+        __atomic_store_n(&sft_auth.shm->wanting[sft_process_slot],
+                         (uint32_t) want, __ATOMIC_RELAXED);
+    }
+}
+
+
+static sft_uint_t
+sft_auth_over_share(void)
+{
+    uint32_t         i, n, share;
+    sft_auth_shm_t  *shm = sft_auth.shm;
+
+    if (sft_process_slot < 0 || sft_process_slot >= SFT_MAX_PROCESSES) {
+        return 0;
+    }
+
+    n = 0;
+
+    for (i = 0; i < SFT_MAX_PROCESSES; i++) {
+        n += (__atomic_load_n(&shm->wanting[i], __ATOMIC_RELAXED) != 0);
+    }
+
+    if (n <= 1) {
+        return 0;
+    }
+
+    share = (uint32_t) sft_auth.conf->max_checks / n;
+
+    return __atomic_load_n(&shm->held[sft_process_slot], __ATOMIC_RELAXED)
+           >= (share ? share : 1);
+}
+
+
+/*
  * In the master, after a worker died: its share of the password-check cap
  * is given back, and the zone's lock if it died holding it.
  */
@@ -1003,6 +1051,7 @@ sft_auth_process_exited(sft_uint_t slot, pid_t pid)
         return;
     }
 
+    __atomic_store_n(&shm->wanting[slot], 0, __ATOMIC_RELAXED);
     n = __atomic_exchange_n(&shm->held[slot], 0, __ATOMIC_RELAXED);
 
     if (n) {
@@ -1020,6 +1069,10 @@ sft_auth_slot_acquire(void)
 {
     uint32_t         cur, max;
     sft_auth_shm_t  *shm = sft_auth.shm;
+
+    if (sft_auth_over_share()) {
+        return 0;
+    }
 
     max = (uint32_t) sft_auth.conf->max_checks;
     cur = __atomic_load_n(&shm->running, __ATOMIC_RELAXED);
@@ -1042,6 +1095,8 @@ sft_auth_run_queue(void)
 {
     sft_auth_job_t    *job;
     sft_auth_qnode_t  *n;
+
+    sft_auth_want(sft_auth.queue.queued != 0);
 
     while ((n = sft_auth_queue_next(&sft_auth.queue)) != NULL) {
 
@@ -1068,6 +1123,8 @@ sft_auth_run_queue(void)
 
         (void) sft_auth_queue_pop(&sft_auth.queue);
     }
+
+    sft_auth_want(sft_auth.queue.queued != 0);
 
     if (sft_auth.refused && sft_auth.timer.timer_set) {
         sft_del_timer(&sft_auth.timer);

@@ -139,6 +139,29 @@ fail3(const char *ip1, const char *ip2, const char *ip3)
 }
 
 
+/* a forked process set up as worker "slot" */
+
+static void
+child(sft_int_t slot, sft_users_conf_t *conf, void *shm)
+{
+    sft_process_slot = slot;
+
+    sft_memzero(&tp, sizeof(tp));
+    sft_str_set(&tp.name, "default");
+    tp.threads = 3;
+    tp.max_queue = 64;
+
+    if (sft_thread_pool_start(&tp, log_) != SFT_OK
+        || sft_auth_init_process(conf, shm, &tp, log_) != SFT_OK)
+    {
+        _exit(2);
+    }
+
+    sft_auth_set_dummy_cost(M_COST, T_COST);
+    done = 0;
+}
+
+
 /* a check left running: the caller waits for it with loop() */
 
 static sft_int_t
@@ -198,7 +221,7 @@ main(void)
     sft_auth_request_t   reqs[3], flood[SFT_AUTH_MAX_QUEUE_PER_SOURCE + 2];
     sft_auth_request_t   other;
 
-    printf("1..39\n");
+    printf("1..40\n");
 
     log_ = sft_log_init();
     log_->log_level = SFT_LOG_CRIT;
@@ -459,6 +482,73 @@ main(void)
        && sft_auth_connection_open(addr("2001:db8:5:6::1", &sin)) == SFT_OK,
        "max_connections_per_address counts a /64 as one address");
 
+    /*
+     * two workers, cap 2: one floods, then the other has one check (made
+     * quick, so that few of the first's end while it runs); it gets a
+     * slot when one of the first worker's checks ends, not after its queue
+     */
+
+    conf.max_failures = 100;
+
+    pids[0] = fork();
+
+    if (pids[0] == 0) {
+        child(1, &conf, shm);
+
+        for (j = 0; j < 8; j++) {
+            if (start(&flood[j], "alice", "wrong", addr("10.7.7.1", &sin))
+                != SFT_AGAIN)
+            {
+                _exit(3);
+            }
+        }
+
+        loop(8);
+
+        _exit(done == 8 ? 0 : 4);
+    }
+
+    for (i = 0; i < 5000; i++) {
+        sft_auth_get_stats(&st);
+
+        if (st.running == 2) {
+            break;
+        }
+
+        usleep(1000);
+    }
+
+    pids[1] = fork();
+
+    if (pids[1] == 0) {
+        child(2, &conf, shm);
+        sft_auth_set_dummy_cost(8192, 1);
+        r = runs();
+
+        if (start(&other, "nobody", "x", addr("10.7.7.2", &sin))
+            != SFT_AGAIN)
+        {
+            _exit(101);
+        }
+
+        loop(1);
+        r = runs() - r - 1;
+
+        _exit(done != 1 ? 102 : r > 100 ? 100 : (int) r);
+    }
+
+    all = 1;
+
+    for (k = 0; k < 2; k++) {
+        i = waitpid(pids[k], &status, 0);
+        all = all && i == pids[k] && WIFEXITED(status);
+        rc = WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+    }
+
+    printf("# the second worker's check ran after %ld of the first's\n",
+           (long) rc);
+    ok(all && rc <= 5, "a flooded worker leaves a slot to another worker");
+
     /* the cap, across three processes with three checks each */
 
     sft_auth_clear_cache();
@@ -468,19 +558,7 @@ main(void)
         pids[k] = fork();
 
         if (pids[k] == 0) {
-            sft_memzero(&tp, sizeof(tp));
-            sft_str_set(&tp.name, "default");
-            tp.threads = 3;
-            tp.max_queue = 64;
-
-            if (sft_thread_pool_start(&tp, log_) != SFT_OK
-                || sft_auth_init_process(&conf, shm, &tp, log_) != SFT_OK)
-            {
-                _exit(2);
-            }
-
-            sft_auth_set_dummy_cost(M_COST, T_COST);
-            done = 0;
+            child(3 + k, &conf, shm);
 
             for (j = 0; j < 3; j++) {
                 sft_memzero(&reqs[j], sizeof(sft_auth_request_t));
