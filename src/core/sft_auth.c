@@ -1,9 +1,10 @@
 /*
  * sft_auth.c -- password verification: argon2id on the worker's "default"
- * thread pool under a server-wide cap, checks waiting their turn fairly per
- * source (sft_auth_queue.c), the keyed BLAKE2b verification cache,
- * per-source failure counters, bans and connection counts, all in the
- * "sft_auth" shared memory zone the master creates.
+ * thread pool under a server-wide cap that busy workers share, checks
+ * waiting their turn fairly per source (sft_auth_queue.c), the keyed
+ * BLAKE2b verification cache, per-source failure counters, bans and
+ * connection counts, all in the "sft_auth" shared memory zone the master
+ * creates.
  *
  * A source is an IPv4 address (an IPv4-mapped IPv6 address counts as its
  * IPv4 address) or an IPv6 prefix of login_ipv6_prefix bits: one host
@@ -1139,7 +1140,10 @@ sft_auth_run_queue(void)
 }
 
 
-/* the checks whose source was banned while they waited: answered unrun */
+/*
+ * The retry timer: first the checks whose source was banned while they
+ * waited, answered unrun, then the queue again.
+ */
 
 static void
 sft_auth_timer_handler(sft_event_t *ev)
