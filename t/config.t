@@ -130,6 +130,8 @@ my @bad = (
     [ "http limit",
       "http { client_header_buffer_size 10; server { listen 127.0.0.1:1; } }\n",
       qr/"client_header_buffer_size" must be between 1k and 1m/ ],
+    [ "ipv6 prefix", "login_ipv6_prefix 129;\n",
+      qr/"login_ipv6_prefix" must be 1 to 128/ ],
     [ "module too late", "events { }\nload_module modules/x.so;\n",
       qr/test.conf:2: "load_module" directive is specified too late/ ],
 );

@@ -1,8 +1,14 @@
 /*
  * sft_auth.c -- password verification: argon2id on the worker's "default"
- * thread pool under a server-wide cap, the keyed BLAKE2b verification cache,
- * per-address failure counters, bans and connection counts, all in the
- * "sft_auth" shared memory zone the master creates.
+ * thread pool under a server-wide cap that busy workers share, checks
+ * waiting their turn fairly per source (sft_auth_queue.c), the keyed
+ * BLAKE2b verification cache, per-source failure counters, bans and
+ * connection counts, all in the "sft_auth" shared memory zone the master
+ * creates.
+ *
+ * A source is an IPv4 address (an IPv4-mapped IPv6 address counts as its
+ * IPv4 address) or an IPv6 prefix of login_ipv6_prefix bits: one host
+ * usually holds a whole /64, and would get a fresh budget per address.
  */
 
 #include <sft_config.h>
@@ -10,6 +16,7 @@
 #include <sft_thread_pool.h>
 #include <sft_users.h>
 #include <sft_auth.h>
+#include <sft_auth_queue.h>
 #include <sft_asm.h>
 #include <sched.h>
 #include <argon2.h>
@@ -52,6 +59,7 @@ typedef struct {
     uint32_t               lock;           /* the holder's pid, or 0 */
     uint32_t               running;        /* slots taken by workers */
     uint32_t               held[SFT_MAX_PROCESSES];  /* running, per worker */
+    uint32_t               wanting[SFT_MAX_PROCESSES];  /* checks waiting */
     uint32_t               in_argon2;      /* threads inside argon2 */
     uint32_t               max_in_argon2;
     uint64_t               gen;
@@ -70,11 +78,11 @@ typedef struct sft_auth_job_s  sft_auth_job_t;
 
 struct sft_auth_job_s {
     sft_thread_task_t      task;
-    sft_auth_job_t        *next;
+    sft_auth_qnode_t       node;          /* source set while queued */
+    sft_auth_job_t        *refused_next;  /* in sft_auth.refused */
     sft_auth_request_t    *ar;            /* NULL once cancelled */
     sft_user_t            *user;          /* acquired; NULL if unknown */
     sft_uint_t             reason;
-    sft_uint_t             queued;
     int                    rc;
     u_char                 digest[32];
     size_t                 len;
@@ -83,10 +91,11 @@ struct sft_auth_job_s {
 };
 
 
+/* a source: the address, or its IPv6 prefix, and how it is logged */
 typedef struct {
     uint32_t               family;
     u_char                 addr[16];
-    char                   text[INET6_ADDRSTRLEN];
+    char                   text[INET6_ADDRSTRLEN + sizeof("/128")];
 } sft_auth_addr_t;
 
 
@@ -95,9 +104,8 @@ static struct {
     sft_users_conf_t      *conf;
     sft_thread_pool_t     *tp;
     sft_log_t             *log;
-    sft_auth_job_t        *first;
-    sft_auth_job_t       **last;
-    sft_uint_t             queued;
+    sft_auth_queue_t       queue;
+    sft_auth_job_t        *refused;       /* banned while queued */
     sft_event_t            timer;
     char                   dummy[SFT_AUTH_HASH_LEN + 1];
 } sft_auth;
@@ -115,6 +123,15 @@ static void sft_auth_run_queue(void);
 static void sft_auth_finish(sft_auth_request_t *ar, sft_user_t *u,
     sft_uint_t ok, sft_uint_t reason, sft_auth_addr_t *addr);
 static void sft_auth_free_job(sft_auth_job_t *job);
+static void sft_auth_refuse(sft_auth_request_t *ar, sft_auth_addr_t *a);
+static void sft_auth_want(sft_uint_t want);
+
+
+static sft_auth_job_t *
+sft_auth_job_of(sft_auth_qnode_t *n)
+{
+    return (sft_auth_job_t *) ((u_char *) n - offsetof(sft_auth_job_t, node));
+}
 
 
 static sft_msec_t
@@ -235,9 +252,10 @@ sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
     sft_auth.conf = ucf;
     sft_auth.tp = tp;
     sft_auth.log = log;
-    sft_auth.first = NULL;
-    sft_auth.last = &sft_auth.first;
-    sft_auth.queued = 0;
+
+    sft_auth_queue_init(&sft_auth.queue, ((sft_auth_shm_t *) shm)->sipkey,
+                        SFT_AUTH_MAX_QUEUE, SFT_AUTH_MAX_QUEUE_PER_SOURCE,
+                        log);
 
     sft_memzero(&sft_auth.timer, sizeof(sft_event_t));
     sft_auth.timer.handler = sft_auth_timer_handler;
@@ -256,20 +274,23 @@ sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
 void
 sft_auth_exit_process(void)
 {
-    sft_auth_job_t  *job;
+    sft_auth_job_t    *job;
+    sft_auth_qnode_t  *n;
 
     if (sft_auth.timer.timer_set) {
         sft_del_timer(&sft_auth.timer);
     }
 
-    while (sft_auth.first) {
-        job = sft_auth.first;
-        sft_auth.first = job->next;
-        sft_auth_free_job(job);
+    while ((n = sft_auth_queue_pop(&sft_auth.queue)) != NULL) {
+        sft_auth_free_job(sft_auth_job_of(n));
     }
 
-    sft_auth.last = &sft_auth.first;
-    sft_auth.queued = 0;
+    sft_auth_want(0);
+
+    while ((job = sft_auth.refused) != NULL) {
+        sft_auth.refused = job->refused_next;
+        sft_auth_free_job(job);
+    }
 }
 
 
@@ -499,6 +520,32 @@ sft_auth_cache_insert(u_char *digest)
 
 /* addresses */
 
+/* an IPv6 address cut to its first "bits" bits, and its text */
+
+static void
+sft_auth_addr_prefix(sft_auth_addr_t *a, sft_uint_t bits)
+{
+    size_t      len;
+    sft_uint_t  i;
+
+    if (bits < 128) {
+        for (i = bits / 8; i < 16; i++) {
+            a->addr[i] = (i == bits / 8)
+                         ? (u_char) (a->addr[i] & (0xff00 >> (bits % 8)))
+                         : 0;
+        }
+    }
+
+    inet_ntop(AF_INET6, a->addr, a->text, sizeof(a->text));
+
+    if (bits < 128) {
+        len = strlen(a->text);
+        snprintf(a->text + len, sizeof(a->text) - len, "/%u",
+                 (unsigned) bits);
+    }
+}
+
+
 static void
 sft_auth_addr(struct sockaddr *sa, sft_auth_addr_t *a)
 {
@@ -518,7 +565,7 @@ sft_auth_addr(struct sockaddr *sa, sft_auth_addr_t *a)
         if (!IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
             a->family = AF_INET6;
             sft_memcpy(a->addr, sin6->sin6_addr.s6_addr, 16);
-            inet_ntop(AF_INET6, a->addr, a->text, sizeof(a->text));
+            sft_auth_addr_prefix(a, (sft_uint_t) sft_auth.conf->ipv6_prefix);
             return;
         }
 
@@ -539,12 +586,22 @@ sft_auth_addr(struct sockaddr *sa, sft_auth_addr_t *a)
 }
 
 
-/* under the lock: the slot of an address, created if create is set */
+/* the key of a source: its family, then its 16 bytes */
+
+static void
+sft_auth_addr_key(sft_auth_addr_t *a, u_char *key)
+{
+    sft_memcpy(key, &a->family, 4);
+    sft_memcpy(key + 4, a->addr, 16);
+}
+
+
+/* under the lock: the slot of a source, created if create is set */
 
 static sft_auth_addr_slot_t *
 sft_auth_addr_slot(sft_auth_addr_t *a, sft_uint_t create, sft_msec_t now)
 {
-    u_char                 in[20];
+    u_char                 in[SFT_AUTH_SOURCE_LEN];
     uint64_t               h;
     sft_uint_t             i;
     sft_auth_shm_t        *shm = sft_auth.shm;
@@ -554,8 +611,7 @@ sft_auth_addr_slot(sft_auth_addr_t *a, sft_uint_t create, sft_msec_t now)
         return NULL;
     }
 
-    sft_memcpy(in, &a->family, 4);
-    sft_memcpy(in + 4, a->addr, 16);
+    sft_auth_addr_key(a, in);
     crypto_shorthash((u_char *) &h, in, sizeof(in), shm->sipkey);
 
     free = NULL;
@@ -774,7 +830,9 @@ sft_auth_failure_delay(sft_uint_t failures)
 sft_int_t
 sft_auth_password(sft_auth_request_t *ar)
 {
+    u_char            key[SFT_AUTH_SOURCE_LEN];
     uint32_t          m, t, p;
+    sft_int_t         rc;
     sft_user_t       *u;
     sft_str_t        *hash;
     sft_auth_job_t   *job;
@@ -794,10 +852,7 @@ sft_auth_password(sft_auth_request_t *ar)
     sft_auth_addr(ar->sockaddr, &a);
 
     if (sft_auth_addr_banned(&a)) {
-        sft_log_error(SFT_LOG_INFO, ar->log, 0,
-                      "user \"%.*s\" from %s: address is banned, refused",
-                      SFT_STR_FMT(&ar->user), a.text);
-        ar->result = SFT_AUTH_BANNED;
+        sft_auth_refuse(ar, &a);
         return SFT_OK;
     }
 
@@ -806,15 +861,6 @@ sft_auth_password(sft_auth_request_t *ar)
                       "user \"%.*s\" from %s: password longer than %d bytes",
                       SFT_STR_FMT(&ar->user), a.text, SFT_AUTH_MAX_PASSWORD);
         sft_auth_addr_result(&a, 1, ar->log);
-        return SFT_OK;
-    }
-
-    if (sft_auth.queued >= SFT_AUTH_MAX_QUEUE) {
-        sft_log_error(SFT_LOG_WARN, ar->log, 0,
-                      "user \"%.*s\" from %s: %lu password checks queued, "
-                      "busy", SFT_STR_FMT(&ar->user), a.text,
-                      (unsigned long) sft_auth.queued);
-        ar->result = SFT_AUTH_BUSY;
         return SFT_OK;
     }
 
@@ -860,6 +906,28 @@ sft_auth_password(sft_auth_request_t *ar)
         sft_memcpy(job->hash, sft_auth.dummy, strlen(sft_auth.dummy));
     }
 
+    sft_auth_addr_key(&a, key);
+
+    rc = sft_auth_queue_push(&sft_auth.queue, &job->node, key);
+
+    if (rc != SFT_OK) {
+        sft_auth_free_job(job);
+
+        if (rc == SFT_ERROR) {
+            return SFT_ERROR;
+        }
+
+        sft_log_error(SFT_LOG_WARN, ar->log, 0,
+                      "user \"%.*s\" from %s: %lu password checks queued%s, "
+                      "refused", SFT_STR_FMT(&ar->user), a.text,
+                      (unsigned long) (rc == SFT_BUSY
+                                       ? sft_auth.queue.queued
+                                       : sft_auth.queue.max_per_source),
+                      rc == SFT_BUSY ? "" : " from this source");
+        ar->result = SFT_AUTH_BUSY;
+        return SFT_OK;
+    }
+
     job->user = sft_user_acquire(u);
     job->ar = ar;
     job->len = ar->password.len;
@@ -873,11 +941,6 @@ sft_auth_password(sft_auth_request_t *ar)
 
     ar->job = job;
 
-    job->queued = 1;
-    *sft_auth.last = job;
-    sft_auth.last = &job->next;
-    sft_auth.queued++;
-
     sft_auth_run_queue();
 
     return SFT_AGAIN;
@@ -887,7 +950,7 @@ sft_auth_password(sft_auth_request_t *ar)
 void
 sft_auth_cancel(sft_auth_request_t *ar)
 {
-    sft_auth_job_t  *job, **pp;
+    sft_auth_job_t  *job;
 
     job = ar->job;
 
@@ -898,23 +961,11 @@ sft_auth_cancel(sft_auth_request_t *ar)
     ar->job = NULL;
     job->ar = NULL;
 
-    if (!job->queued) {
+    if (job->node.source == NULL) {
         return;                /* on a thread: freed when it completes */
     }
 
-    for (pp = &sft_auth.first; *pp; pp = &(*pp)->next) {
-        if (*pp == job) {
-            *pp = job->next;
-
-            if (sft_auth.last == &job->next) {
-                sft_auth.last = pp;
-            }
-
-            sft_auth.queued--;
-            break;
-        }
-    }
-
+    sft_auth_queue_remove(&sft_auth.queue, &job->node);
     sft_auth_free_job(job);
 }
 
@@ -941,6 +992,50 @@ sft_auth_held(int n)
 
 
 /*
+ * Workers with checks waiting share the cap: one that holds its share
+ * while others wait takes no more, so a worker flooded with checks cannot
+ * keep every slot (each completion taking the slot back at once) while
+ * another worker's queue waits for a free slot on its timer.
+ */
+
+static void
+sft_auth_want(sft_uint_t want)
+{
+    if (sft_process_slot >= 0 && sft_process_slot < SFT_MAX_PROCESSES) {
+        __atomic_store_n(&sft_auth.shm->wanting[sft_process_slot],
+                         (uint32_t) want, __ATOMIC_RELAXED);
+    }
+}
+
+
+static sft_uint_t
+sft_auth_over_share(void)
+{
+    uint32_t         i, n, share;
+    sft_auth_shm_t  *shm = sft_auth.shm;
+
+    if (sft_process_slot < 0 || sft_process_slot >= SFT_MAX_PROCESSES) {
+        return 0;
+    }
+
+    n = 0;
+
+    for (i = 0; i < SFT_MAX_PROCESSES; i++) {
+        n += (__atomic_load_n(&shm->wanting[i], __ATOMIC_RELAXED) != 0);
+    }
+
+    if (n <= 1) {
+        return 0;
+    }
+
+    share = (uint32_t) sft_auth.conf->max_checks / n;
+
+    return __atomic_load_n(&shm->held[sft_process_slot], __ATOMIC_RELAXED)
+           >= (share ? share : 1);
+}
+
+
+/*
  * In the master, after a worker died: its share of the password-check cap
  * is given back, and the zone's lock if it died holding it.
  */
@@ -955,6 +1050,7 @@ sft_auth_process_exited(sft_uint_t slot, pid_t pid)
         return;
     }
 
+    __atomic_store_n(&shm->wanting[slot], 0, __ATOMIC_RELAXED);
     n = __atomic_exchange_n(&shm->held[slot], 0, __ATOMIC_RELAXED);
 
     if (n) {
@@ -972,6 +1068,10 @@ sft_auth_slot_acquire(void)
 {
     uint32_t         cur, max;
     sft_auth_shm_t  *shm = sft_auth.shm;
+
+    if (sft_auth_over_share()) {
+        return 0;
+    }
 
     max = (uint32_t) sft_auth.conf->max_checks;
     cur = __atomic_load_n(&shm->running, __ATOMIC_RELAXED);
@@ -992,15 +1092,27 @@ sft_auth_slot_acquire(void)
 static void
 sft_auth_run_queue(void)
 {
-    sft_auth_job_t  *job;
+    sft_auth_job_t    *job;
+    sft_auth_qnode_t  *n;
 
-    while (sft_auth.first) {
+    sft_auth_want(sft_auth.queue.queued != 0);
+
+    while ((n = sft_auth_queue_next(&sft_auth.queue)) != NULL) {
+
+        job = sft_auth_job_of(n);
+
+        /* answered from the timer: the caller may be sft_auth_password() */
+
+        if (sft_auth_banned(job->ar->sockaddr)) {
+            (void) sft_auth_queue_pop(&sft_auth.queue);
+            job->refused_next = sft_auth.refused;
+            sft_auth.refused = job;
+            continue;
+        }
 
         if (!sft_auth_slot_acquire()) {
             break;
         }
-
-        job = sft_auth.first;
 
         if (sft_thread_task_post(sft_auth.tp, &job->task) != SFT_OK) {
             sft_auth_held(-1);
@@ -1008,27 +1120,51 @@ sft_auth_run_queue(void)
             break;
         }
 
-        sft_auth.first = job->next;
-
-        if (sft_auth.first == NULL) {
-            sft_auth.last = &sft_auth.first;
-        }
-
-        sft_auth.queued--;
-        job->queued = 0;
-        job->next = NULL;
+        (void) sft_auth_queue_pop(&sft_auth.queue);
     }
 
-    if (sft_auth.first && !sft_auth.timer.timer_set) {
-        sft_add_timer(&sft_auth.timer, SFT_AUTH_RETRY_MSEC);
+    sft_auth_want(sft_auth.queue.queued != 0);
+
+    if (sft_auth.refused && sft_auth.timer.timer_set) {
+        sft_del_timer(&sft_auth.timer);
+    }
+
+    if ((sft_auth.queue.queued || sft_auth.refused)
+        && !sft_auth.timer.timer_set)
+    {
+        sft_add_timer(&sft_auth.timer,
+                      sft_auth.refused ? 0 : SFT_AUTH_RETRY_MSEC);
     }
 }
 
 
+/*
+ * The retry timer: first the checks whose source was banned while they
+ * waited, answered unrun, then the queue again.
+ */
+
 static void
 sft_auth_timer_handler(sft_event_t *ev)
 {
+    sft_auth_job_t      *job;
+    sft_auth_addr_t      a;
+    sft_auth_request_t  *ar;
+
     (void) ev;
+
+    while ((job = sft_auth.refused) != NULL) {
+        sft_auth.refused = job->refused_next;
+        ar = job->ar;
+
+        sft_auth_free_job(job);
+
+        if (ar) {
+            ar->job = NULL;
+            sft_auth_addr(ar->sockaddr, &a);
+            sft_auth_refuse(ar, &a);
+            ar->handler(ar);
+        }
+    }
 
     sft_auth_run_queue();
 }
@@ -1100,6 +1236,18 @@ sft_auth_done(sft_event_t *ev)
     }
 
     sft_auth_run_queue();
+}
+
+
+/* a banned source: no check, no failure counted */
+
+static void
+sft_auth_refuse(sft_auth_request_t *ar, sft_auth_addr_t *a)
+{
+    sft_log_error(SFT_LOG_INFO, ar->log, 0,
+                  "user \"%.*s\" from %s: address is banned, refused",
+                  SFT_STR_FMT(&ar->user), a->text);
+    ar->result = SFT_AUTH_BANNED;
 }
 
 

@@ -1,7 +1,8 @@
 /*
  * sft_auth.h -- password verification for the protocols: argon2id on the
- * worker's thread pool, a keyed verification cache, per-address failure
- * counters, bans and connection counts in one shared memory zone.
+ * worker's thread pool, served fairly per source, a keyed verification
+ * cache, per-source failure counters, bans and connection counts in one
+ * shared memory zone.
  */
 
 #ifndef _SFT_AUTH_H_INCLUDED_
@@ -16,7 +17,8 @@
 #define SFT_AUTH_DISABLED          2   /* tell the client BAD */
 #define SFT_AUTH_NOT_ALLOWED_FROM  3   /* tell the client BAD */
 #define SFT_AUTH_BANNED            4
-#define SFT_AUTH_BUSY              5   /* too many checks queued */
+#define SFT_AUTH_BUSY              5   /* too many checks queued, from
+                                          everyone or from this source */
 
 #define SFT_AUTH_MIN_M_COST        19456    /* KiB, OWASP minimum */
 #define SFT_AUTH_MIN_T_COST        2
@@ -24,7 +26,12 @@
 #define SFT_AUTH_T_COST            3
 #define SFT_AUTH_HASH_LEN          128      /* room for a PHC string */
 
+/* what a banned client is told, by every protocol */
+#define SFT_AUTH_BANNED_REPLY                                                \
+    "Too many login failures from your address, try again later."
+
 #define SFT_AUTH_MAX_QUEUE         4096     /* per worker */
+#define SFT_AUTH_MAX_QUEUE_PER_SOURCE  8    /* per worker and source */
 
 
 typedef struct sft_auth_request_s  sft_auth_request_t;

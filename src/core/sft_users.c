@@ -139,6 +139,13 @@ static sft_command_t  sft_users_commands[] = {
       offsetof(sft_users_conf_t, max_conns_per_addr),
       NULL },
 
+    { sft_string("login_ipv6_prefix"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_num_slot,
+      0,
+      offsetof(sft_users_conf_t, ipv6_prefix),
+      NULL },
+
     { sft_string("deny_pattern"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_users_set_pattern,
@@ -200,6 +207,7 @@ sft_users_create_conf(sft_cycle_t *cycle)
     ucf->ban_time = SFT_CONF_UNSET;
     ucf->max_conns_per_addr = SFT_CONF_UNSET;
     ucf->dir = -1;
+    ucf->ipv6_prefix = SFT_CONF_UNSET;
 
     return ucf;
 }
@@ -217,6 +225,13 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
     sft_conf_init_value(ucf->failure_window, 600);
     sft_conf_init_value(ucf->ban_time, 900);
     sft_conf_init_value(ucf->max_conns_per_addr, 32);
+    sft_conf_init_value(ucf->ipv6_prefix, 64);
+
+    if (ucf->ipv6_prefix < 1 || ucf->ipv6_prefix > 128) {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
+                      "\"login_ipv6_prefix\" must be 1 to 128");
+        return SFT_CONF_ERROR;
+    }
 
     if (ucf->max_checks == SFT_CONF_UNSET || ucf->max_checks == 0) {
         n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -88,13 +88,7 @@ sft_ftp_init_connection(sft_connection_t *c)
 
     if (c->listening->ssl && s->conf->tls.ctx) {
 
-        /* implicit FTPS: the handshake first, a banned peer gets none */
-
-        if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
-            sft_log_error(SFT_LOG_INFO, c->log, 0, "address is banned");
-            sft_ftp_close_session(s);
-            return;
-        }
+        /* implicit FTPS: the handshake first, then the greeting or 421 */
 
         s->implicit = 1;
         sft_ftp_tls_start(s);
@@ -114,8 +108,7 @@ sft_ftp_greet(sft_ftp_session_t *s)
 
     if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
         sft_log_error(SFT_LOG_INFO, c->log, 0, "address is banned");
-        sft_ftp_reply(s, 421, "Service not available, closing "
-                              "control connection.");
+        sft_ftp_reply(s, 421, SFT_AUTH_BANNED_REPLY);
         s->quit = 1;
 
     } else if (sft_auth_connection_open((struct sockaddr *) &c->sockaddr)
@@ -916,7 +909,7 @@ sft_ftp_auth_result(sft_ftp_session_t *s)
 
     if (ar->result == SFT_AUTH_BANNED) {
         s->busy = 0;
-        sft_ftp_reply(s, 421, "Too many login failures from your address.");
+        sft_ftp_reply(s, 421, SFT_AUTH_BANNED_REPLY);
         s->quit = 1;
         return;
     }

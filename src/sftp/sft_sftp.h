@@ -215,6 +215,7 @@ struct sft_sftp_session_s {
     unsigned                  again:1;     /* run once more */
     unsigned                  closed:1;
     unsigned                  counted:1;
+    unsigned                  banned:1;    /* told so on disconnect */
     unsigned                  eof:1;
     unsigned                  progress:1;  /* something moved */
 };

@@ -87,9 +87,15 @@ sft_sftp_init_connection(sft_connection_t *c)
 
     sft_log_error(SFT_LOG_INFO, c->log, 0, "sftp session started");
 
+    /*
+     * a banned client is told why in an SSH disconnect message, which it
+     * shows: after the key exchange, at its first request, so that the
+     * close finds nothing unread and does not reset the connection
+     */
+
     if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
         sft_log_error(SFT_LOG_INFO, c->log, 0, "address is banned");
-        goto failed;
+        s->banned = 1;
     }
 
     if (sft_auth_connection_open((struct sockaddr *) &c->sockaddr)
@@ -395,6 +401,10 @@ sft_sftp_message(sft_sftp_session_t *s, ssh_message msg)
 {
     int          type, subtype;
     const char  *name;
+
+    if (s->banned) {
+        return SFT_DECLINED;           /* closed with the reason */
+    }
 
     type = ssh_message_type(msg);
     subtype = ssh_message_subtype(msg);
@@ -750,6 +760,7 @@ sft_sftp_auth_result(sft_sftp_session_t *s)
 
     if (ar->result == SFT_AUTH_BANNED || ar->result == SFT_AUTH_BUSY) {
         s->auth_tries = s->conf->max_auth_tries;
+        s->banned = (ar->result == SFT_AUTH_BANNED);
     }
 
     /* the refusal waits, as FTP's does */
@@ -1148,6 +1159,11 @@ sft_sftp_close(sft_sftp_session_t *s)
 
     if (s->ssh) {
         if (ssh_is_connected(s->ssh)) {
+            if (s->banned) {
+                (void) ssh_session_set_disconnect_message(s->ssh,
+                                                    SFT_AUTH_BANNED_REPLY);
+            }
+
             ssh_disconnect(s->ssh);
         }
 

@@ -2,7 +2,9 @@
  * test_auth.c -- password verification without an event loop: argon2id on
  * a thread pool, the cost of unknown users, the verification cache (hits,
  * password change, generation, TTL), bans, connection limits, weak hashes,
- * and the cap on concurrent checks across forked processes.
+ * checks served round-robin per source with a bound per source, IPv6
+ * sources grouped by prefix, and the cap on concurrent checks across
+ * forked processes.
  */
 
 #include <sft_config.h>
@@ -18,9 +20,10 @@
 #define T_COST  SFT_AUTH_MIN_T_COST
 
 
-static sft_thread_pool_t   tp;
-static sft_log_t          *log_;
-static sft_uint_t          done;
+static sft_thread_pool_t    tp;
+static sft_log_t           *log_;
+static sft_uint_t           done;
+static sft_auth_request_t  *order[32];     /* in the order they completed */
 
 
 
@@ -28,7 +31,10 @@ static sft_uint_t          done;
 static void
 auth_done(sft_auth_request_t *ar)
 {
-    (void) ar;
+    if (done < sizeof(order) / sizeof(order[0])) {
+        order[done] = ar;
+    }
+
     done++;
 }
 
@@ -53,14 +59,25 @@ loop(sft_uint_t until)
 }
 
 
-static struct sockaddr *
-addr(const char *text, struct sockaddr_in *sin)
-{
-    sft_memzero(sin, sizeof(*sin));
-    sin->sin_family = AF_INET;
-    (void) inet_pton(AF_INET, text, &sin->sin_addr);
+/* an IPv4 or IPv6 address in room for either */
 
-    return (struct sockaddr *) sin;
+static struct sockaddr *
+addr(const char *text, struct sockaddr_in6 *buf)
+{
+    struct sockaddr_in  *sin = (struct sockaddr_in *) buf;
+
+    sft_memzero(buf, sizeof(*buf));
+
+    if (strchr(text, ':')) {
+        buf->sin6_family = AF_INET6;
+        (void) inet_pton(AF_INET6, text, &buf->sin6_addr);
+
+    } else {
+        sin->sin_family = AF_INET;
+        (void) inet_pton(AF_INET, text, &sin->sin_addr);
+    }
+
+    return (struct sockaddr *) buf;
 }
 
 
@@ -70,7 +87,7 @@ check(const char *user, const char *pw, const char *ip, sft_uint_t *cached)
     sft_int_t            rc;
     sft_uint_t           result;
     sft_auth_request_t   ar;
-    struct sockaddr_in   sin;
+    struct sockaddr_in6  sin;
 
     sft_memzero(&ar, sizeof(ar));
     ar.user.data = (u_char *) user;
@@ -111,6 +128,59 @@ runs(void)
 }
 
 
+/* three wrong passwords, from these addresses */
+
+static void
+fail3(const char *ip1, const char *ip2, const char *ip3)
+{
+    (void) check("alice", "x", ip1, NULL);
+    (void) check("alice", "x", ip2, NULL);
+    (void) check("alice", "x", ip3, NULL);
+}
+
+
+/* a forked process set up as worker "slot" */
+
+static void
+child(sft_int_t slot, sft_users_conf_t *conf, void *shm)
+{
+    sft_process_slot = slot;
+
+    sft_memzero(&tp, sizeof(tp));
+    sft_str_set(&tp.name, "default");
+    tp.threads = 3;
+    tp.max_queue = 64;
+
+    if (sft_thread_pool_start(&tp, log_) != SFT_OK
+        || sft_auth_init_process(conf, shm, &tp, log_) != SFT_OK)
+    {
+        _exit(2);
+    }
+
+    sft_auth_set_dummy_cost(M_COST, T_COST);
+    done = 0;
+}
+
+
+/* a check left running: the caller waits for it with loop() */
+
+static sft_int_t
+start(sft_auth_request_t *ar, const char *user, const char *pw,
+    struct sockaddr *sa)
+{
+    sft_memzero(ar, sizeof(sft_auth_request_t));
+    ar->user.data = (u_char *) user;
+    ar->user.len = strlen(user);
+    ar->password.data = (u_char *) pw;
+    ar->password.len = strlen(pw);
+    ar->sockaddr = sa;
+    ar->log = log_;
+    ar->handler = auth_done;
+
+    return sft_auth_password(ar);
+}
+
+
 static sft_users_t *
 table(const char *alice_hash, const char *weak_hash)
 {
@@ -140,17 +210,18 @@ main(void)
     void                *shm;
     pid_t                pids[3];
     uint64_t             r;
-    sft_int_t            i, j, k;
+    sft_int_t            i, j, k, rc;
     sft_str_t            s;
     sft_uint_t           cached, all;
     sft_users_t         *users;
     sft_auth_stats_t     st;
     sft_users_conf_t     conf;
-    struct sockaddr_in   sin;
+    struct sockaddr_in6  sin, sin_a, sin_b;
     sft_users_ident_t    ident;
-    sft_auth_request_t   reqs[3];
+    sft_auth_request_t   reqs[3], flood[SFT_AUTH_MAX_QUEUE_PER_SOURCE + 2];
+    sft_auth_request_t   other;
 
-    printf("1..27\n");
+    printf("1..40\n");
 
     log_ = sft_log_init();
     log_->log_level = SFT_LOG_CRIT;
@@ -171,6 +242,7 @@ main(void)
     conf.failure_window = 600;
     conf.ban_time = 900;
     conf.max_conns_per_addr = 2;
+    conf.ipv6_prefix = 64;
 
     sft_memzero(&tp, sizeof(tp));
     sft_str_set(&tp.name, "default");
@@ -309,6 +381,174 @@ main(void)
     ok(sft_auth_connection_open((struct sockaddr *) &sin) == SFT_OK,
        "a closed connection frees its place");
 
+    /* fairness: one check at a time, a source floods, another comes */
+
+    conf.max_checks = 1;
+    conf.max_failures = 100;
+    addr("10.3.3.3", &sin_a);
+    addr("10.4.4.4", &sin_b);
+    done = 0;
+    all = 1;
+
+    for (j = 0; j < SFT_AUTH_MAX_QUEUE_PER_SOURCE + 1; j++) {
+        all = all && start(&flood[j], "alice", "wrong",
+                           (struct sockaddr *) &sin_a) == SFT_AGAIN;
+    }
+
+    ok(all, "a running check and a full queue from one source");
+
+    rc = start(&flood[j], "alice", "wrong", (struct sockaddr *) &sin_a);
+    ok(rc == SFT_OK && flood[j].result == SFT_AUTH_BUSY,
+       "one more from that source is refused at once, unhashed");
+
+    ok(start(&other, "nobody", "x", (struct sockaddr *) &sin_b) == SFT_AGAIN,
+       "another source is still queued");
+
+    sft_auth_cancel(&flood[3]);
+
+    loop(SFT_AUTH_MAX_QUEUE_PER_SOURCE + 1);
+
+    for (k = 0; k < (sft_int_t) done && order[k] != &other; k++) {
+        /* void */
+    }
+
+    printf("# the other source completed as check %ld of %lu\n",
+           (long) k + 1, (unsigned long) done);
+    ok(k < 3, "the other source waited for one queued check, not all");
+    ok(done == SFT_AUTH_MAX_QUEUE_PER_SOURCE + 1,
+       "all but the cancelled check completed");
+
+    /* a source banned while its checks wait: the rest are not run */
+
+    conf.max_failures = 3;
+    addr("10.5.5.5", &sin_a);
+    r = runs();
+    done = 0;
+    all = 1;
+
+    for (j = 0; j < 6; j++) {
+        all = all && start(&flood[j], "alice", "wrong",
+                           (struct sockaddr *) &sin_a) == SFT_AGAIN;
+    }
+
+    loop(6);
+
+    for (j = 0; j < 6; j++) {
+        all = all && flood[j].result == (j < 3 ? SFT_AUTH_BAD
+                                               : SFT_AUTH_BANNED);
+    }
+
+    ok(all && done == 6 && runs() == r + 3,
+       "checks queued when the source is banned are answered unrun");
+
+    conf.max_checks = 2;
+
+    /* IPv6 sources: a /64 is one source, a v4-mapped address its IPv4 */
+
+    conf.max_failures = 3;
+
+    fail3("2001:db8:1:2::1", "2001:db8:1:2::2",
+          "2001:db8:1:2:ffff:ffff:ffff:ffff");
+    ok(sft_auth_banned(addr("2001:db8:1:2::99", &sin)),
+       "3 failures from 3 addresses of a /64 ban the /64");
+    ok(!sft_auth_banned(addr("2001:db8:1:3::1", &sin)),
+       "the next /64 is not banned");
+
+    conf.ipv6_prefix = 128;
+    fail3("2001:db8:9:9::1", "2001:db8:9:9::2",
+          "2001:db8:9:9::3");
+    ok(!sft_auth_banned(addr("2001:db8:9:9::3", &sin)),
+       "login_ipv6_prefix 128: each address on its own");
+
+    conf.ipv6_prefix = 60;
+    fail3("2001:db8:7:7::1", "2001:db8:7:1::1",
+          "2001:db8:7:f::1");
+    ok(sft_auth_banned(addr("2001:db8:7::1", &sin))
+       && !sft_auth_banned(addr("2001:db8:7:10::1", &sin)),
+       "login_ipv6_prefix 60: the bits within a group count");
+    conf.ipv6_prefix = 64;
+
+    fail3("::ffff:10.9.9.9", "::ffff:10.9.9.9",
+          "10.9.9.9");
+    ok(sft_auth_banned(addr("10.9.9.9", &sin)),
+       "an IPv4-mapped address counts as its IPv4 address");
+
+    conf.max_failures = 100;
+
+    ok(sft_auth_connection_open(addr("2001:db8:5:5::1", &sin)) == SFT_OK
+       && sft_auth_connection_open(addr("2001:db8:5:5::2", &sin)) == SFT_OK
+       && sft_auth_connection_open(addr("2001:db8:5:5::3", &sin))
+          == SFT_DECLINED
+       && sft_auth_connection_open(addr("2001:db8:5:6::1", &sin)) == SFT_OK,
+       "max_connections_per_address counts a /64 as one address");
+
+    /*
+     * two workers, cap 2: one floods, then the other has one check (made
+     * quick, so that few of the first's end while it runs); it gets a
+     * slot when one of the first worker's checks ends, not after its queue
+     */
+
+    conf.max_failures = 100;
+
+    pids[0] = fork();
+
+    if (pids[0] == 0) {
+        child(1, &conf, shm);
+
+        for (j = 0; j < 8; j++) {
+            if (start(&flood[j], "alice", "wrong", addr("10.7.7.1", &sin))
+                != SFT_AGAIN)
+            {
+                _exit(3);
+            }
+        }
+
+        loop(8);
+
+        _exit(done == 8 ? 0 : 4);
+    }
+
+    for (i = 0; i < 5000; i++) {
+        sft_auth_get_stats(&st);
+
+        if (st.running == 2) {
+            break;
+        }
+
+        usleep(1000);
+    }
+
+    pids[1] = fork();
+
+    if (pids[1] == 0) {
+        child(2, &conf, shm);
+        sft_auth_set_dummy_cost(8192, 1);
+        r = runs();
+
+        if (start(&other, "nobody", "x", addr("10.7.7.2", &sin))
+            != SFT_AGAIN)
+        {
+            _exit(101);
+        }
+
+        loop(1);
+        r = runs() - r - 1;
+
+        _exit(done != 1 ? 102 : r > 100 ? 100 : (int) r);
+    }
+
+    all = 1;
+
+    for (k = 0; k < 2; k++) {
+        i = waitpid(pids[k], &status, 0);
+        all = all && i == pids[k] && WIFEXITED(status);
+        rc = WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+    }
+
+    printf("# the second worker's check ran after %ld of the first's\n",
+           (long) rc);
+    ok(all && rc <= 5, "a flooded worker leaves a slot to another worker");
+
     /* the cap, across three processes with three checks each */
 
     sft_auth_clear_cache();
@@ -318,19 +558,7 @@ main(void)
         pids[k] = fork();
 
         if (pids[k] == 0) {
-            sft_memzero(&tp, sizeof(tp));
-            sft_str_set(&tp.name, "default");
-            tp.threads = 3;
-            tp.max_queue = 64;
-
-            if (sft_thread_pool_start(&tp, log_) != SFT_OK
-                || sft_auth_init_process(&conf, shm, &tp, log_) != SFT_OK)
-            {
-                _exit(2);
-            }
-
-            sft_auth_set_dummy_cost(M_COST, T_COST);
-            done = 0;
+            child(3 + k, &conf, shm);
 
             for (j = 0; j < 3; j++) {
                 sft_memzero(&reqs[j], sizeof(sft_auth_request_t));
