@@ -84,6 +84,8 @@ typedef struct {
 } sft_sftp_copy_t;
 
 
+static sft_int_t sft_sftp_range(sft_sftp_session_t *s, uint32_t id,
+    uint64_t offset, uint64_t len);
 static sft_int_t sft_sftp_request(sft_sftp_session_t *s, u_char *p,
     size_t len);
 static sft_int_t sft_sftp_extended(sft_sftp_session_t *s,
@@ -275,6 +277,28 @@ sft_sftp_get_attrs(sft_sftp_buf_t *b, sft_sftp_request_t *r)
     }
 
     return SFT_OK;
+}
+
+
+/*
+ * An offset and a length from the client, before any arithmetic:
+ * SFT_DECLINED (and the reply sent) if they pass the largest offset.
+ */
+
+static sft_int_t
+sft_sftp_range(sft_sftp_session_t *s, uint32_t id, uint64_t offset,
+    uint64_t len)
+{
+    if (sft_storage_range_valid(offset, len)) {
+        return SFT_OK;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "client sent an offset out of range: %llu+%llu",
+                  (unsigned long long) offset, (unsigned long long) len);
+    sft_sftp_status(s, id, SSH_FX_FAILURE, "Offset out of range");
+
+    return SFT_DECLINED;
 }
 
 
@@ -599,6 +623,10 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
                 return SFT_OK;
             }
 
+            if (sft_sftp_range(s, id, offset, rlen) != SFT_OK) {
+                return SFT_OK;
+            }
+
             /* clamped, as OpenSSH does */
             rlen = sft_min(rlen, (uint32_t) SFT_SFTP_MAX_READ);
             reserve = 13 + rlen;
@@ -631,6 +659,10 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             if (!h->write) {
                 sft_sftp_status(s, id, SSH_FX_PERMISSION_DENIED,
                                 "Not open for writing");
+                return SFT_OK;
+            }
+
+            if (sft_sftp_range(s, id, offset, nlen) != SFT_OK) {
                 return SFT_OK;
             }
         }
@@ -1130,8 +1162,9 @@ sft_sftp_fsetstat_write(sft_sftp_request_t *r)
     flags = r->attr_flags
             & (SSH_FILEXFER_ATTR_SIZE|SSH_FILEXFER_ATTR_PERMISSIONS);
 
-    if ((flags & SSH_FILEXFER_ATTR_SIZE) && r->size > (uint64_t) INT64_MAX) {
-        sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Invalid size");
+    if ((flags & SSH_FILEXFER_ATTR_SIZE)
+        && sft_sftp_range(s, r->id, r->size, 0) != SFT_OK)
+    {
         sft_sftp_request_done(r);
         return;
     }
@@ -1381,10 +1414,7 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_OK;
     }
 
-    if (start > (uint64_t) INT64_MAX
-        || length > (uint64_t) INT64_MAX - start)
-    {
-        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid range");
+    if (sft_sftp_range(s, id, start, length) != SFT_OK) {
         return SFT_OK;
     }
 
@@ -1842,11 +1872,9 @@ sft_sftp_copy_data(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id)
         return SFT_OK;
     }
 
-    if (roff > (uint64_t) INT64_MAX || woff > (uint64_t) INT64_MAX
-        || len > (uint64_t) INT64_MAX - roff
-        || len > (uint64_t) INT64_MAX - woff)
+    if (sft_sftp_range(s, id, roff, len) != SFT_OK
+        || sft_sftp_range(s, id, woff, len) != SFT_OK)
     {
-        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid range");
         return SFT_OK;
     }
 
@@ -2066,10 +2094,6 @@ sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
     u_char        *p;
     ssize_t        n;
     struct iovec   iov;
-
-    if (offset > (uint64_t) INT64_MAX) {
-        return SFT_DECLINED;
-    }
 
     p = sft_sftp_reply_space(s, 13 + len);
     if (p == NULL) {

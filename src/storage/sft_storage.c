@@ -512,3 +512,11 @@ sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb)
     st->uid = sb->st_uid;
     st->gid = sb->st_gid;
 }
+
+
+sft_uint_t
+sft_storage_range_valid(uint64_t offset, uint64_t len)
+{
+    return offset <= (uint64_t) SFT_STORAGE_OFFSET_MAX
+           && len <= (uint64_t) SFT_STORAGE_OFFSET_MAX - offset;
+}

@@ -17,6 +17,13 @@
 #define SFT_STORAGE_PATH_MAX    4096
 #define SFT_STORAGE_DIR_BATCH   64
 
+/*
+ * The largest file offset (and size) a client may name: 2^60 bytes, far
+ * above any file system and far enough below 2^63 that an offset plus a
+ * length or a count of bytes never overflows an off_t.
+ */
+#define SFT_STORAGE_OFFSET_MAX  ((off_t) 1 << 60)
+
 
 /* the errors every driver maps to and every protocol translates */
 
@@ -252,6 +259,10 @@ void sft_storage_complete(sft_storage_req_t *req);
 sft_storage_err_t sft_storage_map_errno(int err);
 const char *sft_storage_strerror(sft_storage_err_t err);
 void sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb);
+
+/* offset and offset + len within SFT_STORAGE_OFFSET_MAX: as the client
+   sent them, before any arithmetic */
+sft_uint_t sft_storage_range_valid(uint64_t offset, uint64_t len);
 
 
 /* a driver instance made without a configuration file (tests, the CLI) */

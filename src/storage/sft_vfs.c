@@ -285,6 +285,10 @@ sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
         offset = file->size;
     }
 
+    if (offset < 0 || !sft_storage_range_valid(offset, len)) {
+        return SFT_ERROR;
+    }
+
     end = offset + (off_t) len;
     grow = end > file->size ? end - file->size : 0;
 
@@ -299,6 +303,25 @@ sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
     }
 
     return SFT_OK;
+}
+
+
+/* a read or write a client asked for: SFT_ERROR past the largest offset */
+
+static sft_int_t
+sft_vfs_range(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, off_t offset, size_t len)
+{
+    if (offset >= 0 && sft_storage_range_valid(offset, len)) {
+        return SFT_OK;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "client sent an offset out of range: %lld+%zu in \"%s\"",
+                  (long long) offset, len, file->name);
+    req->err = SFT_STORAGE_INVALID;
+
+    return SFT_ERROR;
 }
 
 
@@ -717,6 +740,11 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->file = file;
     req->offset = offset;
 
+    if (offset < 0 || offset > SFT_STORAGE_OFFSET_MAX) {
+        req->err = SFT_STORAGE_INVALID;
+        return SFT_ERROR;
+    }
+
     if (sft_vfs_prepare(s, req, path, len, SFT_PERM_UPLOAD, 0, &vpath,
                         &req->path)
         != SFT_OK)
@@ -767,6 +795,10 @@ sft_vfs_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->len = len;
     req->offset = offset;
 
+    if (sft_vfs_range(s, req, file, offset, len) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
     return sft_vfs_run(s, req);
 }
 
@@ -791,6 +823,10 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
      */
     req->offset = (file->flags & SFT_STORAGE_WRITE_APPEND) ? file->size
                                                            : offset;
+
+    if (sft_vfs_range(s, req, file, req->offset, len) != SFT_OK) {
+        return SFT_ERROR;
+    }
 
     if (sft_vfs_charge_write(s, file, offset, len) != SFT_OK) {
         sft_log_error(SFT_LOG_INFO, s->log, 0,

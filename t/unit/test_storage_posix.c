@@ -563,6 +563,38 @@ main(void)
        && (sft_usage_get(q.usage, &bytes, &files), bytes == 3 && files == 3),
        "a symbolic link is charged as a file");
 
+    /* offsets past the largest one are refused before any arithmetic */
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    (void) sft_vfs_open_write(&s, r, &f, P("q2.bin"), 0, 0);
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, data, 8, INT64_MAX - 4) == SFT_ERROR
+       && r->err == SFT_STORAGE_INVALID
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 3),
+       "a write near 2^63 refused, nothing charged");
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, data, 8, SFT_STORAGE_OFFSET_MAX - 7)
+       == SFT_ERROR && r->err == SFT_STORAGE_INVALID,
+       "a write ending past the largest offset refused");
+    r = R();
+    ok(sft_vfs_read(&s, r, &f, data, 8, -1) == SFT_ERROR
+       && r->err == SFT_STORAGE_INVALID, "a negative offset refused");
+    r = R();
+    (void) sft_vfs_close(&s, r, &f, 0);
+
+    /* the usage saturates: no overflow resets it */
+
+    ok(sft_usage_charge(q.usage, 0, 0, INT64_MAX, 0) == SFT_OK
+       && sft_usage_charge(q.usage, 0, 0, INT64_MAX, 0) == SFT_OK
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == INT64_MAX),
+       "usage saturates at the largest count");
+    ok(sft_usage_charge(q.usage, 100, 0, 1, 0) == SFT_ERROR,
+       "a saturated usage is over any quota");
+    sft_usage_credit(q.usage, INT64_MAX, 0);
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(bytes == 0, "a credit of all of it leaves 0");
+
     free(mem);
     sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
 
