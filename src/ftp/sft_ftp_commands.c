@@ -1168,7 +1168,7 @@ sft_ftp_site(sft_ftp_session_t *s)
         return SFT_ERROR;
     }
 
-    rc = sft_vfs_chmod(&s->vfs, r, p, end - p, mode & 0777);
+    rc = sft_vfs_chmod(&s->vfs, r, p, end - p, mode);
 
     return sft_ftp_op_result(s, rc, sft_ftp_chmod_done);
 }

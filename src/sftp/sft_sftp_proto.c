@@ -686,21 +686,13 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             return SFT_OK;
 
         case SSH_FXP_FSTAT:
-            if (h->write) {
-                sft_memzero(&r->req.st, sizeof(sft_storage_stat_t));
-                r->req.st.mode = S_IFREG | 0644;
-                r->req.st.size = h->file.size;
-                r->req.st.mtime = sft_current_sec;
-                r->req.err = SFT_STORAGE_OK;
-
-                /* the completion releases the handle: a CLOSE waits */
-                h->busy++;
-                sft_sftp_complete(r);
-                return SFT_OK;
-            }
-
+            /* the completion releases the handle: a CLOSE waits */
             h->busy++;
-            rc = sft_vfs_stat(&s->vfs, &r->req, h->path, h->path_len);
+
+            /* a file: the open one (an upload's temporary file) */
+            rc = h->is_dir ? sft_vfs_stat(&s->vfs, &r->req, h->path,
+                                          h->path_len)
+                           : sft_vfs_fstat(&s->vfs, &r->req, &h->file);
             break;
 
         case SSH_FXP_FSETSTAT:
@@ -1068,7 +1060,7 @@ sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
     ctx->flags = flags;
     ctx->size = (off_t) r->size;
     ctx->old_size = h->file.size;
-    ctx->mode = (mode_t) (r->perm & 07777);
+    ctx->mode = sft_vfs_mode((mode_t) r->perm);
     ctx->atime = h->atime;
     ctx->mtime = h->mtime;
     ctx->read_now = SFT_SFTP_READ_THREAD;
@@ -2504,13 +2496,14 @@ sft_sftp_complete(sft_sftp_request_t *r)
                 && (r->attr_flags & SSH_FILEXFER_ATTR_PERMISSIONS))
             {
                 rc = sft_vfs_chmod(&s->vfs, &r->req, r->path, r->path_len,
-                                   r->perm & 07777);
+                                   (mode_t) r->perm);
 
             } else if (r->step == 2
                        && (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME))
             {
-                rc = sft_vfs_setmtime(&s->vfs, &r->req, r->path,
-                                      r->path_len, (time_t) r->mtime);
+                rc = sft_vfs_settimes(&s->vfs, &r->req, r->path,
+                                      r->path_len, (time_t) r->atime,
+                                      (time_t) r->mtime);
 
             } else {
                 continue;

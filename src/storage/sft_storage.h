@@ -68,6 +68,7 @@ typedef enum {
     SFT_STORAGE_SYMLINK,
     SFT_STORAGE_LINK,             /* a hard link: path2 names path */
     SFT_STORAGE_USAGE,            /* bytes and files below a directory */
+    SFT_STORAGE_FSTAT,            /* an open file, not its name */
     SFT_STORAGE_NOPS
 } sft_storage_op_t;
 
@@ -78,6 +79,9 @@ typedef enum {
 #define SFT_STORAGE_WRITE_APPEND   0x04  /* O_APPEND, created if missing */
 #define SFT_STORAGE_WRITE_EXCL     0x08  /* refuse an existing name */
 #define SFT_STORAGE_WRITE_NOREPLACE 0x10 /* commit refuses to replace */
+
+/* set mtime: the atime too */
+#define SFT_STORAGE_SET_ATIME      0x20
 
 
 typedef struct sft_storage_s         sft_storage_t;
@@ -194,6 +198,7 @@ struct sft_storage_req_s {
     sft_uint_t             flags;
     mode_t                 mode;
     time_t                 mtime;
+    time_t                 atime;         /* SFT_STORAGE_SET_ATIME */
     sft_uint_t             commit;        /* close: rename into place */
 
     /* results */

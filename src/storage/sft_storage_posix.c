@@ -71,6 +71,7 @@ static sft_int_t sft_posix_readlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_symlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_link(sft_storage_req_t *req);
 static sft_int_t sft_posix_usage(sft_storage_req_t *req);
+static sft_int_t sft_posix_fstat(sft_storage_req_t *req);
 static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
 
 
@@ -103,7 +104,8 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_readlink,
         sft_posix_symlink,
         sft_posix_link,
-        sft_posix_usage
+        sft_posix_usage,
+        sft_posix_fstat
     },
     sft_posix_file_fd
 };
@@ -1332,25 +1334,50 @@ sft_posix_rename(sft_storage_req_t *req)
 }
 
 
+/*
+ * The file path names (a final link followed, beneath the root) as an
+ * O_PATH descriptor, and in proc its name under /proc/self/fd: a call by
+ * that name acts on this very inode and needs no read or write access to
+ * it, as the owner's chmod of a 0200 file must not.
+ */
+
+static int
+sft_posix_open_inode(sft_posix_t *p, sft_storage_req_t *req, char *proc,
+    size_t size)
+{
+    int  fd;
+
+    fd = sft_posix_open(p, req, (char *) req->path, O_PATH, 0, 1);
+
+    if (fd != -1) {
+        (void) snprintf(proc, size, "/proc/self/fd/%d", fd);
+    }
+
+    return fd;
+}
+
+
+/* the mtime, and the atime with SFT_STORAGE_SET_ATIME */
+
 static sft_int_t
 sft_posix_setmtime(sft_storage_req_t *req)
 {
     int              fd, rc;
+    char             proc[32];
     struct timespec  ts[2];
     sft_posix_t     *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
-                        0, 1);
+    fd = sft_posix_open_inode(p, req, proc, sizeof(proc));
     if (fd == -1) {
         return sft_posix_fail(req, "utimes()");
     }
 
-    ts[0].tv_sec = 0;
-    ts[0].tv_nsec = UTIME_OMIT;
+    ts[0].tv_sec = req->atime;
+    ts[0].tv_nsec = (req->flags & SFT_STORAGE_SET_ATIME) ? 0 : UTIME_OMIT;
     ts[1].tv_sec = req->mtime;
     ts[1].tv_nsec = 0;
 
-    rc = futimens(fd, ts);
+    rc = utimensat(AT_FDCWD, proc, ts, 0);
     close(fd);
 
     if (rc == -1) {
@@ -1365,15 +1392,15 @@ static sft_int_t
 sft_posix_chmod(sft_storage_req_t *req)
 {
     int           fd, rc;
+    char          proc[32];
     sft_posix_t  *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
-                        0, 1);
+    fd = sft_posix_open_inode(p, req, proc, sizeof(proc));
     if (fd == -1) {
         return sft_posix_fail(req, "chmod()");
     }
 
-    rc = fchmod(fd, req->mode & 0777);
+    rc = fchmodat(AT_FDCWD, proc, req->mode, 0);
     close(fd);
 
     if (rc == -1) {
@@ -1525,6 +1552,23 @@ sft_posix_link(sft_storage_req_t *req)
     if (rc == -1) {
         return sft_posix_fail(req, "link()");
     }
+
+    return SFT_OK;
+}
+
+
+/* the attributes of the open file, wherever its name is now */
+
+static sft_int_t
+sft_posix_fstat(sft_storage_req_t *req)
+{
+    struct stat  sb;
+
+    if (fstat(req->file->fd, &sb) == -1) {
+        return sft_posix_fail(req, "fstat()");
+    }
+
+    sft_storage_stat_from_sys(&req->st, &sb);
 
     return SFT_OK;
 }

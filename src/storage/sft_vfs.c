@@ -306,6 +306,19 @@ sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
 }
 
 
+/*
+ * The mode bits a client may set, by any command of any protocol: the
+ * permission bits only.  Workers run as root, so a setuid, setgid or
+ * sticky bit a client set would be a root-owned setuid file on the host.
+ */
+
+mode_t
+sft_vfs_mode(mode_t mode)
+{
+    return mode & 0777;
+}
+
+
 /* a read or write a client asked for: SFT_ERROR past the largest offset */
 
 static sft_int_t
@@ -348,6 +361,7 @@ sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->post = sft_vfs_post;
     req->post_data = s;
     req->base_len = s->home.len;
+    req->mode = sft_vfs_mode(req->mode);     /* chmod, mkdir, create */
 
     err = sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n);
 
@@ -781,15 +795,26 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
 }
 
 
+/* a request on an open file or directory: no path to prepare */
+
+static void
+sft_vfs_open_req(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_op_t op, sft_storage_t *storage, sft_uint_t post)
+{
+    req->op = op;
+    req->storage = storage;
+    req->log = s->log;
+    req->thread_pool = s->thread_pool;
+    req->post = post ? sft_vfs_post : NULL;
+    req->post_data = s;
+}
+
+
 sft_int_t
 sft_vfs_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset)
 {
-    req->op = SFT_STORAGE_READ;
-    req->storage = file->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = NULL;
+    sft_vfs_open_req(s, req, SFT_STORAGE_READ, file->storage, 0);
     req->file = file;
     req->buf = buf;
     req->len = len;
@@ -807,12 +832,7 @@ sft_int_t
 sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset)
 {
-    req->op = SFT_STORAGE_WRITE;
-    req->storage = file->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = sft_vfs_post;
-    req->post_data = s;
+    sft_vfs_open_req(s, req, SFT_STORAGE_WRITE, file->storage, 1);
     req->file = file;
     req->buf = buf;
     req->len = len;
@@ -846,14 +866,22 @@ sft_int_t
 sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, sft_uint_t commit)
 {
-    req->op = SFT_STORAGE_CLOSE;
-    req->storage = file->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = sft_vfs_post;
-    req->post_data = s;
+    sft_vfs_open_req(s, req, SFT_STORAGE_CLOSE, file->storage, 1);
     req->file = file;
     req->commit = commit;
+
+    return sft_vfs_run(s, req);
+}
+
+
+/* the attributes of an open file (an upload: its temporary file) */
+
+sft_int_t
+sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file)
+{
+    sft_vfs_open_req(s, req, SFT_STORAGE_FSTAT, file->storage, 0);
+    req->file = file;
 
     return sft_vfs_run(s, req);
 }
@@ -910,12 +938,7 @@ sft_int_t
 sft_vfs_readdir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir)
 {
-    req->op = SFT_STORAGE_READDIR;
-    req->storage = dir->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = sft_vfs_post;
-    req->post_data = s;
+    sft_vfs_open_req(s, req, SFT_STORAGE_READDIR, dir->storage, 1);
     req->dir = dir;
 
     return sft_vfs_run(s, req);
@@ -926,11 +949,8 @@ sft_int_t
 sft_vfs_closedir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir)
 {
-    req->op = SFT_STORAGE_CLOSEDIR;
-    req->storage = dir->storage;
-    req->log = s->log;
+    sft_vfs_open_req(s, req, SFT_STORAGE_CLOSEDIR, dir->storage, 0);
     req->thread_pool = NULL;             /* closedir() does not block */
-    req->post = NULL;
     req->dir = dir;
 
     return sft_vfs_run(s, req);
@@ -995,6 +1015,19 @@ sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     return sft_vfs_simple(s, req, SFT_STORAGE_SETMTIME, path, len,
                           SFT_PERM_UPLOAD, 0);
+}
+
+
+/* both times: SETSTAT's */
+
+sft_int_t
+sft_vfs_settimes(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, time_t atime, time_t mtime)
+{
+    req->atime = atime;
+    req->flags |= SFT_STORAGE_SET_ATIME;
+
+    return sft_vfs_setmtime(s, req, path, len, mtime);
 }
 
 

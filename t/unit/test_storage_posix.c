@@ -230,7 +230,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..76\n");
+    printf("1..85\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -459,6 +459,21 @@ main(void)
     r = R();
     ok(sft_vfs_stat(&s, r, P("a1")) == SFT_OK && r->st.mtime == 1000000000
        && (r->st.mode & 0777) == 0600, "mtime and mode set");
+    r = R();
+    ok(sft_vfs_chmod(&s, r, P("a1"), 06755) == SFT_OK
+       && (r = R(), sft_vfs_stat(&s, r, P("a1")) == SFT_OK)
+       && (r->st.mode & 07777) == 0755, "no setuid or setgid bit");
+    r = R();
+    ok(sft_vfs_chmod(&s, r, P("dir"), 01777) == SFT_OK
+       && (r = R(), sft_vfs_stat(&s, r, P("dir")) == SFT_OK)
+       && (r->st.mode & 07777) == 0777, "no sticky bit");
+    r = R();
+    (void) sft_vfs_settimes(&s, r, P("a1"), 900000000, 1000000000);
+    r = R();
+    ok(sft_vfs_stat(&s, r, P("a1")) == SFT_OK && r->st.atime == 900000000
+       && r->st.mtime == 1000000000, "atime and mtime set");
+    r = R();
+    (void) sft_vfs_chmod(&s, r, P("a1"), 0600);
 
     /* symlink creation stays inside */
 
