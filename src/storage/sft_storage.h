@@ -268,6 +268,8 @@ void sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb);
 /* offset and offset + len within SFT_STORAGE_OFFSET_MAX: as the client
    sent them, before any arithmetic */
 sft_uint_t sft_storage_range_valid(uint64_t offset, uint64_t len);
+sft_uint_t sft_storage_link_escapes(size_t depth, const u_char *target,
+    size_t len);
 
 
 /* a driver instance made without a configuration file (tests, the CLI) */

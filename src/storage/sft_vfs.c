@@ -595,6 +595,13 @@ sft_vfs_post(sft_storage_req_t *req)
 
     case SFT_STORAGE_RENAME:
 
+        if (req->err == SFT_STORAGE_PERMISSION && req->sys_err == EXDEV) {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "rename of \"%s\" refused: a symbolic link would "
+                          "lead out of the home", req->path);
+            break;
+        }
+
         if (req->err == SFT_STORAGE_OK && req->st.mode
             && !S_ISDIR(req->st.mode))
         {
@@ -1106,7 +1113,7 @@ sft_int_t
 sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, const u_char *target, size_t tlen)
 {
-    u_char             *vpath, *p, *t, *dir;
+    u_char             *vpath, *p, *dir;
     size_t              n, dlen, depth, tn, i;
     sft_storage_err_t   err;
     u_char              resolved[SFT_STORAGE_PATH_MAX + 1];
@@ -1143,41 +1150,11 @@ sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
         depth += (dir[i] == '/' && dlen > 1);
     }
 
-    if (target[0] != '/') {
+    /* a relative target must not climb above the root */
 
-        /* a relative target must not climb above the root */
-
-        n = 0;
-        p = (u_char *) target;
-
-        while (p < target + tlen) {
-            t = p;
-
-            while (p < target + tlen && *p != '/') {
-                p++;
-            }
-
-            if (p - t == 2 && t[0] == '.' && t[1] == '.') {
-                if (n == 0 && depth == 0) {
-                    req->err = SFT_STORAGE_PERMISSION;
-                    return SFT_ERROR;
-                }
-
-                if (n) {
-                    n--;
-
-                } else {
-                    depth--;
-                }
-
-            } else if (p - t && !(p - t == 1 && t[0] == '.')) {
-                n++;
-            }
-
-            if (p < target + tlen) {
-                p++;
-            }
-        }
+    if (target[0] != '/' && sft_storage_link_escapes(depth, target, tlen)) {
+        req->err = SFT_STORAGE_PERMISSION;
+        return SFT_ERROR;
     }
 
     err = sft_vfs_normalize(dir, dlen, target, tlen, resolved, &n);
@@ -1201,10 +1178,6 @@ sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
         req->path2[tn] = '\0';
 
     } else {
-        for (depth = 0, i = 0; i < dlen; i++) {
-            depth += (dir[i] == '/' && dlen > 1);
-        }
-
         req->path2 = sft_pnalloc(req->pool, depth * 3 + n + 2);
         if (req->path2 == NULL) {
             req->err = SFT_STORAGE_BUSY;

@@ -230,7 +230,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..85\n");
+    printf("1..90\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -658,6 +658,40 @@ main(void)
     }
 
     sft_storage_posix_no_openat2 = 0;
+
+    /*
+     * a relative link renamed or moved with its directory is checked as a
+     * new one is: it must not climb out of the home where it lands
+     */
+
+    mkdir(strcat(strcpy(cmd, root), "/homes/a/d"), 0755);
+    mkdir(strcat(strcpy(cmd, root), "/homes/a/d/e"), 0755);
+    r = R();
+    ok(sft_vfs_symlink(&s, R(), P("d/up"), P("../mine")) == SFT_OK
+       && sft_vfs_rename(&s, r, P("d/up"), P("up")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION && exists("homes/a/d/up")
+       && !exists("homes/a/up"),
+       "a link renamed to where it climbs out of the home refused");
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("d/up"), P("d/e/up")) == SFT_OK
+       && exists("homes/a/d/e/up"),
+       "renamed deeper, it stays inside");
+    r = R();
+    ok(sft_vfs_symlink(&s, R(), P("d/e/up2"), P("../../mine")) == SFT_OK
+       && sft_vfs_rename(&s, r, P("d/e"), P("e")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION && exists("homes/a/d/e/up2"),
+       "a directory moved up with a link that would climb out refused");
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("d/e"), P("d/e2")) == SFT_OK
+       && (r = R(), sft_vfs_unlink(&s, r, P("d/e2/up2")) == SFT_OK)
+       && (r = R(), sft_vfs_rename(&s, r, P("d/e2"), P("e")) == SFT_OK)
+       && exists("homes/a/e/up"),
+       "moved at the same level, or without such links: renamed");
+    snprintf(cmd, sizeof(cmd), "%s/homes/a/d/abs", root);
+    (void) symlink("/etc/passwd", cmd);
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("d/abs"), P("abs")) == SFT_OK,
+       "an absolute link (never followed) renamed");
     sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
 
     /* asynchronous: through the thread pool */
