@@ -1792,9 +1792,17 @@ sft_posix_count(int dfd, const char *name, struct stat *sb, int level,
 {
     sft_storage_usage_t  *usage = data;
 
+    /* saturating: sparse files may claim more than an off_t holds */
+
     if (!S_ISDIR(sb->st_mode)) {
         usage->files++;
-        usage->bytes += S_ISREG(sb->st_mode) ? sb->st_size : 0;
+
+        if (S_ISREG(sb->st_mode)
+            && __builtin_add_overflow(usage->bytes, sb->st_size,
+                                      &usage->bytes))
+        {
+            usage->bytes = INT64_MAX;
+        }
     }
 
     return 0;
