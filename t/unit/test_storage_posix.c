@@ -211,7 +211,7 @@ wait_async(sft_thread_pool_t *tp, sft_uint_t n)
 int
 main(void)
 {
-    int                  i, total, hidden, bad;
+    int                  i, fd, total, hidden, bad;
     char                 path[600], cmd[700];
     u_char               data[16];
     sft_str_t            name = sft_string("test");
@@ -230,7 +230,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..90\n");
+    printf("1..91\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -751,6 +751,26 @@ main(void)
            && ar.err == SFT_STORAGE_OK,
            "tmpfs: mkdir done at once, not queued");
 
+        /* tmpfs takes sparse files of 2^63-1 bytes: the count saturates */
+
+        for (j = 0; j < 2; j++) {
+            snprintf(cmd, sizeof(cmd), "%s/inline/sparse%d", path, (int) j);
+            fd = open(cmd, O_WRONLY|O_CREAT|O_TRUNC, 0644);
+            if (fd == -1 || ftruncate(fd, INT64_MAX) == -1) {
+                printf("# sparse file %s failed\n", cmd);
+            }
+            close(fd);
+        }
+
+        r = R();
+        r->op = SFT_STORAGE_USAGE;
+        r->storage = mst;
+        r->log = log;
+        r->path = (u_char *) "inline";
+        ok(mst->driver->ops[SFT_STORAGE_USAGE](r) == SFT_OK
+           && r->usage.files == 2 && r->usage.bytes == INT64_MAX,
+           "tmpfs: a count past 2^63 saturates");
+
         sft_storage_posix_destroy(mst);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
         if (system(cmd) != 0) {
@@ -758,6 +778,7 @@ main(void)
         }
 
     } else {
+        ok(1, "# SKIP no /dev/shm");
         ok(1, "# SKIP no /dev/shm");
     }
 
