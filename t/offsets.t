@@ -146,37 +146,18 @@ tr.close()
 print('done')
 PY
 
-$t->write_file('ftp.py', <<'PY');
-import ftplib, sys
-f = ftplib.FTP()
-f.connect('127.0.0.1', int(sys.argv[1]), timeout=15)
-f.login('bob', 'pw')
-for c in sys.argv[2:]:
-    try:
-        print(c, f.sendcmd(c)[:3])
-    except ftplib.all_errors as e:
-        print(c, str(e)[:3])
-f.quit()
-PY
-
-
 $t->run();
 
-my $out = `timeout 60 /usr/bin/python3 $d/sftp.py ${\ port(8022)} $key 2>&1`;
-my $n = 0;
-
-for my $l (split /\n/, $out) {
-    if ($l =~ /^(not )?ok (.*)$/) {
-        ok(!$1, $2);
-        $n++;
-    }
-}
+my ($n, $out) = $t->python_checks('sftp.py', port(8022), $key);
 
 is($n, 11, 'all SFTP checks ran') or diag($out);
 like($out, qr/^done$/m, 'the SFTP client finished') or diag($out);
 ok(!-e "$d/data/bob/second", 'nothing left of the refused upload');
 
-$out = `timeout 30 python3 $d/ftp.py ${\ port(8021)} 'REST 1152921504606846976' 'REST 1152921504606846977' 'REST 9223372036854771711' 'REST 99999999999999999999' 'RANG 0 9223372036854775806' 'RANG 0 1023' 2>&1`;
+$out = $t->ftp_commands(port(8021), 'bob', 'REST 1152921504606846976',
+    'REST 1152921504606846977', 'REST 9223372036854771711',
+    'REST 99999999999999999999', 'RANG 0 9223372036854775806',
+    'RANG 0 1023');
 
 like($out, qr/^REST 1152921504606846976 350$/m, 'REST at 2^60 accepted');
 like($out, qr/^REST 1152921504606846977 501$/m, 'REST past 2^60: 501');

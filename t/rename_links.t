@@ -77,34 +77,14 @@ tr.close()
 print('done')
 PY
 
-$t->write_file('ftp.py', <<'PY');
-import ftplib, sys
-f = ftplib.FTP()
-f.connect('127.0.0.1', int(sys.argv[1]), timeout=15)
-f.login('bob', 'pw')
-for c in sys.argv[2:]:
-    try:
-        print(c, f.sendcmd(c)[:3])
-    except ftplib.all_errors as e:
-        print(c, str(e)[:3])
-f.quit()
-PY
-
 $t->run();
 
-my $out = `timeout 60 /usr/bin/python3 $d/sftp.py ${\ port(8022)} $key 2>&1`;
-my $n = 0;
-
-for my $l (split /\n/, $out) {
-    if ($l =~ /^(not )?ok (.*)$/) {
-        ok(!$1, $2);
-        $n++;
-    }
-}
+my ($n, $out) = $t->python_checks('sftp.py', port(8022), $key);
 
 is($n, 5, 'all SFTP checks ran') or diag($out);
 
-$out = `timeout 30 python3 $d/ftp.py ${\ port(8021)} 'RNFR d/e/up3' 'RNTO up3' 'RNFR d/e/up3' 'RNTO d/e/up4' 2>&1`;
+$out = $t->ftp_commands(port(8021), 'bob', 'RNFR d/e/up3', 'RNTO up3',
+    'RNFR d/e/up3', 'RNTO d/e/up4');
 like($out, qr/^RNTO up3 550$/m, 'FTP: a link renamed out of reach: 550');
 ok(-l "$d/data/bob/d/e/up4" && !-e "$d/data/bob/up3",
     "FTP: it stayed, and was renamed where it stays inside");

@@ -27,7 +27,6 @@ plan(skip_all => 'no user nobody') unless @pw;
 mkdir "$d/data";
 mkdir "$d/data/bob";
 chown $pw[2], -1, "$d/data", "$d/data/bob";
-chmod 0711, $d;
 
 $t->write_file_expand('siftpd.conf', <<'EOF');
 %%TEST_GLOBALS%%
@@ -143,41 +142,24 @@ st = os.stat(data + '/s')
 check('SETSTAT: mtime set', st.st_mtime == 1300000000, st.st_mtime)
 check('SETSTAT: atime set', st.st_atime == 1200000000, st.st_atime)
 
+# for FTP's SITE CHMOD
+with sftp.open('c', 'w') as f:
+    f.write(b'c')
+
 sftp.close()
 tr.close()
 print('done')
 PY
 
-$t->write_file('ftp.py', <<'PY');
-import ftplib, io, sys
-f = ftplib.FTP()
-f.connect('127.0.0.1', int(sys.argv[1]), timeout=15)
-f.login('bob', 'pw')
-f.storbinary('STOR c', io.BytesIO(b'c'))
-for c in sys.argv[2:]:
-    try:
-        print(c, f.sendcmd(c)[:3])
-    except ftplib.all_errors as e:
-        print(c, str(e)[:3])
-f.quit()
-PY
-
 $t->run();
 
-my $out = `timeout 60 /usr/bin/python3 $d/sftp.py ${\ port(8022)} $key $d/data/bob 2>&1`;
-my $n = 0;
-
-for my $l (split /\n/, $out) {
-    if ($l =~ /^(not )?ok (.*)$/) {
-        ok(!$1, $2);
-        $n++;
-    }
-}
+my ($n, $out) = $t->python_checks('sftp.py', port(8022), $key,
+    "$d/data/bob");
 
 is($n, 17, 'all SFTP checks ran') or diag($out);
 like($out, qr/^done$/m, 'the SFTP client finished') or diag($out);
 
-$out = `timeout 30 python3 $d/ftp.py ${\ port(8021)} 'SITE CHMOD 6755 c' 2>&1`;
+$out = $t->ftp_commands(port(8021), 'bob', 'SITE CHMOD 6755 c');
 like($out, qr/^SITE CHMOD 6755 c 200$/m, 'SITE CHMOD 6755: 200');
 is(sprintf('%o', (stat "$d/data/bob/c")[2] & 07777), '755',
     'SITE CHMOD 6755: 0755 on disk');
