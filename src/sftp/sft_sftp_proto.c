@@ -623,13 +623,13 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
                 return SFT_OK;
             }
 
-            if (sft_sftp_range(s, id, offset, rlen) != SFT_OK) {
-                return SFT_OK;
-            }
-
             /* clamped, as OpenSSH does */
             rlen = sft_min(rlen, (uint32_t) SFT_SFTP_MAX_READ);
             reserve = 13 + rlen;
+
+            if (sft_sftp_range(s, id, offset, rlen) != SFT_OK) {
+                return SFT_OK;
+            }
 
             if (h->read_now != SFT_SFTP_READ_THREAD) {
                 rc = sft_sftp_read_now(s, h, id, rlen, offset);
