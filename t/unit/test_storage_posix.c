@@ -230,7 +230,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..91\n");
+    printf("1..92\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -463,6 +463,14 @@ main(void)
     ok(sft_vfs_chmod(&s, r, P("a1"), 06755) == SFT_OK
        && (r = R(), sft_vfs_stat(&s, r, P("a1")) == SFT_OK)
        && (r->st.mode & 07777) == 0755, "no setuid or setgid bit");
+    sft_storage_posix_no_openat2 = 1;
+    r = R();
+    ok(sft_vfs_chmod(&s, r, P("a1"), 0640) == SFT_OK
+       && sft_vfs_setmtime(&s, R(), P("a1"), 1000000000) == SFT_OK
+       && (r = R(), sft_vfs_stat(&s, r, P("a1")) == SFT_OK)
+       && (r->st.mode & 07777) == 0640 && r->st.mtime == 1000000000,
+       "chmod and mtime without openat2");
+    sft_storage_posix_no_openat2 = 0;
     r = R();
     ok(sft_vfs_chmod(&s, r, P("dir"), 01777) == SFT_OK
        && (r = R(), sft_vfs_stat(&s, r, P("dir")) == SFT_OK)
