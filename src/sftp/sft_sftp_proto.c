@@ -1060,7 +1060,7 @@ sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
     ctx->flags = flags;
     ctx->size = (off_t) r->size;
     ctx->old_size = h->file.size;
-    ctx->mode = sft_vfs_mode((mode_t) r->perm);
+    ctx->mode = (mode_t) r->perm;          /* sft_vfs_file_mode()'s */
     ctx->atime = h->atime;
     ctx->mtime = h->mtime;
     ctx->read_now = SFT_SFTP_READ_THREAD;
@@ -1142,11 +1142,10 @@ sft_sftp_fd_op_quota(sft_sftp_request_t *r)
 static void
 sft_sftp_fsetstat_write(sft_sftp_request_t *r)
 {
-    size_t               n, dlen;
+    mode_t               mode;
     uint32_t             flags;
     sft_sftp_handle_t   *h;
     sft_sftp_session_t  *s;
-    u_char               vpath[SFT_STORAGE_PATH_MAX + 1];
 
     s = r->session;
     h = r->handle;
@@ -1161,30 +1160,21 @@ sft_sftp_fsetstat_write(sft_sftp_request_t *r)
         return;
     }
 
-    /* a mode needs "chmod" in the file's directory, as SETSTAT's does */
+    /* a mode as the VFS allows it, as SETSTAT's */
 
     if (flags & SSH_FILEXFER_ATTR_PERMISSIONS) {
-        if (sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len, h->path,
-                              h->path_len, vpath, &n)
-            != SFT_STORAGE_OK)
-        {
-            n = 1;
-        }
+        mode = (mode_t) r->perm;
 
-        for (dlen = n; dlen > 1 && vpath[dlen - 1] != '/'; dlen--) {
-            /* void */
-        }
-
-        if (!(sft_vfs_perms(&s->vfs, vpath, dlen > 1 ? dlen - 1 : 1)
-              & SFT_PERM_CHMOD))
+        if (sft_vfs_file_mode(&s->vfs, h->path, h->path_len, &mode)
+            != SFT_OK)
         {
-            sft_log_error(SFT_LOG_INFO, s->log, 0,
-                          "permission denied: mode of \"%s\"", h->path);
             sft_sftp_status(s, r->id, SSH_FX_PERMISSION_DENIED,
                             "Permission denied");
             sft_sftp_request_done(r);
             return;
         }
+
+        r->perm = mode;
     }
 
     /* a refused request changes nothing: the times only now */

@@ -312,7 +312,7 @@ sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
  * sticky bit a client set would be a root-owned setuid file on the host.
  */
 
-mode_t
+static mode_t
 sft_vfs_mode(mode_t mode)
 {
     return mode & 0777;
@@ -1022,6 +1022,35 @@ sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     return sft_vfs_simple(s, req, SFT_STORAGE_SETMTIME, path, len,
                           SFT_PERM_UPLOAD, 0);
+}
+
+
+/*
+ * The mode a client sets on an open file (an upload, whose name may not
+ * be there yet): it needs "chmod" in the directory of path, as a chmod by
+ * name, and *mode keeps the bits a client may set.  SFT_ERROR: refused.
+ */
+
+sft_int_t
+sft_vfs_file_mode(sft_vfs_session_t *s, const u_char *path, size_t len,
+    mode_t *mode)
+{
+    size_t  n;
+    u_char  vpath[SFT_STORAGE_PATH_MAX + 1];
+
+    if (sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n)
+        != SFT_STORAGE_OK
+        || !(sft_vfs_dir_perms(s, vpath) & SFT_PERM_CHMOD))
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "permission denied: mode of \"%.*s\"", (int) len,
+                      path);
+        return SFT_ERROR;
+    }
+
+    *mode = sft_vfs_mode(*mode);
+
+    return SFT_OK;
 }
 
 
