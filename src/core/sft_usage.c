@@ -343,7 +343,10 @@ sft_usage_get(sft_usage_t *r, off_t *bytes, off_t *files)
 }
 
 
-/* adds n to *v unless that passes max (0: no limit); never below 0 */
+/*
+ * adds n to *v unless that passes max (0: no limit); saturates at
+ * INT64_MAX and never goes below 0
+ */
 
 static sft_int_t
 sft_usage_add(int64_t *v, int64_t max, int64_t n)
@@ -353,11 +356,13 @@ sft_usage_add(int64_t *v, int64_t max, int64_t n)
     cur = __atomic_load_n(v, __ATOMIC_RELAXED);
 
     do {
-        if (n > 0 && max && cur + n > max) {
+        if (n > 0 && max && n > max - cur) {
             return SFT_ERROR;
         }
 
-        next = cur + n;
+        if (__builtin_add_overflow(cur, n, &next)) {
+            next = (n > 0) ? INT64_MAX : 0;
+        }
 
         if (next < 0) {
             next = 0;
@@ -379,7 +384,7 @@ sft_usage_charge(sft_usage_t *r, off_t max_bytes, off_t max_files,
     }
 
     if (files && sft_usage_add(&r->files, max_files, files) != SFT_OK) {
-        (void) sft_usage_add(&r->bytes, 0, -bytes);
+        sft_usage_credit(r, bytes, 0);
         return SFT_ERROR;
     }
 
@@ -390,11 +395,13 @@ sft_usage_charge(sft_usage_t *r, off_t max_bytes, off_t max_files,
 void
 sft_usage_credit(sft_usage_t *r, off_t bytes, off_t files)
 {
-    if (bytes) {
+    /* a credit is never negative: no -INT64_MIN */
+
+    if (bytes > 0) {
         (void) sft_usage_add(&r->bytes, 0, -bytes);
     }
 
-    if (files) {
+    if (files > 0) {
         (void) sft_usage_add(&r->files, 0, -files);
     }
 }

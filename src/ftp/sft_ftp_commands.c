@@ -775,7 +775,10 @@ sft_ftp_mdtm(sft_ftp_session_t *s)
 }
 
 
-/* a decimal offset: SFT_OK, or SFT_ERROR for anything else */
+/*
+ * a decimal offset up to the largest file offset: SFT_OK, or SFT_ERROR
+ * for anything else
+ */
 
 static sft_int_t
 sft_ftp_parse_offset(u_char *p, size_t len, off_t *n)
@@ -789,7 +792,9 @@ sft_ftp_parse_offset(u_char *p, size_t len, off_t *n)
     }
 
     for (i = 0; i < len; i++) {
-        if (p[i] < '0' || p[i] > '9' || *n > (off_t) (INT64_MAX / 10 - 9)) {
+        if (p[i] < '0' || p[i] > '9'
+            || *n > (SFT_STORAGE_OFFSET_MAX - (p[i] - '0')) / 10)
+        {
             return SFT_ERROR;
         }
 
@@ -806,6 +811,9 @@ sft_ftp_rest(sft_ftp_session_t *s)
     off_t  n;
 
     if (sft_ftp_parse_offset(s->arg.data, s->arg.len, &n) != SFT_OK) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "client sent an invalid REST offset \"%.*s\"",
+                      (int) sft_min(s->arg.len, 32), s->arg.data);
         sft_ftp_reply(s, 501, "Invalid REST parameter.");
         return SFT_OK;
     }
@@ -841,6 +849,9 @@ sft_ftp_rang(sft_ftp_session_t *s)
                                 &end)
            != SFT_OK)
     {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "client sent an invalid RANG \"%.*s\"",
+                      (int) sft_min(s->arg.len, 64), s->arg.data);
         sft_ftp_reply(s, 501, "Usage: RANG <start> <end>.");
         return SFT_OK;
     }
@@ -1157,7 +1168,7 @@ sft_ftp_site(sft_ftp_session_t *s)
         return SFT_ERROR;
     }
 
-    rc = sft_vfs_chmod(&s->vfs, r, p, end - p, mode & 0777);
+    rc = sft_vfs_chmod(&s->vfs, r, p, end - p, mode);
 
     return sft_ftp_op_result(s, rc, sft_ftp_chmod_done);
 }

@@ -84,6 +84,8 @@ typedef struct {
 } sft_sftp_copy_t;
 
 
+static sft_int_t sft_sftp_range(sft_sftp_session_t *s, uint32_t id,
+    uint64_t offset, uint64_t len);
 static sft_int_t sft_sftp_request(sft_sftp_session_t *s, u_char *p,
     size_t len);
 static sft_int_t sft_sftp_extended(sft_sftp_session_t *s,
@@ -275,6 +277,28 @@ sft_sftp_get_attrs(sft_sftp_buf_t *b, sft_sftp_request_t *r)
     }
 
     return SFT_OK;
+}
+
+
+/*
+ * An offset and a length from the client, before any arithmetic:
+ * SFT_DECLINED (and the reply sent) if they pass the largest offset.
+ */
+
+static sft_int_t
+sft_sftp_range(sft_sftp_session_t *s, uint32_t id, uint64_t offset,
+    uint64_t len)
+{
+    if (sft_storage_range_valid(offset, len)) {
+        return SFT_OK;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "client sent an offset out of range: %llu+%llu",
+                  (unsigned long long) offset, (unsigned long long) len);
+    sft_sftp_status(s, id, SSH_FX_FAILURE, "Offset out of range");
+
+    return SFT_DECLINED;
 }
 
 
@@ -603,6 +627,10 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             rlen = sft_min(rlen, (uint32_t) SFT_SFTP_MAX_READ);
             reserve = 13 + rlen;
 
+            if (sft_sftp_range(s, id, offset, rlen) != SFT_OK) {
+                return SFT_OK;
+            }
+
             if (h->read_now != SFT_SFTP_READ_THREAD) {
                 rc = sft_sftp_read_now(s, h, id, rlen, offset);
 
@@ -633,6 +661,10 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
                                 "Not open for writing");
                 return SFT_OK;
             }
+
+            if (sft_sftp_range(s, id, offset, nlen) != SFT_OK) {
+                return SFT_OK;
+            }
         }
 
         r = sft_sftp_request_new(s, type, id, reserve);
@@ -654,21 +686,13 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             return SFT_OK;
 
         case SSH_FXP_FSTAT:
-            if (h->write) {
-                sft_memzero(&r->req.st, sizeof(sft_storage_stat_t));
-                r->req.st.mode = S_IFREG | 0644;
-                r->req.st.size = h->file.size;
-                r->req.st.mtime = sft_current_sec;
-                r->req.err = SFT_STORAGE_OK;
-
-                /* the completion releases the handle: a CLOSE waits */
-                h->busy++;
-                sft_sftp_complete(r);
-                return SFT_OK;
-            }
-
+            /* the completion releases the handle: a CLOSE waits */
             h->busy++;
-            rc = sft_vfs_stat(&s->vfs, &r->req, h->path, h->path_len);
+
+            /* a file: the open one (an upload's temporary file) */
+            rc = h->is_dir ? sft_vfs_stat(&s->vfs, &r->req, h->path,
+                                          h->path_len)
+                           : sft_vfs_fstat(&s->vfs, &r->req, &h->file);
             break;
 
         case SSH_FXP_FSETSTAT:
@@ -1036,7 +1060,7 @@ sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
     ctx->flags = flags;
     ctx->size = (off_t) r->size;
     ctx->old_size = h->file.size;
-    ctx->mode = (mode_t) (r->perm & 07777);
+    ctx->mode = (mode_t) r->perm;          /* sft_vfs_file_mode()'s */
     ctx->atime = h->atime;
     ctx->mtime = h->mtime;
     ctx->read_now = SFT_SFTP_READ_THREAD;
@@ -1118,11 +1142,10 @@ sft_sftp_fd_op_quota(sft_sftp_request_t *r)
 static void
 sft_sftp_fsetstat_write(sft_sftp_request_t *r)
 {
-    size_t               n, dlen;
+    mode_t               mode;
     uint32_t             flags;
     sft_sftp_handle_t   *h;
     sft_sftp_session_t  *s;
-    u_char               vpath[SFT_STORAGE_PATH_MAX + 1];
 
     s = r->session;
     h = r->handle;
@@ -1130,36 +1153,28 @@ sft_sftp_fsetstat_write(sft_sftp_request_t *r)
     flags = r->attr_flags
             & (SSH_FILEXFER_ATTR_SIZE|SSH_FILEXFER_ATTR_PERMISSIONS);
 
-    if ((flags & SSH_FILEXFER_ATTR_SIZE) && r->size > (uint64_t) INT64_MAX) {
-        sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Invalid size");
+    if ((flags & SSH_FILEXFER_ATTR_SIZE)
+        && sft_sftp_range(s, r->id, r->size, 0) != SFT_OK)
+    {
         sft_sftp_request_done(r);
         return;
     }
 
-    /* a mode needs "chmod" in the file's directory, as SETSTAT's does */
+    /* a mode as the VFS allows it, as SETSTAT's */
 
     if (flags & SSH_FILEXFER_ATTR_PERMISSIONS) {
-        if (sft_vfs_normalize(s->vfs.cwd, s->vfs.cwd_len, h->path,
-                              h->path_len, vpath, &n)
-            != SFT_STORAGE_OK)
-        {
-            n = 1;
-        }
+        mode = (mode_t) r->perm;
 
-        for (dlen = n; dlen > 1 && vpath[dlen - 1] != '/'; dlen--) {
-            /* void */
-        }
-
-        if (!(sft_vfs_perms(&s->vfs, vpath, dlen > 1 ? dlen - 1 : 1)
-              & SFT_PERM_CHMOD))
+        if (sft_vfs_file_mode(&s->vfs, h->path, h->path_len, &mode)
+            != SFT_OK)
         {
-            sft_log_error(SFT_LOG_INFO, s->log, 0,
-                          "permission denied: mode of \"%s\"", h->path);
             sft_sftp_status(s, r->id, SSH_FX_PERMISSION_DENIED,
                             "Permission denied");
             sft_sftp_request_done(r);
             return;
         }
+
+        r->perm = mode;
     }
 
     /* a refused request changes nothing: the times only now */
@@ -1381,10 +1396,7 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_OK;
     }
 
-    if (start > (uint64_t) INT64_MAX
-        || length > (uint64_t) INT64_MAX - start)
-    {
-        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid range");
+    if (sft_sftp_range(s, id, start, length) != SFT_OK) {
         return SFT_OK;
     }
 
@@ -1842,11 +1854,9 @@ sft_sftp_copy_data(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id)
         return SFT_OK;
     }
 
-    if (roff > (uint64_t) INT64_MAX || woff > (uint64_t) INT64_MAX
-        || len > (uint64_t) INT64_MAX - roff
-        || len > (uint64_t) INT64_MAX - woff)
+    if (sft_sftp_range(s, id, roff, len) != SFT_OK
+        || sft_sftp_range(s, id, woff, len) != SFT_OK)
     {
-        sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid range");
         return SFT_OK;
     }
 
@@ -2066,10 +2076,6 @@ sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
     u_char        *p;
     ssize_t        n;
     struct iovec   iov;
-
-    if (offset > (uint64_t) INT64_MAX) {
-        return SFT_DECLINED;
-    }
 
     p = sft_sftp_reply_space(s, 13 + len);
     if (p == NULL) {
@@ -2480,13 +2486,14 @@ sft_sftp_complete(sft_sftp_request_t *r)
                 && (r->attr_flags & SSH_FILEXFER_ATTR_PERMISSIONS))
             {
                 rc = sft_vfs_chmod(&s->vfs, &r->req, r->path, r->path_len,
-                                   r->perm & 07777);
+                                   (mode_t) r->perm);
 
             } else if (r->step == 2
                        && (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME))
             {
-                rc = sft_vfs_setmtime(&s->vfs, &r->req, r->path,
-                                      r->path_len, (time_t) r->mtime);
+                rc = sft_vfs_settimes(&s->vfs, &r->req, r->path,
+                                      r->path_len, (time_t) r->atime,
+                                      (time_t) r->mtime);
 
             } else {
                 continue;

@@ -512,3 +512,59 @@ sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb)
     st->uid = sb->st_uid;
     st->gid = sb->st_gid;
 }
+
+
+sft_uint_t
+sft_storage_range_valid(uint64_t offset, uint64_t len)
+{
+    return offset <= (uint64_t) SFT_STORAGE_OFFSET_MAX
+           && len <= (uint64_t) SFT_STORAGE_OFFSET_MAX - offset;
+}
+
+
+/*
+ * Whether a relative link target, in a directory depth levels below the
+ * root the link must stay in, climbs above that root on its way: a link
+ * another program on the host follows would leave the home.
+ */
+
+sft_uint_t
+sft_storage_link_escapes(size_t depth, const u_char *target, size_t len)
+{
+    size_t         n;
+    const u_char  *p, *t, *end;
+
+    n = 0;                  /* levels below the link's directory */
+    end = target + len;
+
+    p = target;
+
+    while (p < end) {
+        t = p;
+
+        while (p < end && *p != '/') {
+            p++;
+        }
+
+        if (p - t == 2 && t[0] == '.' && t[1] == '.') {
+            if (n) {
+                n--;
+
+            } else if (depth) {
+                depth--;
+
+            } else {
+                return 1;
+            }
+
+        } else if (p - t && !(p - t == 1 && t[0] == '.')) {
+            n++;
+        }
+
+        if (p < end) {
+            p++;
+        }
+    }
+
+    return 0;
+}

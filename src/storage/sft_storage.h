@@ -17,6 +17,13 @@
 #define SFT_STORAGE_PATH_MAX    4096
 #define SFT_STORAGE_DIR_BATCH   64
 
+/*
+ * The largest file offset (and size) a client may name: 2^60 bytes, far
+ * above any file system and far enough below 2^63 that an offset plus a
+ * length or a count of bytes never overflows an off_t.
+ */
+#define SFT_STORAGE_OFFSET_MAX  ((off_t) 1 << 60)
+
 
 /* the errors every driver maps to and every protocol translates */
 
@@ -61,6 +68,7 @@ typedef enum {
     SFT_STORAGE_SYMLINK,
     SFT_STORAGE_LINK,             /* a hard link: path2 names path */
     SFT_STORAGE_USAGE,            /* bytes and files below a directory */
+    SFT_STORAGE_FSTAT,            /* an open file, not its name */
     SFT_STORAGE_NOPS
 } sft_storage_op_t;
 
@@ -71,6 +79,9 @@ typedef enum {
 #define SFT_STORAGE_WRITE_APPEND   0x04  /* O_APPEND, created if missing */
 #define SFT_STORAGE_WRITE_EXCL     0x08  /* refuse an existing name */
 #define SFT_STORAGE_WRITE_NOREPLACE 0x10 /* commit refuses to replace */
+
+/* set mtime: the atime too */
+#define SFT_STORAGE_SET_ATIME      0x20
 
 
 typedef struct sft_storage_s         sft_storage_t;
@@ -187,6 +198,7 @@ struct sft_storage_req_s {
     sft_uint_t             flags;
     mode_t                 mode;
     time_t                 mtime;
+    time_t                 atime;         /* SFT_STORAGE_SET_ATIME */
     sft_uint_t             commit;        /* close: rename into place */
 
     /* results */
@@ -252,6 +264,12 @@ void sft_storage_complete(sft_storage_req_t *req);
 sft_storage_err_t sft_storage_map_errno(int err);
 const char *sft_storage_strerror(sft_storage_err_t err);
 void sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb);
+
+/* offset and offset + len within SFT_STORAGE_OFFSET_MAX: as the client
+   sent them, before any arithmetic */
+sft_uint_t sft_storage_range_valid(uint64_t offset, uint64_t len);
+sft_uint_t sft_storage_link_escapes(size_t depth, const u_char *target,
+    size_t len);
 
 
 /* a driver instance made without a configuration file (tests, the CLI) */

@@ -43,6 +43,11 @@ typedef struct {
 } sft_posix_conf_t;
 
 
+/* an entry of a tree walk: 0 goes on, an errno stops the walk */
+typedef int (*sft_posix_visit_pt)(int dfd, const char *name,
+    struct stat *sb, int level, void *data);
+
+
 static void *sft_posix_create_conf(sft_conf_t *cf);
 static char *sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st,
     void *conf);
@@ -74,6 +79,8 @@ static sft_int_t sft_posix_readlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_symlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_link(sft_storage_req_t *req);
 static sft_int_t sft_posix_usage(sft_storage_req_t *req);
+static int sft_posix_tree(int fd, sft_posix_visit_pt visit, void *data);
+static sft_int_t sft_posix_fstat(sft_storage_req_t *req);
 static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
 
 
@@ -106,7 +113,8 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_readlink,
         sft_posix_symlink,
         sft_posix_link,
-        sft_posix_usage
+        sft_posix_usage,
+        sft_posix_fstat
     },
     sft_posix_file_fd
 };
@@ -1343,12 +1351,103 @@ sft_posix_unlink(sft_storage_req_t *req)
 }
 
 
+/* the level of the directory holding path (a rename's), below the home */
+
+static size_t
+sft_posix_depth(sft_storage_req_t *req, const u_char *path)
+{
+    size_t         n;
+    const u_char  *p;
+
+    n = 0;
+
+    for (p = path + req->base_len; *p; p++) {
+        n += (*p == '/');
+    }
+
+    /* below a home, the rest begins with a slash */
+
+    return (req->base_len && n) ? n - 1 : n;
+}
+
+
+/* 0, or EXDEV if the relative link name in dfd would climb above depth */
+
+static int
+sft_posix_link_check(int dfd, const char *name, size_t depth)
+{
+    ssize_t  n;
+    char     target[SFT_STORAGE_PATH_MAX + 1];
+
+    n = readlinkat(dfd, name, target, sizeof(target) - 1);
+
+    if (n == -1) {
+        return errno;
+    }
+
+    if (n == 0 || target[0] == '/'
+        || !sft_storage_link_escapes(depth, (u_char *) target, n))
+    {
+        return 0;
+    }
+
+    return EXDEV;
+}
+
+
+static int
+sft_posix_link_visit(int dfd, const char *name, struct stat *sb, int level,
+    void *data)
+{
+    size_t  *depth = data;
+
+    return S_ISLNK(sb->st_mode) ? sft_posix_link_check(dfd, name,
+                                                       *depth + level)
+                                : 0;
+}
+
+
+/*
+ * A relative link means something else in another directory: a link
+ * renamed is checked as SYMLINK checks a new one, against the home; so
+ * are the links inside a directory moved nearer to the home (moved to the
+ * same level or deeper, none of them can climb out that could not
+ * before).  0, or the errno that refuses the rename.
+ */
+
+static int
+sft_posix_rename_links(sft_storage_req_t *req, int sfd, const char *sname,
+    struct stat *sb)
+{
+    int     fd;
+    size_t  from, to;
+
+    from = sft_posix_depth(req, req->path);
+    to = sft_posix_depth(req, req->path2);
+
+    if (S_ISLNK(sb->st_mode)) {
+        return sft_posix_link_check(sfd, sname, to);
+    }
+
+    if (!S_ISDIR(sb->st_mode) || to >= from) {
+        return 0;
+    }
+
+    fd = openat(sfd, sname, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+    if (fd == -1) {
+        return errno;
+    }
+
+    return sft_posix_tree(fd, sft_posix_link_visit, &to);
+}
+
+
 /* req->st: the target replaced, mode 0 if there was none */
 
 static sft_int_t
 sft_posix_rename(sft_storage_req_t *req)
 {
-    int           sfd, tfd, rc;
+    int           sfd, tfd, rc, err;
     char          sname[SFT_STORAGE_NAME_MAX + 1];
     char          tname[SFT_STORAGE_NAME_MAX + 1];
     struct stat   sb;
@@ -1365,6 +1464,17 @@ sft_posix_rename(sft_storage_req_t *req)
     if (tfd == -1) {
         close(sfd);
         return sft_posix_fail(req, "rename()");
+    }
+
+    if (fstatat(sfd, sname, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+        err = sft_posix_rename_links(req, sfd, sname, &sb);
+
+        if (err) {
+            close(sfd);
+            close(tfd);
+            errno = err;
+            return sft_posix_fail(req, "rename()");
+        }
     }
 
     if (fstatat(tfd, tname, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -1392,25 +1502,50 @@ sft_posix_rename(sft_storage_req_t *req)
 }
 
 
+/*
+ * The file path names (a final link followed, beneath the root) as an
+ * O_PATH descriptor, and in proc its name under /proc/self/fd: a call by
+ * that name acts on this very inode and needs no read or write access to
+ * it, as the owner's chmod of a 0200 file must not.
+ */
+
+static int
+sft_posix_open_inode(sft_posix_t *p, sft_storage_req_t *req, char *proc,
+    size_t size)
+{
+    int  fd;
+
+    fd = sft_posix_open(p, req, (char *) req->path, O_PATH, 0, 1);
+
+    if (fd != -1) {
+        (void) snprintf(proc, size, "/proc/self/fd/%d", fd);
+    }
+
+    return fd;
+}
+
+
+/* the mtime, and the atime with SFT_STORAGE_SET_ATIME */
+
 static sft_int_t
 sft_posix_setmtime(sft_storage_req_t *req)
 {
     int              fd, rc;
+    char             proc[32];
     struct timespec  ts[2];
     sft_posix_t     *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
-                        0, 1);
+    fd = sft_posix_open_inode(p, req, proc, sizeof(proc));
     if (fd == -1) {
         return sft_posix_fail(req, "utimes()");
     }
 
-    ts[0].tv_sec = 0;
-    ts[0].tv_nsec = UTIME_OMIT;
+    ts[0].tv_sec = req->atime;
+    ts[0].tv_nsec = (req->flags & SFT_STORAGE_SET_ATIME) ? 0 : UTIME_OMIT;
     ts[1].tv_sec = req->mtime;
     ts[1].tv_nsec = 0;
 
-    rc = futimens(fd, ts);
+    rc = utimensat(AT_FDCWD, proc, ts, 0);
     close(fd);
 
     if (rc == -1) {
@@ -1425,15 +1560,15 @@ static sft_int_t
 sft_posix_chmod(sft_storage_req_t *req)
 {
     int           fd, rc;
+    char          proc[32];
     sft_posix_t  *p = req->storage->driver_data;
 
-    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
-                        0, 1);
+    fd = sft_posix_open_inode(p, req, proc, sizeof(proc));
     if (fd == -1) {
         return sft_posix_fail(req, "chmod()");
     }
 
-    rc = fchmod(fd, req->mode & 0777);
+    rc = fchmodat(AT_FDCWD, proc, req->mode, 0);
     close(fd);
 
     if (rc == -1) {
@@ -1590,6 +1725,23 @@ sft_posix_link(sft_storage_req_t *req)
 }
 
 
+/* the attributes of the open file, wherever its name is now */
+
+static sft_int_t
+sft_posix_fstat(sft_storage_req_t *req)
+{
+    struct stat  sb;
+
+    if (fstat(req->file->fd, &sb) == -1) {
+        return sft_posix_fail(req, "fstat()");
+    }
+
+    sft_storage_stat_from_sys(&req->st, &sb);
+
+    return SFT_OK;
+}
+
+
 static sft_fd_t
 sft_posix_file_fd(sft_storage_file_t *file)
 {
@@ -1598,32 +1750,26 @@ sft_posix_file_fd(sft_storage_file_t *file)
 
 
 /*
- * The bytes of the regular files and the number of non-directories below
- * path, as the quota counts them; links are not followed, temporary
- * upload names (left by a crash) are not counted.
+ * Walks the tree below the directory fd (closed at the end), links not
+ * followed, temporary upload names (left by a crash) left out: visit sees
+ * every other entry with its level (1: in fd).  An error of the walk is
+ * remembered and the walk goes on; one a visit returns stops it.
+ * Returns 0 or an errno.
  */
 
-static sft_int_t
-sft_posix_usage(sft_storage_req_t *req)
+static int
+sft_posix_tree(int fd, sft_posix_visit_pt visit, void *data)
 {
-    int             fd, depth, err;
+    int             depth, err, rc;
     DIR            *dirs[SFT_POSIX_USAGE_DEPTH];
     struct stat     sb;
-    sft_posix_t    *p = req->storage->driver_data;
     struct dirent  *de;
-
-    req->usage.bytes = 0;
-    req->usage.files = 0;
-
-    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
-    if (fd == -1) {
-        return sft_posix_fail(req, "usage: open()");
-    }
 
     dirs[0] = fdopendir(fd);
     if (dirs[0] == NULL) {
+        err = errno;
         close(fd);
-        return sft_posix_fail(req, "usage: fdopendir()");
+        return err;
     }
 
     depth = 1;
@@ -1661,9 +1807,17 @@ sft_posix_usage(sft_storage_req_t *req)
             continue;
         }
 
+        rc = visit(dirfd(dirs[depth - 1]), de->d_name, &sb, depth, data);
+
+        if (rc) {
+            while (depth) {
+                closedir(dirs[--depth]);
+            }
+
+            return rc;
+        }
+
         if (!S_ISDIR(sb.st_mode)) {
-            req->usage.files++;
-            req->usage.bytes += S_ISREG(sb.st_mode) ? sb.st_size : 0;
             continue;
         }
 
@@ -1687,6 +1841,54 @@ sft_posix_usage(sft_storage_req_t *req)
 
         depth++;
     }
+
+    return err;
+}
+
+
+static int
+sft_posix_count(int dfd, const char *name, struct stat *sb, int level,
+    void *data)
+{
+    sft_storage_usage_t  *usage = data;
+
+    /* saturating: sparse files may claim more than an off_t holds */
+
+    if (!S_ISDIR(sb->st_mode)) {
+        usage->files++;
+
+        if (S_ISREG(sb->st_mode)
+            && __builtin_add_overflow(usage->bytes, sb->st_size,
+                                      &usage->bytes))
+        {
+            usage->bytes = INT64_MAX;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * The bytes of the regular files and the number of non-directories below
+ * path, as the quota counts them.
+ */
+
+static sft_int_t
+sft_posix_usage(sft_storage_req_t *req)
+{
+    int           fd, err;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    req->usage.bytes = 0;
+    req->usage.files = 0;
+
+    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "usage: open()");
+    }
+
+    err = sft_posix_tree(fd, sft_posix_count, &req->usage);
 
     if (err) {
         errno = err;

@@ -286,6 +286,10 @@ sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
         offset = file->size;
     }
 
+    if (offset < 0 || !sft_storage_range_valid(offset, len)) {
+        return SFT_ERROR;
+    }
+
     end = offset + (off_t) len;
     grow = end > file->size ? end - file->size : 0;
 
@@ -300,6 +304,38 @@ sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
     }
 
     return SFT_OK;
+}
+
+
+/*
+ * The mode bits a client may set, by any command of any protocol: the
+ * permission bits only.  Workers run as root, so a setuid, setgid or
+ * sticky bit a client set would be a root-owned setuid file on the host.
+ */
+
+static mode_t
+sft_vfs_mode(mode_t mode)
+{
+    return mode & 0777;
+}
+
+
+/* a read or write a client asked for: SFT_ERROR past the largest offset */
+
+static sft_int_t
+sft_vfs_range(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, off_t offset, size_t len)
+{
+    if (offset >= 0 && sft_storage_range_valid(offset, len)) {
+        return SFT_OK;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "client sent an offset out of range: %lld+%zu in \"%s\"",
+                  (long long) offset, len, file->name);
+    req->err = SFT_STORAGE_INVALID;
+
+    return SFT_ERROR;
 }
 
 
@@ -326,6 +362,7 @@ sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->post = sft_vfs_post;
     req->post_data = s;
     req->base_len = s->home.len;
+    req->mode = sft_vfs_mode(req->mode);     /* chmod, mkdir, create */
 
     err = sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n);
 
@@ -570,6 +607,13 @@ sft_vfs_post(sft_storage_req_t *req)
 
     case SFT_STORAGE_RENAME:
 
+        if (req->err == SFT_STORAGE_PERMISSION && req->sys_err == EXDEV) {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "rename of \"%s\" refused: a symbolic link would "
+                          "lead out of the home", req->path);
+            break;
+        }
+
         if (req->err == SFT_STORAGE_OK && req->st.mode
             && !S_ISDIR(req->st.mode))
         {
@@ -729,6 +773,11 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->file = file;
     req->offset = offset;
 
+    if (offset < 0 || offset > SFT_STORAGE_OFFSET_MAX) {
+        req->err = SFT_STORAGE_INVALID;
+        return SFT_ERROR;
+    }
+
     if (sft_vfs_prepare(s, req, path, len, SFT_PERM_UPLOAD, 0, &vpath,
                         &req->path)
         != SFT_OK)
@@ -765,19 +814,34 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
 }
 
 
+/* a request on an open file or directory: no path to prepare */
+
+static void
+sft_vfs_open_req(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_op_t op, sft_storage_t *storage, sft_uint_t post)
+{
+    req->op = op;
+    req->storage = storage;
+    req->log = s->log;
+    req->thread_pool = s->thread_pool;
+    req->post = post ? sft_vfs_post : NULL;
+    req->post_data = s;
+}
+
+
 sft_int_t
 sft_vfs_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset)
 {
-    req->op = SFT_STORAGE_READ;
-    req->storage = file->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = NULL;
+    sft_vfs_open_req(s, req, SFT_STORAGE_READ, file->storage, 0);
     req->file = file;
     req->buf = buf;
     req->len = len;
     req->offset = offset;
+
+    if (sft_vfs_range(s, req, file, offset, len) != SFT_OK) {
+        return SFT_ERROR;
+    }
 
     return sft_vfs_run(s, req);
 }
@@ -787,12 +851,7 @@ sft_int_t
 sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset)
 {
-    req->op = SFT_STORAGE_WRITE;
-    req->storage = file->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = sft_vfs_post;
-    req->post_data = s;
+    sft_vfs_open_req(s, req, SFT_STORAGE_WRITE, file->storage, 1);
     req->file = file;
     req->buf = buf;
     req->len = len;
@@ -803,6 +862,10 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
      */
     req->offset = (file->flags & SFT_STORAGE_WRITE_APPEND) ? file->size
                                                            : offset;
+
+    if (sft_vfs_range(s, req, file, req->offset, len) != SFT_OK) {
+        return SFT_ERROR;
+    }
 
     if (sft_vfs_charge_write(s, file, offset, len) != SFT_OK) {
         sft_log_error(SFT_LOG_INFO, s->log, 0,
@@ -822,14 +885,22 @@ sft_int_t
 sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, sft_uint_t commit)
 {
-    req->op = SFT_STORAGE_CLOSE;
-    req->storage = file->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = sft_vfs_post;
-    req->post_data = s;
+    sft_vfs_open_req(s, req, SFT_STORAGE_CLOSE, file->storage, 1);
     req->file = file;
     req->commit = commit;
+
+    return sft_vfs_run(s, req);
+}
+
+
+/* the attributes of an open file (an upload: its temporary file) */
+
+sft_int_t
+sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file)
+{
+    sft_vfs_open_req(s, req, SFT_STORAGE_FSTAT, file->storage, 0);
+    req->file = file;
 
     return sft_vfs_run(s, req);
 }
@@ -886,12 +957,7 @@ sft_int_t
 sft_vfs_readdir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir)
 {
-    req->op = SFT_STORAGE_READDIR;
-    req->storage = dir->storage;
-    req->log = s->log;
-    req->thread_pool = s->thread_pool;
-    req->post = sft_vfs_post;
-    req->post_data = s;
+    sft_vfs_open_req(s, req, SFT_STORAGE_READDIR, dir->storage, 1);
     req->dir = dir;
 
     return sft_vfs_run(s, req);
@@ -902,11 +968,8 @@ sft_int_t
 sft_vfs_closedir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir)
 {
-    req->op = SFT_STORAGE_CLOSEDIR;
-    req->storage = dir->storage;
-    req->log = s->log;
+    sft_vfs_open_req(s, req, SFT_STORAGE_CLOSEDIR, dir->storage, 0);
     req->thread_pool = NULL;             /* closedir() does not block */
-    req->post = NULL;
     req->dir = dir;
 
     return sft_vfs_run(s, req);
@@ -971,6 +1034,48 @@ sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     return sft_vfs_simple(s, req, SFT_STORAGE_SETMTIME, path, len,
                           SFT_PERM_UPLOAD, 0);
+}
+
+
+/*
+ * The mode a client sets on an open file (an upload, whose name may not
+ * be there yet): it needs "chmod" in the directory of path, as a chmod by
+ * name, and *mode keeps the bits a client may set.  SFT_ERROR: refused.
+ */
+
+sft_int_t
+sft_vfs_file_mode(sft_vfs_session_t *s, const u_char *path, size_t len,
+    mode_t *mode)
+{
+    size_t  n;
+    u_char  vpath[SFT_STORAGE_PATH_MAX + 1];
+
+    if (sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n)
+        != SFT_STORAGE_OK
+        || !(sft_vfs_dir_perms(s, vpath) & SFT_PERM_CHMOD))
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "permission denied: mode of \"%.*s\"", (int) len,
+                      path);
+        return SFT_ERROR;
+    }
+
+    *mode = sft_vfs_mode(*mode);
+
+    return SFT_OK;
+}
+
+
+/* both times: SETSTAT's */
+
+sft_int_t
+sft_vfs_settimes(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, time_t atime, time_t mtime)
+{
+    req->atime = atime;
+    req->flags |= SFT_STORAGE_SET_ATIME;
+
+    return sft_vfs_setmtime(s, req, path, len, mtime);
 }
 
 
@@ -1049,7 +1154,7 @@ sft_int_t
 sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, const u_char *target, size_t tlen)
 {
-    u_char             *vpath, *p, *t, *dir;
+    u_char             *vpath, *p, *dir;
     size_t              n, dlen, depth, tn, i;
     sft_storage_err_t   err;
     u_char              resolved[SFT_STORAGE_PATH_MAX + 1];
@@ -1086,41 +1191,11 @@ sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
         depth += (dir[i] == '/' && dlen > 1);
     }
 
-    if (target[0] != '/') {
+    /* a relative target must not climb above the root */
 
-        /* a relative target must not climb above the root */
-
-        n = 0;
-        p = (u_char *) target;
-
-        while (p < target + tlen) {
-            t = p;
-
-            while (p < target + tlen && *p != '/') {
-                p++;
-            }
-
-            if (p - t == 2 && t[0] == '.' && t[1] == '.') {
-                if (n == 0 && depth == 0) {
-                    req->err = SFT_STORAGE_PERMISSION;
-                    return SFT_ERROR;
-                }
-
-                if (n) {
-                    n--;
-
-                } else {
-                    depth--;
-                }
-
-            } else if (p - t && !(p - t == 1 && t[0] == '.')) {
-                n++;
-            }
-
-            if (p < target + tlen) {
-                p++;
-            }
-        }
+    if (target[0] != '/' && sft_storage_link_escapes(depth, target, tlen)) {
+        req->err = SFT_STORAGE_PERMISSION;
+        return SFT_ERROR;
     }
 
     err = sft_vfs_normalize(dir, dlen, target, tlen, resolved, &n);
@@ -1144,10 +1219,6 @@ sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
         req->path2[tn] = '\0';
 
     } else {
-        for (depth = 0, i = 0; i < dlen; i++) {
-            depth += (dir[i] == '/' && dlen > 1);
-        }
-
         req->path2 = sft_pnalloc(req->pool, depth * 3 + n + 2);
         if (req->path2 == NULL) {
             req->err = SFT_STORAGE_BUSY;

@@ -126,6 +126,8 @@ sft_int_t sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset);
 sft_int_t sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, sft_uint_t commit);
+sft_int_t sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file);
 sft_int_t sft_vfs_opendir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir, const u_char *path, size_t len);
 sft_int_t sft_vfs_readdir(sft_vfs_session_t *s, sft_storage_req_t *req,
@@ -142,6 +144,10 @@ sft_int_t sft_vfs_rename(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *from, size_t flen, const u_char *to, size_t tlen);
 sft_int_t sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, time_t mtime);
+sft_int_t sft_vfs_settimes(sft_vfs_session_t *s, sft_storage_req_t *req,
+    const u_char *path, size_t len, time_t atime, time_t mtime);
+sft_int_t sft_vfs_file_mode(sft_vfs_session_t *s, const u_char *path,
+    size_t len, mode_t *mode);
 sft_int_t sft_vfs_chmod(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, mode_t mode);
 sft_int_t sft_vfs_statvfs(sft_vfs_session_t *s, sft_storage_req_t *req,

@@ -211,7 +211,7 @@ wait_async(sft_thread_pool_t *tp, sft_uint_t n)
 int
 main(void)
 {
-    int                  i, total, hidden, bad;
+    int                  i, fd, total, hidden, bad;
     char                 path[600], cmd[700];
     u_char               data[16];
     sft_str_t            name = sft_string("test");
@@ -230,7 +230,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..76\n");
+    printf("1..92\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -459,6 +459,29 @@ main(void)
     r = R();
     ok(sft_vfs_stat(&s, r, P("a1")) == SFT_OK && r->st.mtime == 1000000000
        && (r->st.mode & 0777) == 0600, "mtime and mode set");
+    r = R();
+    ok(sft_vfs_chmod(&s, r, P("a1"), 06755) == SFT_OK
+       && (r = R(), sft_vfs_stat(&s, r, P("a1")) == SFT_OK)
+       && (r->st.mode & 07777) == 0755, "no setuid or setgid bit");
+    sft_storage_posix_no_openat2 = 1;
+    r = R();
+    ok(sft_vfs_chmod(&s, r, P("a1"), 0640) == SFT_OK
+       && sft_vfs_setmtime(&s, R(), P("a1"), 1000000000) == SFT_OK
+       && (r = R(), sft_vfs_stat(&s, r, P("a1")) == SFT_OK)
+       && (r->st.mode & 07777) == 0640 && r->st.mtime == 1000000000,
+       "chmod and mtime without openat2");
+    sft_storage_posix_no_openat2 = 0;
+    r = R();
+    ok(sft_vfs_chmod(&s, r, P("dir"), 01777) == SFT_OK
+       && (r = R(), sft_vfs_stat(&s, r, P("dir")) == SFT_OK)
+       && (r->st.mode & 07777) == 0777, "no sticky bit");
+    r = R();
+    (void) sft_vfs_settimes(&s, r, P("a1"), 900000000, 1000000000);
+    r = R();
+    ok(sft_vfs_stat(&s, r, P("a1")) == SFT_OK && r->st.atime == 900000000
+       && r->st.mtime == 1000000000, "atime and mtime set");
+    r = R();
+    (void) sft_vfs_chmod(&s, r, P("a1"), 0600);
 
     /* symlink creation stays inside */
 
@@ -563,6 +586,38 @@ main(void)
        && (sft_usage_get(q.usage, &bytes, &files), bytes == 3 && files == 3),
        "a symbolic link is charged as a file");
 
+    /* offsets past the largest one are refused before any arithmetic */
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    (void) sft_vfs_open_write(&s, r, &f, P("q2.bin"), 0, 0);
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, data, 8, INT64_MAX - 4) == SFT_ERROR
+       && r->err == SFT_STORAGE_INVALID
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 3),
+       "a write near 2^63 refused, nothing charged");
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, data, 8, SFT_STORAGE_OFFSET_MAX - 7)
+       == SFT_ERROR && r->err == SFT_STORAGE_INVALID,
+       "a write ending past the largest offset refused");
+    r = R();
+    ok(sft_vfs_read(&s, r, &f, data, 8, -1) == SFT_ERROR
+       && r->err == SFT_STORAGE_INVALID, "a negative offset refused");
+    r = R();
+    (void) sft_vfs_close(&s, r, &f, 0);
+
+    /* the usage saturates: no overflow resets it */
+
+    ok(sft_usage_charge(q.usage, 0, 0, INT64_MAX, 0) == SFT_OK
+       && sft_usage_charge(q.usage, 0, 0, INT64_MAX, 0) == SFT_OK
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == INT64_MAX),
+       "usage saturates at the largest count");
+    ok(sft_usage_charge(q.usage, 100, 0, 1, 0) == SFT_ERROR,
+       "a saturated usage is over any quota");
+    sft_usage_credit(q.usage, INT64_MAX, 0);
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(bytes == 0, "a credit of all of it leaves 0");
+
     free(mem);
     sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
 
@@ -611,6 +666,40 @@ main(void)
     }
 
     sft_storage_posix_no_openat2 = 0;
+
+    /*
+     * a relative link renamed or moved with its directory is checked as a
+     * new one is: it must not climb out of the home where it lands
+     */
+
+    mkdir(strcat(strcpy(cmd, root), "/homes/a/d"), 0755);
+    mkdir(strcat(strcpy(cmd, root), "/homes/a/d/e"), 0755);
+    r = R();
+    ok(sft_vfs_symlink(&s, R(), P("d/up"), P("../mine")) == SFT_OK
+       && sft_vfs_rename(&s, r, P("d/up"), P("up")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION && exists("homes/a/d/up")
+       && !exists("homes/a/up"),
+       "a link renamed to where it climbs out of the home refused");
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("d/up"), P("d/e/up")) == SFT_OK
+       && exists("homes/a/d/e/up"),
+       "renamed deeper, it stays inside");
+    r = R();
+    ok(sft_vfs_symlink(&s, R(), P("d/e/up2"), P("../../mine")) == SFT_OK
+       && sft_vfs_rename(&s, r, P("d/e"), P("e")) == SFT_ERROR
+       && r->err == SFT_STORAGE_PERMISSION && exists("homes/a/d/e/up2"),
+       "a directory moved up with a link that would climb out refused");
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("d/e"), P("d/e2")) == SFT_OK
+       && (r = R(), sft_vfs_unlink(&s, r, P("d/e2/up2")) == SFT_OK)
+       && (r = R(), sft_vfs_rename(&s, r, P("d/e2"), P("e")) == SFT_OK)
+       && exists("homes/a/e/up"),
+       "moved at the same level, or without such links: renamed");
+    snprintf(cmd, sizeof(cmd), "%s/homes/a/d/abs", root);
+    (void) symlink("/etc/passwd", cmd);
+    r = R();
+    ok(sft_vfs_rename(&s, r, P("d/abs"), P("abs")) == SFT_OK,
+       "an absolute link (never followed) renamed");
     sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
 
     /* asynchronous: through the thread pool */
@@ -670,6 +759,26 @@ main(void)
            && ar.err == SFT_STORAGE_OK,
            "tmpfs: mkdir done at once, not queued");
 
+        /* tmpfs takes sparse files of 2^63-1 bytes: the count saturates */
+
+        for (j = 0; j < 2; j++) {
+            snprintf(cmd, sizeof(cmd), "%s/inline/sparse%d", path, (int) j);
+            fd = open(cmd, O_WRONLY|O_CREAT|O_TRUNC, 0644);
+            if (fd == -1 || ftruncate(fd, INT64_MAX) == -1) {
+                printf("# sparse file %s failed\n", cmd);
+            }
+            close(fd);
+        }
+
+        r = R();
+        r->op = SFT_STORAGE_USAGE;
+        r->storage = mst;
+        r->log = log;
+        r->path = (u_char *) "inline";
+        ok(mst->driver->ops[SFT_STORAGE_USAGE](r) == SFT_OK
+           && r->usage.files == 2 && r->usage.bytes == INT64_MAX,
+           "tmpfs: a count past 2^63 saturates");
+
         sft_storage_posix_destroy(mst);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
         if (system(cmd) != 0) {
@@ -677,6 +786,7 @@ main(void)
         }
 
     } else {
+        ok(1, "# SKIP no /dev/shm");
         ok(1, "# SKIP no /dev/shm");
     }
 

@@ -181,20 +181,7 @@ sub siftpd {
 
     $self->sanitizer_env();
 
-    my $pid = open(my $fh, '-|');
-    die "fork: $!" unless defined $pid;
-
-    if ($pid == 0) {
-        open STDERR, '>&', \*STDOUT;
-        exec $self->{_binary}, '-p', "$self->{_testdir}/", @args;
-        exit 127;
-    }
-
-    local $/;
-    my $out = <$fh>;
-    close $fh;
-
-    return ($? >> 8, $out // '');
+    return _output($self->{_binary}, '-p', "$self->{_testdir}/", @args);
 }
 
 sub run {
@@ -346,6 +333,70 @@ sub DESTROY {
         kill 'KILL', $pid;
         waitpid($pid, 0);
     }
+}
+
+# runs the python3 script NAME of the test directory with arguments: each
+# line it prints as "ok WHAT" or "not ok WHAT: WHY" is a test; returns the
+# number of them and the whole output
+sub python_checks {
+    my ($self, $name, @args) = @_;
+
+    my (undef, $out) = _output('timeout', 90, '/usr/bin/python3',
+        "$self->{_testdir}/$name", @args);
+    my $n = 0;
+
+    for my $l (split /\n/, $out) {
+        if ($l =~ /^(not )?ok (.*)$/) {
+            Test::More::ok(!$1, $2);
+            $n++;
+        }
+    }
+
+    return ($n, $out);
+}
+
+# one FTP session on port as user (password "pw"): each command sent as
+# it is, and a line "COMMAND CODE" for its reply
+sub ftp_commands {
+    my ($self, $port, $user, @commands) = @_;
+
+    $self->write_file('ftp_commands.py', <<'PY');
+import ftplib, sys
+f = ftplib.FTP()
+f.connect('127.0.0.1', int(sys.argv[1]), timeout=15)
+f.login(sys.argv[2], 'pw')
+for c in sys.argv[3:]:
+    try:
+        print(c, f.sendcmd(c)[:3])
+    except ftplib.all_errors as e:
+        print(c, str(e)[:3])
+f.quit()
+PY
+
+    my (undef, $out) = _output('timeout', 30, 'python3',
+        "$self->{_testdir}/ftp_commands.py", $port, $user, @commands);
+
+    return $out;
+}
+
+# runs a command without a shell: its exit code, its output and errors
+sub _output {
+    my (@command) = @_;
+
+    my $pid = open(my $fh, '-|');
+    die "fork: $!" unless defined $pid;
+
+    if ($pid == 0) {
+        open STDERR, '>&', \*STDOUT;
+        exec @command;
+        exit 127;
+    }
+
+    local $/;
+    my $out = <$fh>;
+    close $fh;
+
+    return ($? >> 8, $out // '');
 }
 
 # a minimal HTTP client: one request, returns the whole response
