@@ -9,6 +9,8 @@
 
 static sft_int_t sft_conf_read_token(sft_conf_t *cf);
 static sft_int_t sft_conf_handler(sft_conf_t *cf, sft_int_t last);
+static sft_int_t sft_conf_include_check(sft_conf_t *cf, sft_str_t *name,
+    sft_conf_file_t *file);
 static sft_int_t sft_conf_read_file(sft_conf_t *cf, sft_str_t *name,
     sft_conf_file_t *file);
 
@@ -242,6 +244,51 @@ sft_conf_load_file(sft_conf_t *cf, sft_str_t *name, size_t max,
 }
 
 
+/*
+ * A file that includes itself, directly or through others, would recurse
+ * until the stack runs out: the chain of including files is checked by
+ * identity (device and inode, whatever the path says) and bounded in depth.
+ */
+
+static sft_int_t
+sft_conf_include_check(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
+{
+    sft_uint_t        depth;
+    struct stat       st;
+    sft_conf_file_t  *f;
+
+    if (stat((char *) name->data, &st) == -1) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
+                           "stat() \"%s\" failed", name->data);
+        return SFT_ERROR;
+    }
+
+    file->parent = cf->conf_file;
+    file->dev = st.st_dev;
+    file->ino = st.st_ino;
+
+    depth = 0;
+
+    for (f = file->parent; f; f = f->parent) {
+        if (!f->param && f->dev == st.st_dev && f->ino == st.st_ino) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "include of \"%s\" makes a loop: it is "
+                               "already being read", name->data);
+            return SFT_ERROR;
+        }
+
+        if (++depth >= SFT_CONF_MAX_INCLUDE_DEPTH) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "includes nested deeper than %d levels",
+                               SFT_CONF_MAX_INCLUDE_DEPTH);
+            return SFT_ERROR;
+        }
+    }
+
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_conf_read_file(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
 {
@@ -252,6 +299,10 @@ sft_conf_read_file(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
     buf = sft_conf_load_file(cf, name, SFT_CONF_MAX_FILE_SIZE,
                              cf->cycle->pool, &n);
     if (buf == NULL) {
+        return SFT_ERROR;
+    }
+
+    if (sft_conf_include_check(cf, name, file) != SFT_OK) {
         return SFT_ERROR;
     }
 
