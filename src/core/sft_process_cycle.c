@@ -20,6 +20,11 @@ static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
 static void sft_worker_process_exit(sft_cycle_t *cycle);
 static void sft_worker_start_shutdown(sft_cycle_t *cycle);
 static void sft_shutdown_timer_handler(sft_event_t *ev);
+static void sft_worker_terminate(sft_cycle_t *cycle);
+
+
+/* a fast stop: how long workers have to abort their sessions before SIGKILL */
+#define SFT_TERMINATE_TIMEOUT  5000
 
 
 sft_uint_t  sft_exiting;
@@ -66,11 +71,6 @@ sft_master_process_cycle(sft_cycle_t *cycle)
 
     for ( ;; ) {
 
-        if (sft_terminate && deadline == 0) {
-            deadline = sft_monotonic_msec() + 5000;
-            alarm(1);
-        }
-
         sigsuspend(&set);
 
         if (sft_reap) {
@@ -82,7 +82,20 @@ sft_master_process_cycle(sft_cycle_t *cycle)
             sft_master_process_exit(cycle);
         }
 
+        /*
+         * The deadline starts when the stop arrives (the signal is only
+         * delivered inside sigsuspend()); the alarm wakes the master each
+         * second until the workers are gone or the deadline passes.
+         */
+
         if (sft_terminate) {
+            if (deadline == 0) {
+                deadline = sft_monotonic_msec() + SFT_TERMINATE_TIMEOUT;
+                sft_signal_worker_processes(cycle, SFT_CMD_TERMINATE);
+                alarm(1);
+                continue;
+            }
+
             if (sft_sigalrm) {
                 sft_sigalrm = 0;
                 alarm(1);
@@ -93,9 +106,6 @@ sft_master_process_cycle(sft_cycle_t *cycle)
                               "workers did not stop in time, killing them");
                 sft_signal_worker_processes(cycle, -SIGKILL);
                 delay_sent = 1;
-
-            } else if (!delay_sent) {
-                sft_signal_worker_processes(cycle, SFT_CMD_TERMINATE);
             }
 
             continue;
@@ -363,8 +373,9 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
         sft_process_events_and_timers(cycle);
 
         if (sft_terminate) {
-            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exiting");
-            sft_worker_process_exit(cycle);
+            sft_terminate = 0;
+            sft_worker_terminate(cycle);
+            continue;
         }
 
         if (sft_quit) {
@@ -403,6 +414,26 @@ sft_worker_start_shutdown(sft_cycle_t *cycle)
         sft_shutdown_event.log = cycle->log;
         sft_add_timer(&sft_shutdown_event, ccf->shutdown_timeout);
     }
+}
+
+
+/*
+ * A fast stop: no new sessions, and every session is told to close now, so
+ * transfers are aborted and their temporary files removed; the worker exits
+ * when the last one is gone (the master kills it after a deadline).
+ */
+
+static void
+sft_worker_terminate(sft_cycle_t *cycle)
+{
+    if (!sft_exiting) {
+        sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                      "stopping: closing %lu sessions",
+                      (unsigned long) sft_event_sessions);
+        sft_worker_start_shutdown(cycle);
+    }
+
+    sft_close_all_connections(cycle);
 }
 
 
@@ -542,7 +573,12 @@ sft_single_process_cycle(sft_cycle_t *cycle)
     for ( ;; ) {
         sft_process_events_and_timers(cycle);
 
-        if (sft_terminate || (sft_exiting && sft_event_sessions == 0)) {
+        if (sft_terminate) {
+            sft_terminate = 0;
+            sft_worker_terminate(cycle);
+        }
+
+        if (sft_exiting && sft_event_sessions == 0) {
             for (i = 0; cycle->modules[i]; i++) {
                 if (cycle->modules[i]->exit_process) {
                     cycle->modules[i]->exit_process(cycle);

@@ -1,0 +1,76 @@
+#!/usr/bin/perl
+
+# process_stop.t -- a fast stop (-s stop, SIGTERM) lets the workers abort
+# their transfers and remove the temporary upload files before they exit,
+# within the deadline, not killed at once.
+
+use warnings;
+use strict;
+
+use lib 't/lib';
+use Test::More;
+use POSIX qw/:sys_wait_h/;
+use Time::HiRes qw/sleep/;
+use Test::Siftpd qw/port/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_login ftp_cmd/;
+
+my $t = Test::Siftpd->new()->has('ftp');
+my $d = $t->testdir();
+
+ftp_conf($t);
+ftp_user($t, 'alice', 'pw-a', 'list,upload,overwrite');
+
+sub temp_files {
+    opendir my $dh, "$d/data/alice" or return ();
+    my @f = grep { /\.sft-/ } readdir $dh;
+    closedir $dh;
+    return @f;
+}
+
+# an upload that is still running: STOR, some data, no end
+
+sub start_upload {
+    my ($name) = @_;
+
+    my $s = ftp_login(port(8021), 'alice', 'pw-a');
+    my ($p) = ftp_cmd($s, 'EPSV') =~ /\(\|\|\|(\d+)\|\)/ or die 'no EPSV';
+    my $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$p",
+        Timeout => 20) or die "data connection: $!";
+    my $r = ftp_cmd($s, "STOR $name");
+    die "STOR: $r" unless $r =~ /^150 /;
+    print $dc 'x' x 65536;
+
+    return ($s, $dc);
+}
+
+for my $how ('-s stop', 'SIGTERM') {
+    my $seen = length($t->read_file('error.log'));
+    $t->run();
+
+    my @up = start_upload('up.bin');
+    ok($t->wait_for(sub { scalar(temp_files()) == 1 }),
+        "$how: upload running into a temporary file");
+
+    my $pid = $t->pid();
+
+    if ($how eq 'SIGTERM') {
+        kill 'TERM', $pid;
+    } else {
+        my ($rc, $out) = $t->siftpd('-c', "$d/siftpd.conf", '-s', 'stop');
+        is($rc, 0, "$how: sent") or diag($out);
+    }
+
+    ok($t->wait_for(sub { waitpid($pid, WNOHANG) == $pid }, 30),
+        "$how: master exited");
+    delete $t->{_pid};
+
+    my $log = substr($t->read_file('error.log'), $seen);
+    unlike($log, qr/did not stop in time/, "$how: workers not killed");
+    unlike($log, qr/exited on signal 9/, "$how: no SIGKILL");
+    is(join(' ', temp_files()), '', "$how: temporary file removed");
+    ok(!-e "$d/data/alice/up.bin", "$how: aborted upload not committed");
+
+    @up = ();
+}
+
+$t->done();
