@@ -109,6 +109,8 @@ struct sft_conf_s {
 
     sft_conf_handler_pt   handler;
     void                 *handler_conf;
+
+    sft_array_t          *param_names;  /* directives given with "-g" */
 };
 
 
