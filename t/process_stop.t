@@ -10,9 +10,8 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use POSIX qw/:sys_wait_h/;
-use Time::HiRes qw/sleep/;
 use Test::Siftpd qw/port/;
-use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_login ftp_cmd/;
+use Test::Siftpd::FTP qw/ftp_conf ftp_user ftp_upload_start/;
 
 my $t = Test::Siftpd->new()->has('ftp');
 my $d = $t->testdir();
@@ -27,27 +26,12 @@ sub temp_files {
     return @f;
 }
 
-# an upload that is still running: STOR, some data, no end
-
-sub start_upload {
-    my ($name) = @_;
-
-    my $s = ftp_login(port(8021), 'alice', 'pw-a');
-    my ($p) = ftp_cmd($s, 'EPSV') =~ /\(\|\|\|(\d+)\|\)/ or die 'no EPSV';
-    my $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$p",
-        Timeout => 20) or die "data connection: $!";
-    my $r = ftp_cmd($s, "STOR $name");
-    die "STOR: $r" unless $r =~ /^150 /;
-    print $dc 'x' x 65536;
-
-    return ($s, $dc);
-}
-
 for my $how ('-s stop', 'SIGTERM') {
     my $seen = length($t->read_file('error.log'));
     $t->run();
 
-    my @up = start_upload('up.bin');
+    my @up = ftp_upload_start(port(8021), 'alice', 'pw-a', 'up.bin',
+        'x' x 65536);
     ok($t->wait_for(sub { scalar(temp_files()) == 1 }),
         "$how: upload running into a temporary file");
 

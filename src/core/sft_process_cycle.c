@@ -8,6 +8,7 @@
 #include <sft_thread_pool.h>
 #include <sft_auth.h>
 #include <sft_usage.h>
+#include <sft_storage.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
@@ -64,6 +65,9 @@ sft_master_process_cycle(sft_cycle_t *cycle)
 
     sft_start_worker_processes(cycle, ccf->worker_processes,
                                SFT_PROCESS_RESPAWN);
+
+    /* what workers of an earlier run left, once the new ones serve */
+    sft_storage_sweep(cycle, sft_process_is_live);
 
     live = 1;
     delay_sent = 0;
@@ -235,7 +239,7 @@ sft_reap_children(sft_cycle_t *cycle)
     int         status;
     pid_t       pid;
     sft_int_t   i;
-    sft_uint_t  live;
+    sft_uint_t  live, respawned;
 
     for ( ;; ) {
         pid = waitpid(-1, &status, WNOHANG);
@@ -273,6 +277,7 @@ sft_reap_children(sft_cycle_t *cycle)
     }
 
     live = 0;
+    respawned = 0;
 
     for (i = 0; i < sft_last_process; i++) {
 
@@ -318,6 +323,7 @@ sft_reap_children(sft_cycle_t *cycle)
             }
 
             live = 1;
+            respawned = 1;
             continue;
         }
 
@@ -326,6 +332,12 @@ sft_reap_children(sft_cycle_t *cycle)
         if (i == sft_last_process - 1) {
             sft_last_process--;
         }
+    }
+
+    /* a worker that died left its uploads' temporary files */
+
+    if (respawned) {
+        sft_storage_sweep(cycle, sft_process_is_live);
     }
 
     return live;

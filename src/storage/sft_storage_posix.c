@@ -24,7 +24,7 @@
 #define SFT_POSIX_MAX_DEPTH   256
 #define SFT_POSIX_MAX_LINKS   40
 #define SFT_POSIX_USAGE_DEPTH 256       /* directory levels a scan walks */
-#define SFT_POSIX_TEMP_NAME   240     /* of the name kept in a temp name */
+#define SFT_POSIX_TEMP_NAME   232     /* of the name kept in a temp name */
 
 
 typedef struct {
@@ -41,6 +41,18 @@ typedef struct {
     sft_str_t       file;
     sft_uint_t      line;
 } sft_posix_conf_t;
+
+
+typedef struct {
+    sft_storage_live_pt  live;
+    sft_log_t           *log;
+    sft_storage_t       *storage;
+    sft_uint_t           removed;
+} sft_posix_sweep_t;
+
+
+typedef void (*sft_posix_visit_pt)(int dfd, const char *name,
+    struct stat *sb, void *data);
 
 
 static void *sft_posix_create_conf(sft_conf_t *cf);
@@ -71,7 +83,15 @@ static sft_int_t sft_posix_readlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_symlink(sft_storage_req_t *req);
 static sft_int_t sft_posix_link(sft_storage_req_t *req);
 static sft_int_t sft_posix_usage(sft_storage_req_t *req);
+static int sft_posix_tree_walk(int fd, sft_posix_visit_pt visit,
+    void *data);
+static void sft_posix_usage_visit(int dfd, const char *name,
+    struct stat *sb, void *data);
+static void sft_posix_sweep_visit(int dfd, const char *name,
+    struct stat *sb, void *data);
 static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
+static void sft_posix_sweep(sft_storage_t *st, sft_storage_live_pt live,
+    sft_log_t *log);
 
 
 sft_uint_t  sft_storage_posix_no_openat2;
@@ -105,7 +125,8 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_link,
         sft_posix_usage
     },
-    sft_posix_file_fd
+    sft_posix_file_fd,
+    sft_posix_sweep
 };
 
 
@@ -832,9 +853,12 @@ sft_posix_temp_name(u_char *temp, const char *name)
 
     len = sft_min(strlen(name), SFT_POSIX_TEMP_NAME);
 
+    /* the owner's pid: a worker that dies leaves files sft_posix_sweep()
+       can tell from the live workers' */
+
     *temp++ = '.';
     temp = sft_cpymem(temp, name, len);
-    temp = sft_cpymem(temp, ".sft-", 5);
+    temp = sft_slprintf(temp, temp + 16, ".sft-%d-", (int) getpid());
 
     for (i = 0; i < 6; i++) {
         *temp++ = chars[v % 62];
@@ -1538,32 +1562,24 @@ sft_posix_file_fd(sft_storage_file_t *file)
 
 
 /*
- * The bytes of the regular files and the number of non-directories below
- * path, as the quota counts them; links are not followed, temporary
- * upload names (left by a crash) are not counted.
+ * Calls visit for every non-directory below the directory fd (which it
+ * closes), at most SFT_POSIX_USAGE_DEPTH levels down, links not followed;
+ * 0 or the errno of the last failure.
  */
 
-static sft_int_t
-sft_posix_usage(sft_storage_req_t *req)
+static int
+sft_posix_tree_walk(int fd, sft_posix_visit_pt visit, void *data)
 {
-    int             fd, depth, err;
+    int             depth, err;
     DIR            *dirs[SFT_POSIX_USAGE_DEPTH];
     struct stat     sb;
-    sft_posix_t    *p = req->storage->driver_data;
     struct dirent  *de;
-
-    req->usage.bytes = 0;
-    req->usage.files = 0;
-
-    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
-    if (fd == -1) {
-        return sft_posix_fail(req, "usage: open()");
-    }
 
     dirs[0] = fdopendir(fd);
     if (dirs[0] == NULL) {
+        err = errno;
         close(fd);
-        return sft_posix_fail(req, "usage: fdopendir()");
+        return err;
     }
 
     depth = 1;
@@ -1582,10 +1598,8 @@ sft_posix_usage(sft_storage_req_t *req)
             continue;
         }
 
-        if ((de->d_name[0] == '.' && (de->d_name[1] == '\0'
-             || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
-            || sft_vfs_is_temp_name((u_char *) de->d_name,
-                                    strlen(de->d_name)))
+        if (de->d_name[0] == '.' && (de->d_name[1] == '\0'
+            || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
         {
             continue;
         }
@@ -1602,8 +1616,7 @@ sft_posix_usage(sft_storage_req_t *req)
         }
 
         if (!S_ISDIR(sb.st_mode)) {
-            req->usage.files++;
-            req->usage.bytes += S_ISREG(sb.st_mode) ? sb.st_size : 0;
+            visit(dirfd(dirs[depth - 1]), de->d_name, &sb, data);
             continue;
         }
 
@@ -1628,10 +1641,120 @@ sft_posix_usage(sft_storage_req_t *req)
         depth++;
     }
 
+    return err;
+}
+
+
+/*
+ * The bytes of the regular files and the number of non-directories below
+ * path, as the quota counts them; links are not followed, temporary
+ * upload names (left by a crash) are not counted.
+ */
+
+static sft_int_t
+sft_posix_usage(sft_storage_req_t *req)
+{
+    int           fd, err;
+    sft_posix_t  *p = req->storage->driver_data;
+
+    req->usage.bytes = 0;
+    req->usage.files = 0;
+
+    fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_DIRECTORY, 0, 1);
+    if (fd == -1) {
+        return sft_posix_fail(req, "usage: open()");
+    }
+
+    err = sft_posix_tree_walk(fd, sft_posix_usage_visit, &req->usage);
+
     if (err) {
         errno = err;
         return sft_posix_fail(req, "usage: readdir()");
     }
 
     return SFT_OK;
+}
+
+
+static void
+sft_posix_usage_visit(int dfd, const char *name, struct stat *sb, void *data)
+{
+    sft_storage_usage_t  *usage = data;
+
+    (void) dfd;
+
+    if (sft_vfs_is_temp_name((u_char *) name, strlen(name))) {
+        return;
+    }
+
+    usage->files++;
+    usage->bytes += S_ISREG(sb->st_mode) ? sb->st_size : 0;
+}
+
+
+/*
+ * In the master, after workers start or one is replaced: removes the
+ * temporary upload files whose owner is not a live worker (an old-style
+ * name has none).  A live worker's uploads are never touched: a pid is
+ * only reused after the dead worker's slot was refilled, so a file is at
+ * worst left for the next sweep, never removed under a live upload.
+ */
+
+static void
+sft_posix_sweep(sft_storage_t *st, sft_storage_live_pt live, sft_log_t *log)
+{
+    int                fd, err;
+    sft_posix_t       *p = st->driver_data;
+    sft_posix_sweep_t  sw;
+
+    fd = openat(p->root_fd, ".", O_RDONLY|O_DIRECTORY|O_CLOEXEC);
+    if (fd == -1) {
+        sft_log_error(SFT_LOG_ERR, log, sft_errno,
+                      "open(\"%s\") failed in storage \"%.*s\"",
+                      p->root.data, SFT_STR_FMT(&st->name));
+        return;
+    }
+
+    sw.live = live;
+    sw.log = log;
+    sw.storage = st;
+    sw.removed = 0;
+
+    err = sft_posix_tree_walk(fd, sft_posix_sweep_visit, &sw);
+
+    if (err) {
+        sft_log_error(SFT_LOG_ERR, log, err,
+                      "walking storage \"%.*s\" for temporary files failed",
+                      SFT_STR_FMT(&st->name));
+    }
+
+    if (sw.removed) {
+        sft_log_error(SFT_LOG_NOTICE, log, 0,
+                      "removed %lu temporary upload files of stopped "
+                      "workers in storage \"%.*s\"",
+                      (unsigned long) sw.removed, SFT_STR_FMT(&st->name));
+    }
+}
+
+
+static void
+sft_posix_sweep_visit(int dfd, const char *name, struct stat *sb, void *data)
+{
+    sft_int_t           pid;
+    sft_posix_sweep_t  *sw = data;
+
+    pid = sft_vfs_temp_name_owner((u_char *) name, strlen(name));
+
+    if (pid < 0 || !S_ISREG(sb->st_mode) || (pid && sw->live((pid_t) pid))) {
+        return;
+    }
+
+    if (unlinkat(dfd, name, 0) == -1) {
+        sft_log_error(SFT_LOG_ERR, sw->log, sft_errno,
+                      "unlink() of temporary \"%s\" failed in storage "
+                      "\"%.*s\"", name, SFT_STR_FMT(&sw->storage->name));
+        return;
+    }
+
+    sw->removed++;
 }
