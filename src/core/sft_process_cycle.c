@@ -239,13 +239,21 @@ sft_reap_children(sft_cycle_t *cycle)
     int         status;
     pid_t       pid;
     sft_int_t   i;
-    sft_uint_t  live, respawned;
+    sft_uint_t  live, died;
+
+    died = 0;
 
     for ( ;; ) {
         pid = waitpid(-1, &status, WNOHANG);
 
         if (pid <= 0) {
             break;
+        }
+
+        /* one that did not exit by itself could not clean up after it */
+
+        if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0) {
+            died = 1;
         }
 
         for (i = 0; i < sft_last_process; i++) {
@@ -277,7 +285,6 @@ sft_reap_children(sft_cycle_t *cycle)
     }
 
     live = 0;
-    respawned = 0;
 
     for (i = 0; i < sft_last_process; i++) {
 
@@ -323,7 +330,6 @@ sft_reap_children(sft_cycle_t *cycle)
             }
 
             live = 1;
-            respawned = 1;
             continue;
         }
 
@@ -334,9 +340,13 @@ sft_reap_children(sft_cycle_t *cycle)
         }
     }
 
-    /* a worker that died left its uploads' temporary files */
+    /*
+     * a worker that died left its uploads' temporary files; its slot no
+     * longer holds its pid (refilled or emptied above), so none of them
+     * looks like a live worker's
+     */
 
-    if (respawned) {
+    if (died) {
         sft_storage_sweep(cycle, sft_process_is_live);
     }
 
