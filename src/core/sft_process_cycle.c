@@ -22,6 +22,7 @@ static void sft_worker_process_exit(sft_cycle_t *cycle);
 static void sft_worker_start_shutdown(sft_cycle_t *cycle);
 static void sft_shutdown_timer_handler(sft_event_t *ev);
 static void sft_worker_terminate(sft_cycle_t *cycle);
+static void sft_terminate_timer_handler(sft_event_t *ev);
 
 
 /* a fast stop: how long workers have to abort their sessions before SIGKILL */
@@ -31,6 +32,7 @@ static void sft_worker_terminate(sft_cycle_t *cycle);
 sft_uint_t  sft_exiting;
 
 static sft_event_t  sft_shutdown_event;
+static sft_event_t  sft_terminate_event;   /* expired: exit with sessions */
 
 
 void
@@ -387,7 +389,9 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
 
     for ( ;; ) {
 
-        if (sft_exiting && sft_event_sessions == 0) {
+        if (sft_exiting
+            && (sft_event_sessions == 0 || sft_terminate_event.timedout))
+        {
             sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exiting");
             sft_worker_process_exit(cycle);
         }
@@ -456,6 +460,26 @@ sft_worker_terminate(sft_cycle_t *cycle)
     }
 
     sft_close_all_connections(cycle);
+
+    /* the master kills workers at its deadline; a single process has none */
+
+    if (!sft_terminate_event.timer_set && !sft_terminate_event.timedout) {
+        sft_terminate_event.handler = sft_terminate_timer_handler;
+        sft_terminate_event.data = cycle;
+        sft_terminate_event.log = cycle->log;
+        sft_add_timer(&sft_terminate_event, SFT_TERMINATE_TIMEOUT);
+    }
+}
+
+
+static void
+sft_terminate_timer_handler(sft_event_t *ev)
+{
+    sft_cycle_t  *cycle = ev->data;
+
+    sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                  "%lu sessions did not close in time, exiting",
+                  (unsigned long) sft_event_sessions);
 }
 
 
@@ -600,7 +624,9 @@ sft_single_process_cycle(sft_cycle_t *cycle)
             sft_worker_terminate(cycle);
         }
 
-        if (sft_exiting && sft_event_sessions == 0) {
+        if (sft_exiting
+            && (sft_event_sessions == 0 || sft_terminate_event.timedout))
+        {
             for (i = 0; cycle->modules[i]; i++) {
                 if (cycle->modules[i]->exit_process) {
                     cycle->modules[i]->exit_process(cycle);
