@@ -853,8 +853,10 @@ sft_posix_temp_name(u_char *temp, const char *name)
 
     len = sft_min(strlen(name), SFT_POSIX_TEMP_NAME);
 
-    /* the owner's pid: a worker that dies leaves files sft_posix_sweep()
-       can tell from the live workers' */
+    /*
+     * the owner's pid: what a worker that died left, sft_posix_sweep()
+     * tells from the live workers' uploads
+     */
 
     *temp++ = '.';
     temp = sft_cpymem(temp, name, len);
