@@ -25,17 +25,19 @@ sub temp_files {
     return @f;
 }
 
-# left by an earlier run: one with an owner, one in the old style, and a
-# file that only looks alike
+# left by an earlier run: one with an owner, one in the old style; one
+# whose owner runs (another server's worker on the same root would), and
+# a file that only looks alike
 
 $t->write_file('data/alice/.old.bin.sft-999999-abcdef', 'x');
 $t->write_file('data/alice/.older.bin.sft-abcdef', 'x');
+$t->write_file("data/alice/.running.bin.sft-$$-abcdef", 'kept');
 $t->write_file('data/alice/.sft-1-abcdef', 'kept');
 
 $t->run();
 ok($t->wait_for(sub { scalar($t->workers()) == 2 }), 'two workers');
-is(join(' ', temp_files()), '.sft-1-abcdef',
-    'start: temporary files of an earlier run removed');
+is(join(' ', temp_files()), ".running.bin.sft-$$-abcdef .sft-1-abcdef",
+    'start: temporary files of an earlier run removed, a running one kept');
 ok($t->wait_log(qr/removed 2 temporary upload files/), 'start: logged');
 
 # uploads that are still running, until two workers hold one each

@@ -1695,11 +1695,12 @@ sft_posix_usage_visit(int dfd, const char *name, struct stat *sb, void *data)
 
 
 /*
- * In the master, after workers start or one is replaced: removes the
- * temporary upload files whose owner is not a live worker (an old-style
- * name has none).  A live worker's uploads are never touched: a pid is
- * only reused after the dead worker's slot was refilled, so a file is at
- * worst left for the next sweep, never removed under a live upload.
+ * In the master, after workers start or one died: removes the temporary
+ * upload files whose owner is gone (an old-style name has none).  A file
+ * whose pid is a live worker of this master, or any running process (the
+ * worker of another server on the same root, or an unrelated process that
+ * reuses the pid), is kept: at worst left for a later sweep, never removed
+ * under a live upload.
  */
 
 static void
@@ -1747,7 +1748,14 @@ sft_posix_sweep_visit(int dfd, const char *name, struct stat *sb, void *data)
 
     pid = sft_vfs_temp_name_owner((u_char *) name, strlen(name));
 
-    if (pid < 0 || !S_ISREG(sb->st_mode) || (pid && sw->live((pid_t) pid))) {
+    if (pid < 0 || !S_ISREG(sb->st_mode)) {
+        return;
+    }
+
+    if (pid
+        && (sw->live((pid_t) pid) || kill((pid_t) pid, 0) == 0
+            || errno != ESRCH))
+    {
         return;
     }
 
