@@ -69,11 +69,23 @@ like($out, qr/modules:.*sft_core_module/, '-V: modules');
 ($rc, $out) = $t->siftpd('-v');
 unlike($out, qr/configure arguments/, '-v: version only');
 
-# the include glob brought "daemon off;": a second one is a duplicate
-($rc, $out) = conf_test($good, '-g', 'daemon on;');
-is($rc, 1, '-g: conflicting directive fails');
-like($out, qr{\Q$d\E/conf.d/b.conf:1: "daemon" directive is duplicate},
-    '-g directives come first; the file\'s duplicate names file:line');
+($rc, $out) = $t->siftpd('-h');
+like($out, qr/^ +siftpd .*hash-password$/m, '-h: hash-password listed');
+like($out, qr/^ +siftpd .*user add NAME/m, '-h: user listed');
+
+# -g directives come first and override the file's single-valued ones
+# (the include glob brought "daemon off;")
+($rc, $out) = conf_test($good, '-g', 'daemon on; error_log stderr;');
+is($rc, 0, '-g: overrides the file') or diag($out);
+like($out, qr{\Q$d\E/conf.d/b.conf:1: "daemon" directive is overridden by -g},
+    '-g: the overridden directive names file:line');
+like($out, qr{test.conf:4: "error_log" directive is overridden by -g},
+    '-g: error_log overridden');
+
+($rc, $out) = conf_test($good, '-g', 'daemon on; daemon off;');
+is($rc, 1, '-g: a duplicate within -g fails');
+like($out, qr/command line:1: "daemon" directive is duplicate/,
+    '-g: its duplicate names the command line');
 
 ($rc, $out) = conf_test($good, '-g', 'bogus_directive on;');
 like($out, qr/command line:1: unknown directive "bogus_directive"/,

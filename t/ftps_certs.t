@@ -234,8 +234,9 @@ is($rc, 0, '-t: a good pair passes') or diag($out);
 
 ($rc, $out) = check("$d/nonexistent.pem", "$d/ecdsa.key", '');
 isnt($rc, 0, '-t: a missing certificate fails');
-like($out, qr/cannot load certificate ".*nonexistent\.pem"/,
-    '-t: ... naming the file');
+like($out, qr/test.conf:\d+: cannot read certificate ".*nonexistent\.pem" \(\d+: No such file or directory\)/,
+    '-t: ... naming the file, file:line and the reason');
+unlike($out, qr/SSL:|fopen/, '-t: ... in plain words, without OpenSSL\'s');
 
 ($rc, $out) = check("$d/garbage.pem", "$d/ecdsa.key", '');
 isnt($rc, 0, '-t: a broken certificate fails');
@@ -247,13 +248,13 @@ like($out, qr/cannot load certificate key ".*garbage\.pem"/, '-t: ... said');
 
 ($rc, $out) = check("$d/ecdsa.pem", "$d/pki/alice.key", '');
 isnt($rc, 0, '-t: a mismatched pair fails');
-like($out, qr/certificate ".*ecdsa\.pem" and key ".*alice\.key" do not match/,
-    '-t: ... said');
+like($out, qr/test.conf:\d+: certificate ".*ecdsa\.pem" and key ".*alice\.key" do not match/,
+    '-t: ... said with file:line');
 
 ($rc, $out) = check("$d/pki/old.pem", "$d/pki/old.key", '');
 isnt($rc, 0, '-t: an expired certificate fails');
-like($out, qr/certificate ".*old\.pem" expired on Feb  1 00:00:00 2020/,
-    '-t: ... with its date');
+like($out, qr/test.conf:\d+: certificate ".*old\.pem" expired on Feb  1 00:00:00 2020/,
+    '-t: ... with its date and file:line');
 
 ($rc, $out) = check("$d/ecdsa.pem", "$d/ecdsa.key",
     "ssl_certificate $d/rsa.pem;");
@@ -277,5 +278,15 @@ like($out, qr/no "ssl_client_certificate" for "ssl_verify_client"/,
     "ssl_client_certificate $d/garbage.pem; ssl_verify_client on;");
 isnt($rc, 0, '-t: broken client CAs fail');
 like($out, qr/cannot load client certificate CAs/, '-t: ... said');
+
+# a server without a certificate accepts logins in clear: said, as
+# "tls_login off" is
+
+($rc, $out) = check("$d/ecdsa.pem", "$d/ecdsa.key",
+    "}\n    server {\n        listen 127.0.0.1:%%PORT_8045%%;\n"
+    . "        storage local;");
+is($rc, 0, '-t: a second server without a certificate passes') or diag($out);
+like($out, qr/\[warn\] .*test.conf:\d+: no "ssl_certificate" in the ftp server of "listen 127.0.0.1:\d+": ftp passwords and data cross the network in clear/,
+    '-t: ... with a warning');
 
 $t->done();

@@ -9,6 +9,11 @@
 
 static sft_int_t sft_conf_read_token(sft_conf_t *cf);
 static sft_int_t sft_conf_handler(sft_conf_t *cf, sft_int_t last);
+static sft_int_t sft_conf_param_name(sft_conf_t *cf, sft_str_t *name);
+static sft_uint_t sft_conf_param_overrides(sft_conf_t *cf, sft_str_t *name,
+    char *rv);
+static sft_int_t sft_conf_include_check(sft_conf_t *cf, sft_str_t *name,
+    sft_conf_file_t *file);
 static sft_int_t sft_conf_read_file(sft_conf_t *cf, sft_str_t *name,
     sft_conf_file_t *file);
 
@@ -80,6 +85,70 @@ sft_conf_param(sft_conf_t *cf)
     cf->conf_file = NULL;
 
     return rv;
+}
+
+
+/*
+ * A directive given with "-g" overrides the same single-valued directive in
+ * the file: the file's one is refused as a duplicate by its handler, before
+ * it changes anything, and is then skipped with a notice.  Directives that
+ * may repeat (load_module, include, ...) combine.
+ */
+
+static sft_int_t
+sft_conf_param_name(sft_conf_t *cf, sft_str_t *name)
+{
+    sft_str_t  *n;
+
+    if (!cf->conf_file->param) {
+        return SFT_OK;
+    }
+
+    if (cf->param_names == NULL) {
+        cf->param_names = sft_array_create(cf->temp_pool, 4,
+                                           sizeof(sft_str_t));
+        if (cf->param_names == NULL) {
+            return SFT_ERROR;
+        }
+    }
+
+    n = sft_array_push(cf->param_names);
+    if (n == NULL) {
+        return SFT_ERROR;
+    }
+
+    *n = *name;
+
+    return SFT_OK;
+}
+
+
+static sft_uint_t
+sft_conf_param_overrides(sft_conf_t *cf, sft_str_t *name, char *rv)
+{
+    sft_uint_t   i;
+    sft_str_t   *n;
+
+    if (cf->conf_file->param || cf->param_names == NULL
+        || strcmp(rv, "is duplicate") != 0)
+    {
+        return 0;
+    }
+
+    n = cf->param_names->elts;
+
+    for (i = 0; i < cf->param_names->nelts; i++) {
+        if (n[i].len == name->len
+            && sft_strncmp(n[i].data, name->data, name->len) == 0)
+        {
+            sft_conf_log_error(SFT_LOG_NOTICE, cf, 0,
+                               "\"%s\" directive is overridden by -g",
+                               name->data);
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 
@@ -242,6 +311,51 @@ sft_conf_load_file(sft_conf_t *cf, sft_str_t *name, size_t max,
 }
 
 
+/*
+ * A file that includes itself, directly or through others, would recurse
+ * until the stack runs out: the chain of including files is checked by
+ * identity (device and inode, whatever the path says) and bounded in depth.
+ */
+
+static sft_int_t
+sft_conf_include_check(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
+{
+    sft_uint_t        depth;
+    struct stat       st;
+    sft_conf_file_t  *f;
+
+    if (stat((char *) name->data, &st) == -1) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
+                           "stat() \"%s\" failed", name->data);
+        return SFT_ERROR;
+    }
+
+    file->parent = cf->conf_file;
+    file->dev = st.st_dev;
+    file->ino = st.st_ino;
+
+    depth = 0;
+
+    for (f = file->parent; f; f = f->parent) {
+        if (!f->param && f->dev == st.st_dev && f->ino == st.st_ino) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "include of \"%s\" makes a loop: it is "
+                               "already being read", name->data);
+            return SFT_ERROR;
+        }
+
+        if (++depth >= SFT_CONF_MAX_INCLUDE_DEPTH) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "includes nested deeper than %d levels",
+                               SFT_CONF_MAX_INCLUDE_DEPTH);
+            return SFT_ERROR;
+        }
+    }
+
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_conf_read_file(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
 {
@@ -252,6 +366,10 @@ sft_conf_read_file(sft_conf_t *cf, sft_str_t *name, sft_conf_file_t *file)
     buf = sft_conf_load_file(cf, name, SFT_CONF_MAX_FILE_SIZE,
                              cf->cycle->pool, &n);
     if (buf == NULL) {
+        return SFT_ERROR;
+    }
+
+    if (sft_conf_include_check(cf, name, file) != SFT_OK) {
         return SFT_ERROR;
     }
 
@@ -381,11 +499,15 @@ sft_conf_handler(sft_conf_t *cf, sft_int_t last)
             rv = cmd->set(cf, cmd, conf);
 
             if (rv == SFT_CONF_OK) {
-                return SFT_OK;
+                return sft_conf_param_name(cf, name);
             }
 
             if (rv == SFT_CONF_ERROR) {
                 return SFT_ERROR;
+            }
+
+            if (sft_conf_param_overrides(cf, name, rv)) {
+                return SFT_OK;
             }
 
             sft_conf_log_error(SFT_LOG_EMERG, cf, 0,

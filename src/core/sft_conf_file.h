@@ -53,6 +53,7 @@
 #define SFT_CONF_FILE_DONE   3
 
 #define SFT_CONF_MAX_FILE_SIZE  (4 * 1024 * 1024)
+#define SFT_CONF_MAX_INCLUDE_DEPTH  32
 
 
 struct sft_command_s {
@@ -67,14 +68,19 @@ struct sft_command_s {
 #define sft_null_command  { sft_null_string, 0, NULL, 0, 0, NULL }
 
 
-typedef struct {
+typedef struct sft_conf_file_s  sft_conf_file_t;
+
+struct sft_conf_file_s {
     sft_str_t             name;
     u_char               *start;
     u_char               *pos;
     u_char               *end;
     sft_uint_t            line;
     sft_uint_t            param;     /* "-g" text, not a file */
-} sft_conf_file_t;
+    sft_conf_file_t      *parent;    /* the file that included this one */
+    dev_t                 dev;       /* which file, to find include loops */
+    ino_t                 ino;
+};
 
 
 typedef struct {
@@ -103,6 +109,8 @@ struct sft_conf_s {
 
     sft_conf_handler_pt   handler;
     void                 *handler_conf;
+
+    sft_array_t          *param_names;  /* directives given with "-g" */
 };
 
 

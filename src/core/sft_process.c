@@ -256,3 +256,20 @@ sft_daemon(sft_log_t *log)
 
     return SFT_OK;
 }
+
+
+/* a worker of this master that has not exited: its files are in use */
+
+sft_uint_t
+sft_process_is_live(pid_t pid)
+{
+    sft_int_t  i;
+
+    for (i = 0; i < sft_last_process; i++) {
+        if (sft_processes[i].pid == pid && !sft_processes[i].exited) {
+            return 1;
+        }
+    }
+
+    return 0;
+}

@@ -42,6 +42,7 @@ sft_int_t sft_init_signals(sft_log_t *log);
 sft_int_t sft_channel_write(sft_fd_t fd, int cmd, sft_log_t *log);
 sft_int_t sft_channel_read(sft_fd_t fd, int *cmd, sft_log_t *log);
 sft_int_t sft_daemon(sft_log_t *log);
+sft_uint_t sft_process_is_live(pid_t pid);
 
 void sft_master_process_cycle(sft_cycle_t *cycle);
 void sft_single_process_cycle(sft_cycle_t *cycle);

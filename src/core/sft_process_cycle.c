@@ -8,6 +8,7 @@
 #include <sft_thread_pool.h>
 #include <sft_auth.h>
 #include <sft_usage.h>
+#include <sft_storage.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
@@ -20,11 +21,18 @@ static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
 static void sft_worker_process_exit(sft_cycle_t *cycle);
 static void sft_worker_start_shutdown(sft_cycle_t *cycle);
 static void sft_shutdown_timer_handler(sft_event_t *ev);
+static void sft_worker_terminate(sft_cycle_t *cycle);
+static void sft_terminate_timer_handler(sft_event_t *ev);
+
+
+/* a fast stop: how long workers have to abort their sessions before SIGKILL */
+#define SFT_TERMINATE_TIMEOUT  5000
 
 
 sft_uint_t  sft_exiting;
 
 static sft_event_t  sft_shutdown_event;
+static sft_event_t  sft_terminate_event;   /* expired: exit with sessions */
 
 
 void
@@ -60,16 +68,14 @@ sft_master_process_cycle(sft_cycle_t *cycle)
     sft_start_worker_processes(cycle, ccf->worker_processes,
                                SFT_PROCESS_RESPAWN);
 
+    /* what workers of an earlier run left, once the new ones serve */
+    sft_storage_sweep(cycle, sft_process_is_live);
+
     live = 1;
     delay_sent = 0;
     deadline = 0;
 
     for ( ;; ) {
-
-        if (sft_terminate && deadline == 0) {
-            deadline = sft_monotonic_msec() + 5000;
-            alarm(1);
-        }
 
         sigsuspend(&set);
 
@@ -82,7 +88,20 @@ sft_master_process_cycle(sft_cycle_t *cycle)
             sft_master_process_exit(cycle);
         }
 
+        /*
+         * The deadline starts when the stop arrives (the signal is only
+         * delivered inside sigsuspend()); the alarm wakes the master each
+         * second until the workers are gone or the deadline passes.
+         */
+
         if (sft_terminate) {
+            if (deadline == 0) {
+                deadline = sft_monotonic_msec() + SFT_TERMINATE_TIMEOUT;
+                sft_signal_worker_processes(cycle, SFT_CMD_TERMINATE);
+                alarm(1);
+                continue;
+            }
+
             if (sft_sigalrm) {
                 sft_sigalrm = 0;
                 alarm(1);
@@ -93,9 +112,6 @@ sft_master_process_cycle(sft_cycle_t *cycle)
                               "workers did not stop in time, killing them");
                 sft_signal_worker_processes(cycle, -SIGKILL);
                 delay_sent = 1;
-
-            } else if (!delay_sent) {
-                sft_signal_worker_processes(cycle, SFT_CMD_TERMINATE);
             }
 
             continue;
@@ -225,13 +241,21 @@ sft_reap_children(sft_cycle_t *cycle)
     int         status;
     pid_t       pid;
     sft_int_t   i;
-    sft_uint_t  live;
+    sft_uint_t  live, died;
+
+    died = 0;
 
     for ( ;; ) {
         pid = waitpid(-1, &status, WNOHANG);
 
         if (pid <= 0) {
             break;
+        }
+
+        /* one that did not exit by itself could not clean up after it */
+
+        if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0) {
+            died = 1;
         }
 
         for (i = 0; i < sft_last_process; i++) {
@@ -318,6 +342,16 @@ sft_reap_children(sft_cycle_t *cycle)
         }
     }
 
+    /*
+     * a worker that died left its uploads' temporary files; its slot no
+     * longer holds its pid (refilled or emptied above), so none of them
+     * looks like a live worker's
+     */
+
+    if (died) {
+        sft_storage_sweep(cycle, sft_process_is_live);
+    }
+
     return live;
 }
 
@@ -355,7 +389,9 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
 
     for ( ;; ) {
 
-        if (sft_exiting && sft_event_sessions == 0) {
+        if (sft_exiting
+            && (sft_event_sessions == 0 || sft_terminate_event.timedout))
+        {
             sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exiting");
             sft_worker_process_exit(cycle);
         }
@@ -363,8 +399,9 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
         sft_process_events_and_timers(cycle);
 
         if (sft_terminate) {
-            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exiting");
-            sft_worker_process_exit(cycle);
+            sft_terminate = 0;
+            sft_worker_terminate(cycle);
+            continue;
         }
 
         if (sft_quit) {
@@ -403,6 +440,46 @@ sft_worker_start_shutdown(sft_cycle_t *cycle)
         sft_shutdown_event.log = cycle->log;
         sft_add_timer(&sft_shutdown_event, ccf->shutdown_timeout);
     }
+}
+
+
+/*
+ * A fast stop: no new sessions, and every session is told to close now, so
+ * transfers are aborted and their temporary files removed; the worker exits
+ * when the last one is gone (the master kills it after a deadline).
+ */
+
+static void
+sft_worker_terminate(sft_cycle_t *cycle)
+{
+    if (!sft_exiting) {
+        sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                      "stopping: closing %lu sessions",
+                      (unsigned long) sft_event_sessions);
+        sft_worker_start_shutdown(cycle);
+    }
+
+    sft_close_all_connections(cycle);
+
+    /* the master kills workers at its deadline; a single process has none */
+
+    if (!sft_terminate_event.timer_set && !sft_terminate_event.timedout) {
+        sft_terminate_event.handler = sft_terminate_timer_handler;
+        sft_terminate_event.data = cycle;
+        sft_terminate_event.log = cycle->log;
+        sft_add_timer(&sft_terminate_event, SFT_TERMINATE_TIMEOUT);
+    }
+}
+
+
+static void
+sft_terminate_timer_handler(sft_event_t *ev)
+{
+    sft_cycle_t  *cycle = ev->data;
+
+    sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                  "%lu sessions did not close in time, exiting",
+                  (unsigned long) sft_event_sessions);
 }
 
 
@@ -542,7 +619,14 @@ sft_single_process_cycle(sft_cycle_t *cycle)
     for ( ;; ) {
         sft_process_events_and_timers(cycle);
 
-        if (sft_terminate || (sft_exiting && sft_event_sessions == 0)) {
+        if (sft_terminate) {
+            sft_terminate = 0;
+            sft_worker_terminate(cycle);
+        }
+
+        if (sft_exiting
+            && (sft_event_sessions == 0 || sft_terminate_event.timedout))
+        {
             for (i = 0; cycle->modules[i]; i++) {
                 if (cycle->modules[i]->exit_process) {
                     cycle->modules[i]->exit_process(cycle);

@@ -270,7 +270,14 @@ sft_show_version(void)
     if (sft_show_help) {
         fprintf(stderr,
             "Usage: siftpd [-?hvVtTq] [-s signal] [-p prefix] [-c filename] "
-            "[-g directives]\n\n"
+            "[-g directives]\n"
+            "       siftpd [-p prefix] [-c filename] hash-password\n"
+            "       siftpd [-p prefix] [-c filename] user add NAME "
+            "[--home PATH] [--storage NAME]\n"
+            "                            [--perms LIST] [--disabled]\n"
+            "       siftpd [-p prefix] [-c filename] user "
+            "del|passwd|show NAME\n"
+            "       siftpd [-p prefix] [-c filename] user list\n\n"
             "Options:\n"
             "  -?,-h         : this help\n"
             "  -v            : show version and exit\n"
@@ -285,7 +292,13 @@ sft_show_version(void)
             "  -c filename   : set configuration file (default: "
             SFT_CONF_PATH ")\n"
             "  -g directives : set global directives out of configuration "
-            "file\n");
+            "file\n\n"
+            "Commands:\n"
+            "  hash-password : read a password on stdin, print its argon2id "
+            "hash\n"
+            "  user          : add, delete, change the password of, show or "
+            "list users\n"
+            "                  of the \"users\" file\n");
     }
 
     if (sft_show_configure) {

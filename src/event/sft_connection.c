@@ -335,6 +335,8 @@ sft_close_listening_sockets(sft_cycle_t *cycle)
         }
 
         if (ls[i].connection) {
+            sft_del_timer(ls[i].connection->read);
+
             if (ls[i].connection->read->active) {
                 (void) sft_event_del_listening(&ls[i]);
             }

@@ -9,6 +9,9 @@
 
 #define SFT_EPOLL_EVENTS  512
 
+/* out of descriptors: how long a worker stops accepting before it retries */
+#define SFT_ACCEPT_PAUSE  500
+
 
 static char *sft_events_block(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
@@ -16,6 +19,7 @@ static void *sft_event_core_create_conf(sft_cycle_t *cycle);
 static char *sft_event_core_init_conf(sft_cycle_t *cycle, void *conf);
 static sft_int_t sft_event_process_init(sft_cycle_t *cycle);
 static void sft_event_channel_handler(sft_event_t *ev);
+static void sft_event_pause_accepting(sft_cycle_t *cycle);
 
 
 sft_uint_t  sft_event_sessions;
@@ -453,7 +457,12 @@ sft_event_stop_accepting(sft_cycle_t *cycle)
             continue;
         }
 
-        (void) sft_event_del_listening(&ls[i]);
+        sft_del_timer(ls[i].connection->read);
+
+        if (ls[i].connection->read->active) {
+            (void) sft_event_del_listening(&ls[i]);
+        }
+
         sft_event_accept(ls[i].connection->read);
     }
 
@@ -554,6 +563,14 @@ sft_event_accept(sft_event_t *ev)
     lc = ev->data;
     ls = lc->listening;
 
+    if (ev->timedout) {
+        ev->timedout = 0;
+
+        if (sft_event_add_listening(ls) != SFT_OK) {
+            return;
+        }
+    }
+
     for ( ;; ) {
         socklen = sizeof(struct sockaddr_storage);
 
@@ -569,9 +586,17 @@ sft_event_accept(sft_event_t *ev)
                 continue;
             }
 
-            sft_log_error(errno == EMFILE || errno == ENFILE
-                          ? SFT_LOG_CRIT : SFT_LOG_ALERT,
-                          ev->log, sft_errno, "accept4() on %.*s failed",
+            if (errno == EMFILE || errno == ENFILE) {
+                sft_log_error(SFT_LOG_CRIT, ev->log, sft_errno,
+                              "accept4() on %.*s failed, not accepting "
+                              "for %d ms", SFT_STR_FMT(&ls->addr_text),
+                              SFT_ACCEPT_PAUSE);
+                sft_event_pause_accepting((sft_cycle_t *) sft_cycle);
+                return;
+            }
+
+            sft_log_error(SFT_LOG_ALERT, ev->log, sft_errno,
+                          "accept4() on %.*s failed",
                           SFT_STR_FMT(&ls->addr_text));
             return;
         }
@@ -654,6 +679,32 @@ sft_event_accept(sft_event_t *ev)
         sft_stat_add(SFT_STAT_CONN_HANDLED, 1);
 
         ls->handler(c);
+    }
+}
+
+
+/*
+ * Out of descriptors, the queued client stays queued and the level-triggered
+ * listener would wake this worker again at once: leave the epoll set for a
+ * while, a timer on each listener brings it back (sft_event_accept).
+ */
+
+static void
+sft_event_pause_accepting(sft_cycle_t *cycle)
+{
+    sft_uint_t        i;
+    sft_listening_t  *ls;
+
+    ls = cycle->listening.elts;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (ls[i].connection == NULL || !ls[i].connection->read->active) {
+            continue;
+        }
+
+        if (sft_event_del_listening(&ls[i]) == SFT_OK) {
+            sft_add_timer(ls[i].connection->read, SFT_ACCEPT_PAUSE);
+        }
     }
 }
 

@@ -41,7 +41,10 @@ static sft_uint_t sft_ssl_made_later(sft_conf_t *cf, const char *cert,
 static sft_int_t sft_ssl_write_pem(const char *path, mode_t mode,
     X509 *x509, EVP_PKEY *pkey, sft_log_t *log);
 static void sft_ssl_fingerprint(X509 *x509, char *buf, size_t len);
-static sft_int_t sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert);
+static sft_int_t sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert,
+    const char *where);
+static sft_int_t sft_ssl_readable(sft_ssl_t *ssl, const char *file,
+    const char *what, const char *where);
 static sft_int_t sft_ssl_client_name(sft_connection_t *c, sft_uint_t rule,
     sft_str_t *name, u_char *buf, size_t size);
 static void sft_ssl_send_error(sft_connection_t *c, int sslerr,
@@ -185,14 +188,26 @@ sft_ssl_create(sft_ssl_t *ssl, sft_uint_t protocols, sft_log_t *log)
 }
 
 
+/*
+ * Loads one certificate chain and its key; what is wrong is said in one
+ * line in plain words, after "where" (the directive's "file:line: " or "").
+ */
+
 sft_int_t
-sft_ssl_certificate(sft_ssl_t *ssl, const char *cert, const char *key)
+sft_ssl_certificate(sft_ssl_t *ssl, const char *cert, const char *key,
+    const char *where)
 {
+    if (sft_ssl_readable(ssl, cert, "certificate", where) != SFT_OK
+        || sft_ssl_readable(ssl, key, "certificate key", where) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
     if (SSL_CTX_use_certificate_chain_file(ssl->ctx, cert) != 1) {
-        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
-                      "cannot load certificate");
+        ERR_clear_error();
         sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
-                      "cannot load certificate \"%s\"", cert);
+                      "%scannot load certificate \"%s\": not a valid PEM "
+                      "certificate", where, cert);
         return SFT_ERROR;
     }
 
@@ -204,31 +219,53 @@ sft_ssl_certificate(sft_ssl_t *ssl, const char *cert, const char *key)
             goto mismatch;
         }
 
-        sft_ssl_error(SFT_LOG_EMERG, ssl->log, 0,
-                      "cannot load certificate key");
+        ERR_clear_error();
         sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
-                      "cannot load certificate key \"%s\"", key);
+                      "%scannot load certificate key \"%s\": not a valid "
+                      "PEM private key", where, key);
         return SFT_ERROR;
     }
 
     if (SSL_CTX_check_private_key(ssl->ctx) == 1) {
-        return sft_ssl_check_validity(ssl, cert);
+        return sft_ssl_check_validity(ssl, cert, where);
     }
 
 mismatch:
 
     ERR_clear_error();
     sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
-                  "certificate \"%s\" and key \"%s\" do not match",
-                  cert, key);
+                  "%scertificate \"%s\" and key \"%s\" do not match",
+                  where, cert, key);
     return SFT_ERROR;
+}
+
+
+/* a missing or unreadable file is said with the system's words */
+
+static sft_int_t
+sft_ssl_readable(sft_ssl_t *ssl, const char *file, const char *what,
+    const char *where)
+{
+    int  fd;
+
+    fd = open(file, O_RDONLY|O_CLOEXEC);
+
+    if (fd == -1) {
+        sft_log_error(SFT_LOG_EMERG, ssl->log, sft_errno,
+                      "%scannot read %s \"%s\"", where, what, file);
+        return SFT_ERROR;
+    }
+
+    close(fd);
+
+    return SFT_OK;
 }
 
 
 /* the certificate just loaded (the context's current one) is valid now */
 
 static sft_int_t
-sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert)
+sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert, const char *where)
 {
     int              expired;
     BIO             *bio;
@@ -268,9 +305,9 @@ sft_ssl_check_validity(sft_ssl_t *ssl, const char *cert)
     ERR_clear_error();
 
     sft_log_error(SFT_LOG_EMERG, ssl->log, 0,
-                  expired ? "certificate \"%s\" expired on %s"
-                          : "certificate \"%s\" is not valid before %s",
-                  cert, when);
+                  expired ? "%scertificate \"%s\" expired on %s"
+                          : "%scertificate \"%s\" is not valid before %s",
+                  where, cert, when);
 
     return SFT_ERROR;
 }
@@ -1604,6 +1641,7 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
 {
     int                  type[SFT_SSL_MAX_CERTS];
     char                 cert[PATH_MAX], key[PATH_MAX], tmp[256];
+    char                 where[PATH_MAX + 32];
     sft_uint_t           i, n;
     struct stat          st;
     sft_pool_cleanup_t  *cln;
@@ -1697,7 +1735,11 @@ sft_ssl_conf_apply(sft_conf_t *cf, sft_ssl_conf_t *conf, sft_ssl_t *ssl)
             }
         }
 
-        if (sft_ssl_certificate(ssl, cert, key) != SFT_OK) {
+        (void) snprintf(where, sizeof(where), "%.*s:%lu: ",
+                        SFT_STR_FMT(&conf->certificate.conf_file[i]),
+                        (unsigned long) conf->certificate.line[i]);
+
+        if (sft_ssl_certificate(ssl, cert, key, where) != SFT_OK) {
             return SFT_ERROR;
         }
 
@@ -1820,6 +1862,8 @@ sft_ssl_set_file(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     }
 
     files->file[files->nelts] = value[1];
+    files->conf_file[files->nelts] = cf->conf_file->name;
+    files->line[files->nelts] = cf->conf_file->line;
 
     if (sft_conf_full_name(cf->cycle, &files->file[files->nelts]) != SFT_OK
         || files->file[files->nelts].len >= PATH_MAX)

@@ -135,6 +135,8 @@ struct sft_ssl_connection_s {
 
 typedef struct {
     sft_str_t                   file[SFT_SSL_MAX_CERTS];
+    sft_str_t                   conf_file[SFT_SSL_MAX_CERTS];  /* where */
+    sft_uint_t                  line[SFT_SSL_MAX_CERTS];
     sft_uint_t                  nelts;
 } sft_ssl_files_t;
 
@@ -227,7 +229,7 @@ char *sft_ssl_set_session_cache(sft_conf_t *cf, sft_command_t *cmd,
 sft_int_t sft_ssl_create(sft_ssl_t *ssl, sft_uint_t protocols,
     sft_log_t *log);
 sft_int_t sft_ssl_certificate(sft_ssl_t *ssl, const char *cert,
-    const char *key);
+    const char *key, const char *where);
 sft_int_t sft_ssl_ciphers(sft_ssl_t *ssl, const char *ciphers,
     sft_uint_t prefer_server_ciphers);
 sft_int_t sft_ssl_client_certificate(sft_ssl_t *ssl, const char *file,

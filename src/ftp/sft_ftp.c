@@ -511,6 +511,16 @@ sft_ftp_merge_ssl(sft_conf_t *cf, sft_ftp_srv_conf_t *conf,
         conf->tls_data = SFT_FTP_TLS_OFF;
         conf->tls_data_reuse = SFT_FTP_TLS_OFF;
 
+        /* as weak as "tls_login off", so said as loudly */
+
+        if (conf->proto.listen.nelts) {
+            sft_conf_log_error(SFT_LOG_WARN, cf, 0,
+                               "no \"ssl_certificate\" in the ftp server of "
+                               "\"listen %.*s\": ftp passwords and data "
+                               "cross the network in clear",
+                               SFT_STR_FMT(&lo[0].addr_text));
+        }
+
         return SFT_CONF_OK;
     }
 

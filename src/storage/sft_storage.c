@@ -25,6 +25,7 @@ static char *sft_storage_block(sft_conf_t *cf, sft_command_t *cmd,
 static void *sft_storage_core_create_conf(sft_conf_t *cf);
 static char *sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
+static sft_storage_t **sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n);
 static void sft_storage_thread(void *data, sft_log_t *log);
 static void sft_storage_thread_done(sft_event_t *ev);
 
@@ -301,22 +302,35 @@ sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 }
 
 
-sft_storage_t *
-sft_storage_find(sft_cycle_t *cycle, sft_str_t *name)
+/* the storages of a cycle: n of them, none without a storage{} block */
+
+static sft_storage_t **
+sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n)
 {
-    sft_uint_t                 i;
-    sft_storage_t            **stp;
-    sft_storage_main_conf_t   *smcf;
+    sft_storage_main_conf_t  *smcf;
 
     smcf = (sft_storage_main_conf_t *) sft_get_conf(cycle->conf_ctx,
                                                     sft_storage_module);
     if (smcf == NULL) {
+        *n = 0;
         return NULL;
     }
 
-    stp = smcf->storages.elts;
+    *n = smcf->storages.nelts;
 
-    for (i = 0; i < smcf->storages.nelts; i++) {
+    return smcf->storages.elts;
+}
+
+
+sft_storage_t *
+sft_storage_find(sft_cycle_t *cycle, sft_str_t *name)
+{
+    sft_uint_t       i, n;
+    sft_storage_t  **stp;
+
+    stp = sft_storage_list(cycle, &n);
+
+    for (i = 0; i < n; i++) {
         if (stp[i]->name.len == name->len
             && sft_strncmp(stp[i]->name.data, name->data, name->len) == 0)
         {
@@ -325,6 +339,24 @@ sft_storage_find(sft_cycle_t *cycle, sft_str_t *name)
     }
 
     return NULL;
+}
+
+
+/* what workers that died left in the storages, removed from the master */
+
+void
+sft_storage_sweep(sft_cycle_t *cycle, sft_storage_live_pt live)
+{
+    sft_uint_t       i, n;
+    sft_storage_t  **stp;
+
+    stp = sft_storage_list(cycle, &n);
+
+    for (i = 0; i < n; i++) {
+        if (stp[i]->driver->sweep) {
+            stp[i]->driver->sweep(stp[i], live, cycle->log);
+        }
+    }
 }
 
 

@@ -223,11 +223,18 @@ struct sft_storage_req_s {
 
 typedef sft_int_t (*sft_storage_op_pt)(sft_storage_req_t *req);
 
+/* is pid a live worker of this master (for a driver's sweep) */
+typedef sft_uint_t (*sft_storage_live_pt)(pid_t pid);
+
 struct sft_storage_driver_s {
     sft_str_t              name;
     sft_uint_t             blocking;      /* ops block: use the thread pool */
     sft_storage_op_pt      ops[SFT_STORAGE_NOPS];
     sft_fd_t             (*file_fd)(sft_storage_file_t *file);
+
+    /* in the master: remove what dead workers left (temporary uploads) */
+    void                 (*sweep)(sft_storage_t *st,
+                                  sft_storage_live_pt live, sft_log_t *log);
 };
 
 
@@ -259,6 +266,7 @@ typedef struct {
 
 
 sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
+void sft_storage_sweep(sft_cycle_t *cycle, sft_storage_live_pt live);
 sft_int_t sft_storage_run(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);
 sft_storage_err_t sft_storage_map_errno(int err);

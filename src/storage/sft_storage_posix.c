@@ -24,7 +24,7 @@
 #define SFT_POSIX_MAX_DEPTH   256
 #define SFT_POSIX_MAX_LINKS   40
 #define SFT_POSIX_USAGE_DEPTH 256       /* directory levels a scan walks */
-#define SFT_POSIX_TEMP_NAME   240     /* of the name kept in a temp name */
+#define SFT_POSIX_TEMP_NAME   232     /* of the name kept in a temp name */
 
 
 typedef struct {
@@ -41,6 +41,14 @@ typedef struct {
     sft_str_t       file;
     sft_uint_t      line;
 } sft_posix_conf_t;
+
+
+typedef struct {
+    sft_storage_live_pt  live;
+    sft_log_t           *log;
+    sft_storage_t       *storage;
+    sft_uint_t           removed;
+} sft_posix_sweep_t;
 
 
 /* an entry of a tree walk: 0 goes on, an errno stops the walk */
@@ -81,7 +89,11 @@ static sft_int_t sft_posix_link(sft_storage_req_t *req);
 static sft_int_t sft_posix_usage(sft_storage_req_t *req);
 static int sft_posix_tree(int fd, sft_posix_visit_pt visit, void *data);
 static sft_int_t sft_posix_fstat(sft_storage_req_t *req);
+static int sft_posix_sweep_visit(int dfd, const char *name,
+    struct stat *sb, int level, void *data);
 static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
+static void sft_posix_sweep(sft_storage_t *st, sft_storage_live_pt live,
+    sft_log_t *log);
 
 
 sft_uint_t  sft_storage_posix_no_openat2;
@@ -116,7 +128,8 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_usage,
         sft_posix_fstat
     },
-    sft_posix_file_fd
+    sft_posix_file_fd,
+    sft_posix_sweep
 };
 
 
@@ -900,9 +913,14 @@ sft_posix_temp_name(u_char *temp, const char *name)
 
     len = sft_min(strlen(name), SFT_POSIX_TEMP_NAME);
 
+    /*
+     * the owner's pid: what a worker that died left, sft_posix_sweep()
+     * tells from the live workers' uploads
+     */
+
     *temp++ = '.';
     temp = sft_cpymem(temp, name, len);
-    temp = sft_cpymem(temp, ".sft-", 5);
+    temp = sft_slprintf(temp, temp + 16, ".sft-%d-", (int) getpid());
 
     for (i = 0; i < 6; i++) {
         *temp++ = chars[v % 62];
@@ -1751,9 +1769,8 @@ sft_posix_file_fd(sft_storage_file_t *file)
 
 /*
  * Walks the tree below the directory fd (closed at the end), links not
- * followed, temporary upload names (left by a crash) left out: visit sees
- * every other entry with its level (1: in fd).  An error of the walk is
- * remembered and the walk goes on; one a visit returns stops it.
+ * followed: visit sees every entry with its level (1: in fd).  An error of
+ * the walk is remembered and the walk goes on; one a visit returns stops it.
  * Returns 0 or an errno.
  */
 
@@ -1788,10 +1805,8 @@ sft_posix_tree(int fd, sft_posix_visit_pt visit, void *data)
             continue;
         }
 
-        if ((de->d_name[0] == '.' && (de->d_name[1] == '\0'
-             || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
-            || sft_vfs_is_temp_name((u_char *) de->d_name,
-                                    strlen(de->d_name)))
+        if (de->d_name[0] == '.' && (de->d_name[1] == '\0'
+            || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
         {
             continue;
         }
@@ -1854,7 +1869,9 @@ sft_posix_count(int dfd, const char *name, struct stat *sb, int level,
 
     /* saturating: sparse files may claim more than an off_t holds */
 
-    if (!S_ISDIR(sb->st_mode)) {
+    if (!S_ISDIR(sb->st_mode)
+        && !sft_vfs_is_temp_name((u_char *) name, strlen(name)))
+    {
         usage->files++;
 
         if (S_ISREG(sb->st_mode)
@@ -1871,7 +1888,8 @@ sft_posix_count(int dfd, const char *name, struct stat *sb, int level,
 
 /*
  * The bytes of the regular files and the number of non-directories below
- * path, as the quota counts them.
+ * path, as the quota counts them; links are not followed, temporary
+ * upload names (left by a crash) are not counted.
  */
 
 static sft_int_t
@@ -1896,4 +1914,83 @@ sft_posix_usage(sft_storage_req_t *req)
     }
 
     return SFT_OK;
+}
+
+
+/*
+ * In the master, after workers start or one died: removes the temporary
+ * upload files whose owner is gone (an old-style name has none).  A file
+ * whose pid is a live worker of this master, or any running process (the
+ * worker of another server on the same root, or an unrelated process that
+ * reuses the pid), is kept: at worst left for a later sweep, never removed
+ * under a live upload.
+ */
+
+static void
+sft_posix_sweep(sft_storage_t *st, sft_storage_live_pt live, sft_log_t *log)
+{
+    int                fd, err;
+    sft_posix_t       *p = st->driver_data;
+    sft_posix_sweep_t  sw;
+
+    fd = openat(p->root_fd, ".", O_RDONLY|O_DIRECTORY|O_CLOEXEC);
+    if (fd == -1) {
+        sft_log_error(SFT_LOG_ERR, log, sft_errno,
+                      "open(\"%s\") failed in storage \"%.*s\"",
+                      p->root.data, SFT_STR_FMT(&st->name));
+        return;
+    }
+
+    sw.live = live;
+    sw.log = log;
+    sw.storage = st;
+    sw.removed = 0;
+
+    err = sft_posix_tree(fd, sft_posix_sweep_visit, &sw);
+
+    if (err) {
+        sft_log_error(SFT_LOG_ERR, log, err,
+                      "walking storage \"%.*s\" for temporary files failed",
+                      SFT_STR_FMT(&st->name));
+    }
+
+    if (sw.removed) {
+        sft_log_error(SFT_LOG_NOTICE, log, 0,
+                      "removed %lu temporary upload files of stopped "
+                      "workers in storage \"%.*s\"",
+                      (unsigned long) sw.removed, SFT_STR_FMT(&st->name));
+    }
+}
+
+
+static int
+sft_posix_sweep_visit(int dfd, const char *name, struct stat *sb,
+    int level, void *data)
+{
+    sft_int_t           pid;
+    sft_posix_sweep_t  *sw = data;
+
+    pid = sft_vfs_temp_name_owner((u_char *) name, strlen(name));
+
+    if (pid < 0 || !S_ISREG(sb->st_mode)) {
+        return 0;
+    }
+
+    if (pid
+        && (sw->live((pid_t) pid) || kill((pid_t) pid, 0) == 0
+            || errno != ESRCH))
+    {
+        return 0;
+    }
+
+    if (unlinkat(dfd, name, 0) == -1) {
+        sft_log_error(SFT_LOG_ERR, sw->log, sft_errno,
+                      "unlink() of temporary \"%s\" failed in storage "
+                      "\"%.*s\"", name, SFT_STR_FMT(&sw->storage->name));
+        return 0;
+    }
+
+    sw->removed++;
+
+    return 0;
 }

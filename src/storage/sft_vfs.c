@@ -175,26 +175,60 @@ sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath, size_t len)
 }
 
 
-/* ".NAME.sft-XXXXXX", the temporary name of an upload in progress */
+/*
+ * ".NAME.sft-PID-XXXXXX", the temporary name of an upload in progress, made
+ * by the worker PID (".NAME.sft-XXXXXX" before names carried the owner):
+ * the owner's pid, 0 for a name without one, -1 for any other name.
+ */
 
-sft_uint_t
-sft_vfs_is_temp_name(const u_char *name, size_t len)
+sft_int_t
+sft_vfs_temp_name_owner(const u_char *name, size_t len)
 {
-    size_t  i;
+    size_t     i, end;
+    sft_int_t  pid;
 
-    if (len < 13 || name[0] != '.'
-        || sft_memcmp(name + len - 11, ".sft-", 5) != 0)
-    {
-        return 0;
+    if (len < 13 || name[0] != '.') {
+        return -1;
     }
 
     for (i = len - 6; i < len; i++) {
         if (!isalnum(name[i])) {
-            return 0;
+            return -1;
         }
     }
 
-    return 1;
+    if (sft_memcmp(name + len - 11, ".sft-", 5) == 0) {
+        return 0;
+    }
+
+    if (name[len - 7] != '-') {
+        return -1;
+    }
+
+    end = len - 7;
+
+    for (i = end; i > 0 && isdigit(name[i - 1]); i--) { /* void */ }
+
+    if (i == end || end - i > 9 || i < 7
+        || sft_memcmp(name + i - 5, ".sft-", 5) != 0)
+    {
+        return -1;
+    }
+
+    pid = 0;
+
+    for ( /* void */ ; i < end; i++) {
+        pid = pid * 10 + (name[i] - '0');
+    }
+
+    return pid > 0 ? pid : -1;
+}
+
+
+sft_uint_t
+sft_vfs_is_temp_name(const u_char *name, size_t len)
+{
+    return sft_vfs_temp_name_owner(name, len) >= 0;
 }
 
 

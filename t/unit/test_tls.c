@@ -717,7 +717,7 @@ client_certificates(const char *cert, const char *key)
     }
 
     ok(sft_ssl_create(&ssl, 0, &tlog) == SFT_OK
-       && sft_ssl_certificate(&ssl, cert, key) == SFT_OK
+       && sft_ssl_certificate(&ssl, cert, key, "") == SFT_OK
        && sft_ssl_client_certificate(&ssl, ca, SFT_SSL_VERIFY_OPTIONAL)
           == SFT_OK,
        "client certificate CAs loaded");
@@ -892,7 +892,7 @@ main(void)
        "fingerprint logged as a warning");
 
     ok(sft_ssl_create(&ssl, 0, &tlog) == SFT_OK, "server context created");
-    ok(sft_ssl_certificate(&ssl, cert, key) == SFT_OK,
+    ok(sft_ssl_certificate(&ssl, cert, key, "") == SFT_OK,
        "certificate and key loaded");
 
     /* handshake, echo both ways, server-initiated close_notify */
@@ -985,7 +985,7 @@ main(void)
     newest_session(&ssl, TLS1_2_VERSION, "TLSv1.2 tickets");
 
     ok(sft_ssl_create(&ssl12, 0, &tlog) == SFT_OK
-       && sft_ssl_certificate(&ssl12, cert, key) == SFT_OK
+       && sft_ssl_certificate(&ssl12, cert, key, "") == SFT_OK
        && sft_ssl_session_cache(&ssl12, 100, 300, 0) == SFT_OK,
        "context without tickets");
 

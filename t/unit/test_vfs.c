@@ -166,6 +166,24 @@ main(void)
        && !sft_vfs_is_temp_name((u_char *) "a.txt.sft-Ab12Cd", 16),
        "other names are not temp names");
 
+#define owner(s)  sft_vfs_temp_name_owner((u_char *) s, sizeof(s) - 1)
+
+    ok(owner(".a.txt.sft-4242-Ab12Cd") == 4242
+       && owner(".a.sft-1-Ab12Cd") == 1
+       && owner(".a.txt.sft-Ab12Cd") == 0,
+       "temp name owner: the pid in it, 0 for an old-style name");
+    ok(owner(".sft-4242-Ab12Cd") == -1
+       && owner(".a.sft--Ab12Cd") == -1
+       && owner(".a.sft-0-Ab12Cd") == -1
+       && owner(".a.sft-12345678901-Ab12Cd") == -1
+       && owner(".a.txt.x4242-Ab12Cd") == -1
+       && owner(".a.sft-42-Ab12C!") == -1,
+       "temp name owner: malformed names are not temp names");
+    ok(sft_vfs_is_temp_name((u_char *) ".a.sft-42-Ab12Cd", 16),
+       "temp name with an owner recognised");
+
+#undef owner
+
     sft_memzero(&req, sizeof(req));
     req.pool = pool;
     s.perms = SFT_PERM_ALL;

@@ -3,7 +3,7 @@ package Test::Siftpd::FTP;
 # Test::Siftpd::FTP -- what the FTP tests share: a configuration with one
 # FTP server on the posix storage, users added with "siftpd user add", and
 # a raw control connection (connect, one command and its whole reply,
-# login, a passive transfer of one command).
+# login, a passive transfer of one command, an upload left running).
 
 use warnings;
 use strict;
@@ -12,7 +12,7 @@ use Exporter qw/import/;
 use IO::Socket::INET;
 
 our @EXPORT_OK = qw/ftp_conf ftp_user ftp_connect ftp_cmd ftp_login
-                    ftp_passive/;
+                    ftp_passive ftp_upload_start/;
 
 
 # siftpd.conf: one worker unless told, users, storage "local" on data/,
@@ -111,6 +111,22 @@ sub ftp_passive {
 
     my $end = <$s> // '';
     return $end =~ /^226 / ? $data : "end: $end";
+}
+
+# an upload left running: login, EPSV, STOR $name, $data sent and the data
+# connection kept open; (control, data) sockets
+sub ftp_upload_start {
+    my ($port, $user, $password, $name, $data) = @_;
+
+    my $s = ftp_login($port, $user, $password);
+    my ($p) = ftp_cmd($s, 'EPSV') =~ /\(\|\|\|(\d+)\|\)/ or die 'no EPSV';
+    my $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$p",
+        Timeout => 20) or die "data connection: $!";
+    my $r = ftp_cmd($s, "STOR $name");
+    die "STOR $name: $r" unless $r =~ /^150 /;
+    print $dc $data;
+
+    return ($s, $dc);
 }
 
 1;
