@@ -4,13 +4,16 @@
 # (bad length, oversized, truncated inside and at the end, a request
 # before INIT, an unknown type, bad handles) are answered or end only
 # their own session, while another session on the same worker keeps
-# reading a file; then 200 sessions open at once, each one used.
+# reading a file; then 200 sessions open at once, each one used; then
+# hundreds of pipelined WRITEs and READs in flight, more than siftpd runs
+# at once, answered in full (WRITEs in order).
 
 use warnings;
 use strict;
 
 use lib 't/lib';
 use Test::More;
+use File::Spec;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('sftp');
@@ -61,56 +64,19 @@ my $port = port(8022);
 
 $t->write_file('client.py', <<'EOF2');
 import os, sys, struct, socket, time, threading, paramiko
+sys.path.insert(0, sys.argv[5])
+from sftp_raw import check, pkt, s, reply, status, channel
+import sftp_raw
 
 port, key, data, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-pkey = paramiko.Ed25519Key.from_private_key_file(key)
 blob = open(data + '/f', 'rb').read()
 
-def check(name, cond, why=''):
-    print(('ok ' if cond else 'not ok ') + name
-          + ('' if cond else ': ' + str(why)))
-    sys.stdout.flush()
-
 def login():
-    tr = paramiko.Transport(('127.0.0.1', port))
-    tr.banner_timeout = 30
-    tr.connect(username='alice', pkey=pkey)
-    return tr
-
-def pkt(t, body, id_=None):
-    if id_ is not None:
-        body = struct.pack('>I', id_) + body
-    return struct.pack('>IB', len(body) + 1, t) + body
-
-def s(b):
-    return struct.pack('>I', len(b)) + b
-
-def recv_exact(ch, n):
-    b = b''
-    while len(b) < n:
-        x = ch.recv(n - len(b))
-        if not x:
-            return None
-        b += x
-    return b
-
-def reply(ch):
-    h = recv_exact(ch, 4)
-    if h is None:
-        return None
-    n = struct.unpack('>I', h)[0]
-    return recv_exact(ch, n)
+    return sftp_raw.login(port, key)
 
 def raw(init=True):
     tr = login()
-    ch = tr.open_session()
-    ch.settimeout(15)
-    ch.invoke_subsystem('sftp')
-    if init:
-        ch.sendall(pkt(1, struct.pack('>I', 3)))
-        v = reply(ch)
-        assert v[0] == 2, v
-    return tr, ch
+    return tr, channel(tr, init)
 
 def closed(ch):
     # the server ends the session: EOF, no reply
@@ -118,11 +84,6 @@ def closed(ch):
         return reply(ch) is None
     except (socket.timeout, EOFError, paramiko.SSHException) as e:
         return not isinstance(e, socket.timeout)
-
-def status(r):
-    if r is None or r[0] != 101:
-        return None
-    return struct.unpack('>II', r[1:9])
 
 if mode == 'malformed':
     # the session that must not notice: a file half read
@@ -215,6 +176,75 @@ if mode == 'malformed':
     kf.close()
     keep.close()
 
+elif mode == 'pipeline':
+    # 512 WRITEs of 32 KiB in flight, then 512 READs: a client that
+    # never waits must not wait forever either
+    blob = os.urandom(16 * 1024 * 1024)
+    tr = login()
+    sftp = paramiko.SFTPClient.from_transport(tr)
+    sftp.get_channel().settimeout(30)
+    try:
+        with sftp.open('big', 'w') as f:
+            f.set_pipelined(True)
+            f.write(blob)
+        ok = open(data + '/big', 'rb').read() == blob
+        check('16 MiB of pipelined WRITEs stored, byte-identical', ok)
+    except Exception as e:
+        check('16 MiB of pipelined WRITEs stored, byte-identical', False,
+              repr(e))
+    try:
+        with sftp.open('big', 'r') as f:
+            f.prefetch(len(blob))
+            got = f.read()
+        check('16 MiB of prefetched READs byte-identical', got == blob,
+              len(got))
+    except Exception as e:
+        check('16 MiB of prefetched READs byte-identical', False, repr(e))
+    tr.close()
+
+elif mode == 'inflight':
+    # 300 small WRITEs in one go, then 300 READs: far more than the
+    # requests siftpd runs at once, all of them already received
+    n, size = 300, 1024
+    blob = os.urandom(n * size)
+    tr = login()
+    ch = channel(tr)
+    ch.sendall(pkt(3, s(b'small') + struct.pack('>II', 0x1a, 0), 1))
+    r = reply(ch)
+    handle = r[9:9 + struct.unpack('>I', r[5:9])[0]]
+    ch.sendall(b''.join(pkt(6, s(handle) + struct.pack('>Q', i * size)
+                            + s(blob[i * size:(i + 1) * size]), 100 + i)
+                        for i in range(n)))
+    ids = []
+    try:
+        for i in range(n):
+            r = reply(ch)
+            ids.append(struct.unpack('>II', r[1:9]))
+    except Exception as e:
+        ids.append(repr(e))
+    check('%d pipelined WRITEs answered, in order, all OK' % n,
+          ids == [(100 + i, 0) for i in range(n)], ids[-3:])
+    ch.sendall(pkt(4, s(handle), 2))
+    check('CLOSE after them', reply(ch)[1:9] == struct.pack('>II', 2, 0))
+    check('the file byte-identical',
+          open(data + '/small', 'rb').read() == blob)
+    ch.sendall(pkt(3, s(b'small') + struct.pack('>II', 1, 0), 3))
+    r = reply(ch)
+    handle = r[9:9 + struct.unpack('>I', r[5:9])[0]]
+    ch.sendall(b''.join(pkt(5, s(handle) + struct.pack('>QI', i * size, size),
+                            1000 + i) for i in range(n)))
+    got = {}
+    try:
+        for i in range(n):
+            r = reply(ch)
+            got[struct.unpack('>I', r[1:5])[0]] = r[9:]
+    except Exception as e:
+        pass
+    check('%d pipelined READs answered with the data' % n,
+          b''.join(got.get(1000 + i, b'') for i in range(n)) == blob,
+          len(got))
+    tr.close()
+
 else:
     # 200 sessions open at once, each one used while all are open
     n = 200
@@ -257,9 +287,11 @@ else:
 print('done')
 EOF2
 
+my $lib = File::Spec->rel2abs('t/lib');
+
 sub client {
     my ($mode) = @_;
-    my $out = `timeout 90 /usr/bin/python3 $d/client.py $port $d/key $d/data/alice $mode 2>&1`;
+    my $out = `timeout 90 /usr/bin/python3 $d/client.py $port $d/key $d/data/alice $mode $lib 2>&1`;
     my $n = 0;
 
     for my $l (split /\n/, $out) {
@@ -283,6 +315,9 @@ like($log, qr/client sent malformed sftp packet of type 3/,
     'truncated logged');
 
 cmp_ok(client('many'), '==', 2, 'the 200-session checks ran');
+
+cmp_ok(client('pipeline'), '==', 2, 'the pipeline checks ran');
+cmp_ok(client('inflight'), '==', 4, 'the in-flight checks ran');
 
 my @w = $t->workers();
 is(scalar @w, 1, 'the worker survived');

@@ -125,6 +125,9 @@ struct sft_sftp_handle_s {
     sft_storage_dir_t         dir;
     sft_uint_t                entry;       /* next dirent of the batch */
     sft_sftp_request_t       *closing;     /* CLOSE waits for busy == 0 */
+    sft_sftp_request_t       *writes;      /* WRITEs one at a time: the
+                                              first runs, the rest wait */
+    sft_sftp_request_t      **writes_last;
     sft_storage_err_t         write_err;   /* a failed WRITE: no commit */
     uint32_t                  atime;       /* FSETSTAT's, set at CLOSE */
     off_t                     bytes;       /* read or written, for the
@@ -149,6 +152,8 @@ struct sft_sftp_request_s {
     uint32_t                  id;
     u_char                    type;
     sft_sftp_handle_t        *handle;
+    sft_sftp_request_t       *next;        /* the handle's WRITEs */
+    uint64_t                  offset;      /* of a WRITE */
     size_t                    reserve;     /* of the output budget */
     sft_uint_t                step;
     u_char                   *path;        /* a second path or a buf */

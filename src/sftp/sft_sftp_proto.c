@@ -122,6 +122,7 @@ static void sft_sftp_request_done(sft_sftp_request_t *r);
 static void sft_sftp_result(sft_sftp_request_t *r, sft_int_t rc);
 static void sft_sftp_op_done(sft_storage_req_t *req);
 static void sft_sftp_complete(sft_sftp_request_t *r);
+static void sft_sftp_write(sft_sftp_request_t *r);
 static sft_int_t sft_sftp_get_handle(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, sft_sftp_handle_t **h);
 static sft_sftp_handle_t *sft_sftp_handle_new(sft_sftp_session_t *s,
@@ -721,12 +722,6 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             break;
 
         default: /* SSH_FXP_WRITE */
-            if (h->write_err != SFT_STORAGE_OK) {
-                r->req.err = h->write_err;
-                sft_sftp_complete(r);
-                return SFT_OK;
-            }
-
             r->path = sft_pnalloc(r->pool, nlen ? nlen : 1);
             if (r->path == NULL) {
                 sft_sftp_request_done(r);
@@ -734,12 +729,21 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             }
 
             sft_memcpy(r->path, name, nlen);
-
-            r->step = 1;
+            r->path_len = nlen;
+            r->offset = offset;
             h->busy++;
-            rc = sft_vfs_write(&s->vfs, &r->req, &h->file, r->path, nlen,
-                               (off_t) offset);
-            break;
+
+            if (h->writes) {
+                /* after the WRITEs before it */
+                *h->writes_last = r;
+                h->writes_last = &r->next;
+                return SFT_OK;
+            }
+
+            h->writes = r;
+            h->writes_last = &r->next;
+            sft_sftp_write(r);
+            return SFT_OK;
         }
 
         sft_sftp_result(r, rc);
@@ -2217,6 +2221,35 @@ sft_sftp_op_done(sft_storage_req_t *req)
 }
 
 
+/*
+ * A handle's WRITEs run one at a time, in the order they came: replies
+ * then go out in that order too, which clients that pipeline WRITEs and
+ * take their replies in turn (paramiko) rely on; an earlier failure
+ * fails the rest unwritten.
+ */
+
+static void
+sft_sftp_write(sft_sftp_request_t *r)
+{
+    sft_int_t            rc;
+    sft_sftp_handle_t   *h;
+    sft_sftp_session_t  *s;
+
+    s = r->session;
+    h = r->handle;
+
+    if (h->write_err != SFT_STORAGE_OK) {
+        r->req.err = h->write_err;
+        sft_sftp_complete(r);
+        return;
+    }
+
+    rc = sft_vfs_write(&s->vfs, &r->req, &h->file, r->path, r->path_len,
+                       (off_t) r->offset);
+    sft_sftp_result(r, rc);
+}
+
+
 /* one step of a request is over: reply, or start the next step */
 
 static void
@@ -2318,9 +2351,7 @@ sft_sftp_complete(sft_sftp_request_t *r)
         break;
 
     case SSH_FXP_WRITE:
-        if (r->step) {
-            h->busy--;
-        }
+        h->busy--;
 
         if (err != SFT_STORAGE_OK) {
             if (h->write_err == SFT_STORAGE_OK) {
@@ -2563,6 +2594,15 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
 done:
 
+    if (r->type == SSH_FXP_WRITE) {
+        /* the next WRITE of the handle, once this one is answered */
+        h->writes = r->next;
+
+        if (h->writes) {
+            sft_sftp_write(h->writes);
+        }
+    }
+
     if (h && h->busy == 0 && h->closing && h->closing != r) {
         /* a CLOSE waited for the operations on the handle */
         sft_sftp_complete(h->closing);
@@ -2724,8 +2764,9 @@ sft_sftp_handle_release(sft_sftp_session_t *s, sft_sftp_handle_t *h)
 void
 sft_sftp_free_handles(sft_sftp_session_t *s)
 {
-    sft_uint_t          i;
-    sft_sftp_handle_t  *h;
+    sft_uint_t           i;
+    sft_sftp_handle_t   *h;
+    sft_sftp_request_t  *r, *next;
 
     /* synchronously from now on: a close is quick */
     s->vfs.thread_pool = NULL;
@@ -2740,6 +2781,17 @@ sft_sftp_free_handles(sft_sftp_session_t *s)
         if (h->closing && h->closing->step == 0) {
             /* a CLOSE that waited */
             sft_sftp_request_done(h->closing);
+        }
+
+        if (h->writes) {
+            /* the WRITEs that wait behind the one running */
+            for (r = h->writes->next; r; r = next) {
+                next = r->next;
+                h->busy--;
+                sft_sftp_request_done(r);
+            }
+
+            h->writes->next = NULL;
         }
 
         /* released by the last operation running on it */
