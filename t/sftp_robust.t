@@ -6,7 +6,8 @@
 # their own session, while another session on the same worker keeps
 # reading a file; then 200 sessions open at once, each one used; then
 # hundreds of pipelined WRITEs and READs in flight, more than siftpd runs
-# at once, answered in full (WRITEs in order).
+# at once, answered in full (WRITEs in order); OPENs cut off in flight by
+# a disconnect leave no descriptor and no temporary file behind.
 
 use warnings;
 use strict;
@@ -245,6 +246,15 @@ elif mode == 'inflight':
           len(got))
     tr.close()
 
+elif mode == 'opens':
+    # OPENs for writing sent at once, the connection gone before their
+    # replies: the ones still running must not leave anything behind
+    tr = login()
+    ch = channel(tr)
+    ch.sendall(b''.join(pkt(3, s(b'o%d' % i) + struct.pack('>II', 0x1a, 0),
+                            10 + i) for i in range(240)))
+    tr.close()
+
 else:
     # 200 sessions open at once, each one used while all are open
     n = 200
@@ -318,6 +328,28 @@ cmp_ok(client('many'), '==', 2, 'the 200-session checks ran');
 
 cmp_ok(client('pipeline'), '==', 2, 'the pipeline checks ran');
 cmp_ok(client('inflight'), '==', 4, 'the in-flight checks ran');
+
+# the worker's descriptors before and after OPENs cut off in flight; the
+# temporary files of the uploads they began
+
+my ($w) = $t->workers();
+my $fds = sub { opendir my $dh, "/proc/$w/fd" or return -1;
+    my $n = () = grep { !/^\./ } readdir $dh; $n };
+my $left = sub { opendir my $dh, "$d/data/alice" or return -1;
+    my $n = () = grep { /^\.?o\d+/ } readdir $dh; $n };
+my $sessions = sub { my $log = $t->read_file('error.log');
+    my $n = () = $log =~ /sftp session started/g;
+    my $c = () = $log =~ /sftp session closed/g; $n == $c };
+
+$t->wait_for($sessions, 30);
+my $before = $fds->();
+
+client('opens');
+ok($t->wait_for(sub { $sessions->() && $fds->() <= $before }, 30),
+    'descriptors of OPENs completed after the disconnect are closed')
+    or diag("$before descriptors before, " . $fds->() . ' after');
+ok($t->wait_for(sub { $left->() == 0 }, 30),
+    'no temporary file of theirs is left') or diag($left->() . ' left');
 
 my @w = $t->workers();
 is(scalar @w, 1, 'the worker survived');

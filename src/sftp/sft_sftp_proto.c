@@ -2197,6 +2197,13 @@ sft_sftp_op_done(sft_storage_req_t *req)
     sft_sftp_session_t  *s = r->session;
 
     if (s->closed) {
+        if ((r->type == SSH_FXP_OPEN || r->type == SSH_FXP_OPENDIR)
+            && r->step == 0 && req->err == SFT_STORAGE_OK)
+        {
+            /* opened for no one: closed again, an upload removed */
+            r->handle->opened = 1;
+        }
+
         if (r->handle) {
             sft_sftp_handle_release(s, r->handle);
         }
