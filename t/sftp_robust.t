@@ -6,8 +6,7 @@
 # their own session, while another session on the same worker keeps
 # reading a file; then 200 sessions open at once, each one used; then
 # hundreds of pipelined WRITEs and READs in flight, more than siftpd runs
-# at once, answered in full (WRITEs in order); OPENs cut off in flight by
-# a disconnect leave no descriptor and no temporary file behind.
+# at once, answered in full (WRITEs in order).
 
 use warnings;
 use strict;
@@ -255,6 +254,25 @@ elif mode == 'opens':
                             10 + i) for i in range(240)))
     tr.close()
 
+elif mode == 'chanclose':
+    # the sftp channel closed, the connection kept: another channel on it
+    tr = login()
+    sftp = paramiko.SFTPClient.from_transport(tr)
+    with sftp.open('c1', 'w') as f:
+        f.write(b'one')
+    sftp.close()
+    try:
+        sftp = paramiko.SFTPClient.from_transport(tr)
+        sftp.get_channel().settimeout(15)
+        with sftp.open('c1', 'r') as f:
+            got = f.read()
+        sftp.close()
+    except Exception as e:
+        got = repr(e)
+    check('after the sftp channel is closed, another on the connection',
+          got == b'one', got)
+    tr.close()
+
 else:
     # 200 sessions open at once, each one used while all are open
     n = 200
@@ -328,6 +346,32 @@ cmp_ok(client('many'), '==', 2, 'the 200-session checks ran');
 
 cmp_ok(client('pipeline'), '==', 2, 'the pipeline checks ran');
 cmp_ok(client('inflight'), '==', 4, 'the in-flight checks ran');
+
+cmp_ok(client('chanclose'), '==', 1, 'the channel close checks ran');
+like($t->read_file('error.log'), qr/client closed channel/,
+    'the channel end logged');
+
+SKIP: {
+    skip 'no rclone', 2 unless system('rclone version >/dev/null 2>&1') == 0;
+
+    # Go's SSH library waits for the channel's close to be answered
+    local $ENV{RCLONE_CONFIG_S_TYPE} = 'sftp';
+    local $ENV{RCLONE_CONFIG_S_HOST} = '127.0.0.1';
+    local $ENV{RCLONE_CONFIG_S_PORT} = $port;
+    local $ENV{RCLONE_CONFIG_S_USER} = 'alice';
+    local $ENV{RCLONE_CONFIG_S_KEY_FILE} = "$d/key";
+    local $ENV{RCLONE_CONFIG_S_SHELL_TYPE} = 'none';
+    local $ENV{RCLONE_CONFIG_S_DISABLE_HASHCHECK} = 'true';
+    my $rc = "timeout 60 rclone --config $d/rclone.conf --contimeout 10s"
+        . " --timeout 30s";
+
+    $t->write_file('rclone.conf', '');
+    $t->write_file('r1', "rclone data\n");
+    my $out = `$rc copyto $d/r1 s:r1 2>&1`;
+    is($?, 0, 'rclone copyto exits 0') or diag($out);
+    $out = `$rc cat s:r1 2>&1`;
+    is($out, "rclone data\n", 'rclone cat exits 0 with the data');
+}
 
 # the worker's descriptors before and after OPENs cut off in flight; the
 # temporary files of the uploads they began

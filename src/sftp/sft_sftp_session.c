@@ -37,6 +37,7 @@ static void sft_sftp_channel_eof(ssh_session session, ssh_channel channel,
 static sft_int_t sft_sftp_pump(sft_sftp_session_t *s);
 static sft_int_t sft_sftp_pull(sft_sftp_session_t *s);
 static sft_int_t sft_sftp_flush(sft_sftp_session_t *s);
+static void sft_sftp_channel_end(sft_sftp_session_t *s);
 static void sft_sftp_close(sft_sftp_session_t *s);
 static void sft_sftp_free(sft_sftp_session_t *s);
 static u_char *sft_sftp_log_error(sft_log_t *log, u_char *buf, size_t len);
@@ -286,9 +287,8 @@ sft_sftp_run(sft_sftp_session_t *s)
             goto gone;
         }
 
-        if (s->eof || (s->channel && ssh_channel_is_closed(s->channel))) {
-            sft_log_error(SFT_LOG_INFO, c->log, 0, "client closed channel");
-            goto close;
+        if (s->channel && (s->eof || ssh_channel_is_closed(s->channel))) {
+            sft_sftp_channel_end(s);
         }
 
     } while (s->again && !s->closed && i < SFT_SFTP_DOPOLLS);
@@ -444,9 +444,11 @@ sft_sftp_message(sft_sftp_session_t *s, ssh_message msg)
             && strcmp(ssh_message_channel_request_subsystem(msg), "sftp")
                == 0)
         {
-            s->in = sft_pnalloc(s->pool, SFT_SFTP_IN_SIZE);
             if (s->in == NULL) {
-                return SFT_ERROR;
+                s->in = sft_pnalloc(s->pool, SFT_SFTP_IN_SIZE);
+                if (s->in == NULL) {
+                    return SFT_ERROR;
+                }
             }
 
             s->sftp = 1;
@@ -1087,6 +1089,56 @@ sft_sftp_flush(sft_sftp_session_t *s)
     }
 
     return SFT_OK;
+}
+
+
+/*
+ * The client's EOF or close of the channel: the requests in flight are
+ * answered (the client may still read), then the handles left open go as
+ * on a disconnect, the channel is closed on our side too and the
+ * connection stays: the client may open another channel, or leave.
+ */
+
+static void
+sft_sftp_channel_end(sft_sftp_session_t *s)
+{
+    ssh_channel  ch;
+
+    ch = s->channel;
+
+    if (s->inflight || s->pending
+        || (s->out_pos < s->out_len && !ssh_channel_is_closed(ch)))
+    {
+        /* a completion or the window runs the session again */
+        return;
+    }
+
+    sft_sftp_free_handles(s);
+
+    /* the connection goes on: its operations on the thread pool again */
+    s->vfs.thread_pool = s->thread_pool;
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0, "client closed channel");
+
+    /*
+     * EOF and close, unless sent already; libssh frees the channel once
+     * the client's close has come too
+     */
+
+    ssh_remove_channel_callbacks(ch, &s->ccb);
+    (void) ssh_channel_close(ch);
+    ssh_channel_free(ch);
+
+    s->channel = NULL;
+    s->sftp = 0;
+    s->inited = 0;
+    s->eof = 0;
+    s->in_pos = 0;
+    s->in_len = 0;
+    s->out_pos = 0;
+    s->out_len = 0;
+    s->unflushed = 0;
+    s->window_max = 0;
 }
 
 
