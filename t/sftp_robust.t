@@ -6,7 +6,10 @@
 # their own session, while another session on the same worker keeps
 # reading a file; then 200 sessions open at once, each one used; then
 # hundreds of pipelined WRITEs and READs in flight, more than siftpd runs
-# at once, answered in full (WRITEs in order).
+# at once, answered in full (WRITEs in order); the sftp channel closed
+# with the connection kept (paramiko opens another, rclone exits 0); OPENs
+# cut off in flight by a disconnect leave no descriptor and no temporary
+# file behind.
 
 use warnings;
 use strict;
