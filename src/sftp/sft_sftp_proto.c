@@ -2204,6 +2204,11 @@ sft_sftp_op_done(sft_storage_req_t *req)
             r->handle->opened = 1;
         }
 
+        if (r->type == SFT_SFTP_FD_OP) {
+            /* the quota follows the size the file was given */
+            sft_sftp_fd_op_quota(r);
+        }
+
         if (r->handle) {
             sft_sftp_handle_release(s, r->handle);
         }
