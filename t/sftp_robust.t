@@ -7,7 +7,8 @@
 # reading a file; then 200 sessions open at once, each one used; then
 # hundreds of pipelined WRITEs and READs in flight, more than siftpd runs
 # at once, answered in full (WRITEs in order); the sftp channel closed
-# with the connection kept (paramiko opens another, rclone exits 0); OPENs
+# with the connection kept (paramiko opens another, rclone exits 0); ten
+# channels at once, each with its own handles, an eleventh refused; OPENs
 # cut off in flight by a disconnect leave no descriptor and no temporary
 # file behind.
 
@@ -276,6 +277,50 @@ elif mode == 'chanclose':
           got == b'one', got)
     tr.close()
 
+elif mode == 'channels':
+    # ten sftp channels at once on one connection (max_channels' default),
+    # each with its own handles; an eleventh refused until one closes
+    tr = login()
+    chs = [channel(tr) for i in range(10)]
+    for i, ch in enumerate(chs):
+        ch.sendall(pkt(3, s(b'f') + struct.pack('>II', 1, 0), i))
+    hs = []
+    for i, ch in enumerate(chs):
+        r = reply(ch)
+        hs.append(r[9:9 + struct.unpack('>I', r[5:9])[0]]
+                  if r and r[0] == 102 else None)
+    check('ten channels open the file', None not in hs, hs)
+    for i, ch in enumerate(chs):
+        ch.sendall(pkt(5, s(hs[i]) + struct.pack('>QI', i * 1000, 1000),
+                       100 + i))
+    ok = all(reply(ch)[9:] == blob[i * 1000:i * 1000 + 1000]
+             for i, ch in enumerate(chs))
+    check('each reads its part through its own handle', ok)
+    # the same handle in each channel's own table: closed in one, the
+    # others still read through it
+    chs[0].sendall(pkt(4, s(hs[0]), 7))
+    c0 = status(reply(chs[0]))
+    chs[1].sendall(pkt(5, s(hs[0]) + struct.pack('>QI', 0, 10), 8))
+    r = reply(chs[1])
+    check('handles are per channel', len(set(hs)) == 1 and c0 == (7, 0)
+          and r is not None and r[9:] == blob[:10], (hs, c0, r))
+    try:
+        tr.open_session(timeout=15)
+        refused = False
+    except paramiko.ChannelException as e:
+        refused = True
+    check('an eleventh channel refused', refused)
+    chs[2].close()
+    try:
+        ch = channel(tr)
+        ch.sendall(pkt(17, s(b'f'), 9))
+        r = reply(ch)
+        check('then one more opens, once one is closed',
+              r is not None and r[0] == 105)
+    except Exception as e:
+        check('then one more opens, once one is closed', False, repr(e))
+    tr.close()
+
 else:
     # 200 sessions open at once, each one used while all are open
     n = 200
@@ -351,6 +396,14 @@ cmp_ok(client('pipeline'), '==', 2, 'the pipeline checks ran');
 cmp_ok(client('inflight'), '==', 4, 'the in-flight checks ran');
 
 cmp_ok(client('chanclose'), '==', 1, 'the channel close checks ran');
+cmp_ok(client('channels'), '==', 5, 'the channels checks ran');
+my $bad = $t->read_file('siftpd.conf');
+$bad =~ s/(storage local;\n)/$1        max_channels 0;\n/;
+$t->write_file('bad.conf', $bad);
+like(($t->siftpd('-t', '-c', "$d/bad.conf"))[1],
+    qr/"max_channels" must be at least 1/, 'max_channels 0 refused');
+like($t->read_file('error.log'), qr/channel refused: max_channels \(10\)/,
+    'the refused channel logged');
 like($t->read_file('error.log'), qr/client closed channel/,
     'the channel end logged');
 

@@ -104,6 +104,7 @@ typedef struct {
     sft_msec_t                login_grace_time;
     sft_msec_t                idle_timeout;
     sft_uint_t                max_auth_tries;
+    sft_uint_t                max_channels;  /* per connection */
 
     ssh_bind                  bind;        /* made in the master */
 } sft_sftp_srv_conf_t;
@@ -169,7 +170,19 @@ struct sft_sftp_request_s {
 };
 
 
+/*
+ * One for the SSH connection (libssh, the login, the user's VFS session
+ * that counts against max_sessions), and one per session channel with the
+ * channel's SFTP state and a copy of the VFS session: the requests of a
+ * channel know only their own.
+ */
+
 struct sft_sftp_session_s {
+    sft_sftp_session_t       *main;        /* the connection's */
+    sft_sftp_session_t       *channels;    /* the main's list */
+    sft_sftp_session_t       *next;        /* in the list */
+    sft_uint_t                nchannels;   /* the main's, until freed */
+
     sft_connection_t         *connection;
     sft_pool_t               *pool;
     sft_log_t                *log;
