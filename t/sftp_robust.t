@@ -275,6 +275,18 @@ elif mode == 'chanclose':
         got = repr(e)
     check('after the sftp channel is closed, another on the connection',
           got == b'one', got)
+    # closed with requests in flight: their replies have no one to go to
+    ch = channel(tr)
+    ch.sendall(b''.join(pkt(17, s(b'f'), i) for i in range(200)))
+    ch.close()
+    try:
+        ch = channel(tr)
+        ch.sendall(pkt(17, s(b'f'), 1))
+        r = reply(ch)
+    except Exception as e:
+        r = repr(e)
+    check('closed with requests in flight, the connection stays',
+          r is not None and r[0] == 105, r)
     tr.close()
 
 elif mode == 'channels':
@@ -395,7 +407,7 @@ cmp_ok(client('many'), '==', 2, 'the 200-session checks ran');
 cmp_ok(client('pipeline'), '==', 2, 'the pipeline checks ran');
 cmp_ok(client('inflight'), '==', 4, 'the in-flight checks ran');
 
-cmp_ok(client('chanclose'), '==', 1, 'the channel close checks ran');
+cmp_ok(client('chanclose'), '==', 2, 'the channel close checks ran');
 cmp_ok(client('channels'), '==', 5, 'the channels checks ran');
 my $bad = $t->read_file('siftpd.conf');
 $bad =~ s/(storage local;\n)/$1        max_channels 0;\n/;

@@ -1138,6 +1138,12 @@ sft_sftp_flush(sft_sftp_session_t *s)
     size_t    len;
     uint32_t  window, unacked, limit;
 
+    if (s->channel && ssh_channel_is_closed(s->channel)) {
+        /* the client closed it: the replies have no one to go to */
+        s->out_pos = s->out_len;
+        return SFT_OK;
+    }
+
     while (s->out_pos < s->out_len && s->channel) {
 
         if (!(ssh_get_poll_flags(s->ssh) & SSH_WRITE_PENDING)) {
