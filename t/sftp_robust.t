@@ -4,13 +4,20 @@
 # (bad length, oversized, truncated inside and at the end, a request
 # before INIT, an unknown type, bad handles) are answered or end only
 # their own session, while another session on the same worker keeps
-# reading a file; then 200 sessions open at once, each one used.
+# reading a file; then 200 sessions open at once, each one used; then
+# hundreds of pipelined WRITEs and READs in flight, more than siftpd runs
+# at once, answered in full (WRITEs in order); the sftp channel closed
+# with the connection kept (paramiko opens another, rclone exits 0); ten
+# channels at once, each with its own handles, an eleventh refused; OPENs
+# cut off in flight by a disconnect leave no descriptor and no temporary
+# file behind.
 
 use warnings;
 use strict;
 
 use lib 't/lib';
 use Test::More;
+use File::Spec;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('sftp');
@@ -61,56 +68,19 @@ my $port = port(8022);
 
 $t->write_file('client.py', <<'EOF2');
 import os, sys, struct, socket, time, threading, paramiko
+sys.path.insert(0, sys.argv[5])
+from sftp_raw import check, pkt, s, reply, status, channel
+import sftp_raw
 
 port, key, data, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-pkey = paramiko.Ed25519Key.from_private_key_file(key)
 blob = open(data + '/f', 'rb').read()
 
-def check(name, cond, why=''):
-    print(('ok ' if cond else 'not ok ') + name
-          + ('' if cond else ': ' + str(why)))
-    sys.stdout.flush()
-
 def login():
-    tr = paramiko.Transport(('127.0.0.1', port))
-    tr.banner_timeout = 30
-    tr.connect(username='alice', pkey=pkey)
-    return tr
-
-def pkt(t, body, id_=None):
-    if id_ is not None:
-        body = struct.pack('>I', id_) + body
-    return struct.pack('>IB', len(body) + 1, t) + body
-
-def s(b):
-    return struct.pack('>I', len(b)) + b
-
-def recv_exact(ch, n):
-    b = b''
-    while len(b) < n:
-        x = ch.recv(n - len(b))
-        if not x:
-            return None
-        b += x
-    return b
-
-def reply(ch):
-    h = recv_exact(ch, 4)
-    if h is None:
-        return None
-    n = struct.unpack('>I', h)[0]
-    return recv_exact(ch, n)
+    return sftp_raw.login(port, key)
 
 def raw(init=True):
     tr = login()
-    ch = tr.open_session()
-    ch.settimeout(15)
-    ch.invoke_subsystem('sftp')
-    if init:
-        ch.sendall(pkt(1, struct.pack('>I', 3)))
-        v = reply(ch)
-        assert v[0] == 2, v
-    return tr, ch
+    return tr, channel(tr, init)
 
 def closed(ch):
     # the server ends the session: EOF, no reply
@@ -118,11 +88,6 @@ def closed(ch):
         return reply(ch) is None
     except (socket.timeout, EOFError, paramiko.SSHException) as e:
         return not isinstance(e, socket.timeout)
-
-def status(r):
-    if r is None or r[0] != 101:
-        return None
-    return struct.unpack('>II', r[1:9])
 
 if mode == 'malformed':
     # the session that must not notice: a file half read
@@ -215,6 +180,159 @@ if mode == 'malformed':
     kf.close()
     keep.close()
 
+elif mode == 'pipeline':
+    # 512 WRITEs of 32 KiB in flight, then 512 READs: a client that
+    # never waits must not wait forever either
+    blob = os.urandom(16 * 1024 * 1024)
+    tr = login()
+    sftp = paramiko.SFTPClient.from_transport(tr)
+    sftp.get_channel().settimeout(30)
+    try:
+        with sftp.open('big', 'w') as f:
+            f.set_pipelined(True)
+            f.write(blob)
+        ok = open(data + '/big', 'rb').read() == blob
+        check('16 MiB of pipelined WRITEs stored, byte-identical', ok)
+    except Exception as e:
+        check('16 MiB of pipelined WRITEs stored, byte-identical', False,
+              repr(e))
+    try:
+        with sftp.open('big', 'r') as f:
+            f.prefetch(len(blob))
+            got = f.read()
+        check('16 MiB of prefetched READs byte-identical', got == blob,
+              len(got))
+    except Exception as e:
+        check('16 MiB of prefetched READs byte-identical', False, repr(e))
+    tr.close()
+
+elif mode == 'inflight':
+    # 300 small WRITEs in one go, then 300 READs: far more than the
+    # requests siftpd runs at once, all of them already received
+    n, size = 300, 1024
+    blob = os.urandom(n * size)
+    tr = login()
+    ch = channel(tr)
+    ch.sendall(pkt(3, s(b'small') + struct.pack('>II', 0x1a, 0), 1))
+    r = reply(ch)
+    handle = r[9:9 + struct.unpack('>I', r[5:9])[0]]
+    ch.sendall(b''.join(pkt(6, s(handle) + struct.pack('>Q', i * size)
+                            + s(blob[i * size:(i + 1) * size]), 100 + i)
+                        for i in range(n)))
+    ids = []
+    try:
+        for i in range(n):
+            r = reply(ch)
+            ids.append(struct.unpack('>II', r[1:9]))
+    except Exception as e:
+        ids.append(repr(e))
+    check('%d pipelined WRITEs answered, in order, all OK' % n,
+          ids == [(100 + i, 0) for i in range(n)], ids[-3:])
+    ch.sendall(pkt(4, s(handle), 2))
+    check('CLOSE after them', reply(ch)[1:9] == struct.pack('>II', 2, 0))
+    check('the file byte-identical',
+          open(data + '/small', 'rb').read() == blob)
+    ch.sendall(pkt(3, s(b'small') + struct.pack('>II', 1, 0), 3))
+    r = reply(ch)
+    handle = r[9:9 + struct.unpack('>I', r[5:9])[0]]
+    ch.sendall(b''.join(pkt(5, s(handle) + struct.pack('>QI', i * size, size),
+                            1000 + i) for i in range(n)))
+    got = {}
+    try:
+        for i in range(n):
+            r = reply(ch)
+            got[struct.unpack('>I', r[1:5])[0]] = r[9:]
+    except Exception as e:
+        pass
+    check('%d pipelined READs answered with the data' % n,
+          b''.join(got.get(1000 + i, b'') for i in range(n)) == blob,
+          len(got))
+    tr.close()
+
+elif mode == 'opens':
+    # OPENs for writing sent at once, the connection gone before their
+    # replies: the ones still running must not leave anything behind
+    tr = login()
+    ch = channel(tr)
+    ch.sendall(b''.join(pkt(3, s(b'o%d' % i) + struct.pack('>II', 0x1a, 0),
+                            10 + i) for i in range(240)))
+    tr.close()
+
+elif mode == 'chanclose':
+    # the sftp channel closed, the connection kept: another channel on it
+    tr = login()
+    sftp = paramiko.SFTPClient.from_transport(tr)
+    with sftp.open('c1', 'w') as f:
+        f.write(b'one')
+    sftp.close()
+    try:
+        sftp = paramiko.SFTPClient.from_transport(tr)
+        sftp.get_channel().settimeout(15)
+        with sftp.open('c1', 'r') as f:
+            got = f.read()
+        sftp.close()
+    except Exception as e:
+        got = repr(e)
+    check('after the sftp channel is closed, another on the connection',
+          got == b'one', got)
+    # closed with requests in flight: their replies have no one to go to
+    ch = channel(tr)
+    ch.sendall(b''.join(pkt(17, s(b'f'), i) for i in range(200)))
+    ch.close()
+    try:
+        ch = channel(tr)
+        ch.sendall(pkt(17, s(b'f'), 1))
+        r = reply(ch)
+    except Exception as e:
+        r = repr(e)
+    check('closed with requests in flight, the connection stays',
+          r is not None and r[0] == 105, r)
+    tr.close()
+
+elif mode == 'channels':
+    # ten sftp channels at once on one connection (max_channels' default),
+    # each with its own handles; an eleventh refused until one closes
+    tr = login()
+    chs = [channel(tr) for i in range(10)]
+    for i, ch in enumerate(chs):
+        ch.sendall(pkt(3, s(b'f') + struct.pack('>II', 1, 0), i))
+    hs = []
+    for i, ch in enumerate(chs):
+        r = reply(ch)
+        hs.append(r[9:9 + struct.unpack('>I', r[5:9])[0]]
+                  if r and r[0] == 102 else None)
+    check('ten channels open the file', None not in hs, hs)
+    for i, ch in enumerate(chs):
+        ch.sendall(pkt(5, s(hs[i]) + struct.pack('>QI', i * 1000, 1000),
+                       100 + i))
+    ok = all(reply(ch)[9:] == blob[i * 1000:i * 1000 + 1000]
+             for i, ch in enumerate(chs))
+    check('each reads its part through its own handle', ok)
+    # the same handle in each channel's own table: closed in one, the
+    # others still read through it
+    chs[0].sendall(pkt(4, s(hs[0]), 7))
+    c0 = status(reply(chs[0]))
+    chs[1].sendall(pkt(5, s(hs[0]) + struct.pack('>QI', 0, 10), 8))
+    r = reply(chs[1])
+    check('handles are per channel', len(set(hs)) == 1 and c0 == (7, 0)
+          and r is not None and r[9:] == blob[:10], (hs, c0, r))
+    try:
+        tr.open_session(timeout=15)
+        refused = False
+    except paramiko.ChannelException as e:
+        refused = True
+    check('an eleventh channel refused', refused)
+    chs[2].close()
+    try:
+        ch = channel(tr)
+        ch.sendall(pkt(17, s(b'f'), 9))
+        r = reply(ch)
+        check('then one more opens, once one is closed',
+              r is not None and r[0] == 105)
+    except Exception as e:
+        check('then one more opens, once one is closed', False, repr(e))
+    tr.close()
+
 else:
     # 200 sessions open at once, each one used while all are open
     n = 200
@@ -257,9 +375,11 @@ else:
 print('done')
 EOF2
 
+my $lib = File::Spec->rel2abs('t/lib');
+
 sub client {
     my ($mode) = @_;
-    my $out = `timeout 90 /usr/bin/python3 $d/client.py $port $d/key $d/data/alice $mode 2>&1`;
+    my $out = `timeout 90 /usr/bin/python3 $d/client.py $port $d/key $d/data/alice $mode $lib 2>&1`;
     my $n = 0;
 
     for my $l (split /\n/, $out) {
@@ -283,6 +403,65 @@ like($log, qr/client sent malformed sftp packet of type 3/,
     'truncated logged');
 
 cmp_ok(client('many'), '==', 2, 'the 200-session checks ran');
+
+cmp_ok(client('pipeline'), '==', 2, 'the pipeline checks ran');
+cmp_ok(client('inflight'), '==', 4, 'the in-flight checks ran');
+
+cmp_ok(client('chanclose'), '==', 2, 'the channel close checks ran');
+cmp_ok(client('channels'), '==', 5, 'the channels checks ran');
+my $bad = $t->read_file('siftpd.conf');
+$bad =~ s/(storage local;\n)/$1        max_channels 0;\n/;
+$t->write_file('bad.conf', $bad);
+like(($t->siftpd('-t', '-c', "$d/bad.conf"))[1],
+    qr/"max_channels" must be at least 1/, 'max_channels 0 refused');
+like($t->read_file('error.log'), qr/channel refused: max_channels \(10\)/,
+    'the refused channel logged');
+like($t->read_file('error.log'), qr/client closed channel/,
+    'the channel end logged');
+
+SKIP: {
+    skip 'no rclone', 2 unless system('rclone version >/dev/null 2>&1') == 0;
+
+    # Go's SSH library waits for the channel's close to be answered
+    local $ENV{RCLONE_CONFIG_S_TYPE} = 'sftp';
+    local $ENV{RCLONE_CONFIG_S_HOST} = '127.0.0.1';
+    local $ENV{RCLONE_CONFIG_S_PORT} = $port;
+    local $ENV{RCLONE_CONFIG_S_USER} = 'alice';
+    local $ENV{RCLONE_CONFIG_S_KEY_FILE} = "$d/key";
+    local $ENV{RCLONE_CONFIG_S_SHELL_TYPE} = 'none';
+    local $ENV{RCLONE_CONFIG_S_DISABLE_HASHCHECK} = 'true';
+    my $rc = "timeout 60 rclone --config $d/rclone.conf --contimeout 10s"
+        . " --timeout 30s";
+
+    $t->write_file('rclone.conf', '');
+    $t->write_file('r1', "rclone data\n");
+    my $out = `$rc copyto $d/r1 s:r1 2>&1`;
+    is($?, 0, 'rclone copyto exits 0') or diag($out);
+    $out = `$rc cat s:r1 2>&1`;
+    is($out, "rclone data\n", 'rclone cat exits 0 with the data');
+}
+
+# the worker's descriptors before and after OPENs cut off in flight; the
+# temporary files of the uploads they began
+
+my ($w) = $t->workers();
+my $fds = sub { opendir my $dh, "/proc/$w/fd" or return -1;
+    my $n = () = grep { !/^\./ } readdir $dh; $n };
+my $left = sub { opendir my $dh, "$d/data/alice" or return -1;
+    my $n = () = grep { /^\.?o\d+/ } readdir $dh; $n };
+my $sessions = sub { my $log = $t->read_file('error.log');
+    my $n = () = $log =~ /sftp session started/g;
+    my $c = () = $log =~ /sftp session closed/g; $n == $c };
+
+$t->wait_for($sessions, 30);
+my $before = $fds->();
+
+client('opens');
+ok($t->wait_for(sub { $sessions->() && $fds->() <= $before }, 30),
+    'descriptors of OPENs completed after the disconnect are closed')
+    or diag("$before descriptors before, " . $fds->() . ' after');
+ok($t->wait_for(sub { $left->() == 0 }, 30),
+    'no temporary file of theirs is left') or diag($left->() . ' left');
 
 my @w = $t->workers();
 is(scalar @w, 1, 'the worker survived');

@@ -152,6 +152,13 @@ static sft_command_t  sft_sftp_core_commands[] = {
       offsetof(sft_sftp_srv_conf_t, max_auth_tries),
       NULL },
 
+    { sft_string("max_channels"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_num_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_sftp_srv_conf_t, max_channels),
+      NULL },
+
     sft_null_command
 };
 
@@ -258,6 +265,7 @@ sft_sftp_core_create_srv_conf(sft_conf_t *cf)
     sscf->login_grace_time = SFT_CONF_UNSET_MSEC;
     sscf->idle_timeout = SFT_CONF_UNSET_MSEC;
     sscf->max_auth_tries = SFT_CONF_UNSET_UINT;
+    sscf->max_channels = SFT_CONF_UNSET_UINT;
 
     return sscf;
 }
@@ -279,6 +287,13 @@ sft_sftp_core_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
     sft_conf_merge_msec_value(conf->idle_timeout, prev->idle_timeout,
                               900000);
     sft_conf_merge_uint_value(conf->max_auth_tries, prev->max_auth_tries, 6);
+    sft_conf_merge_uint_value(conf->max_channels, prev->max_channels, 10);
+
+    if (conf->max_channels == 0) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "\"max_channels\" must be at least 1");
+        return SFT_CONF_ERROR;
+    }
 
     if (conf->host_keys == NULL) {
         conf->host_keys = prev->host_keys;

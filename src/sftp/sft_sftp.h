@@ -104,6 +104,7 @@ typedef struct {
     sft_msec_t                login_grace_time;
     sft_msec_t                idle_timeout;
     sft_uint_t                max_auth_tries;
+    sft_uint_t                max_channels;  /* per connection */
 
     ssh_bind                  bind;        /* made in the master */
 } sft_sftp_srv_conf_t;
@@ -125,6 +126,9 @@ struct sft_sftp_handle_s {
     sft_storage_dir_t         dir;
     sft_uint_t                entry;       /* next dirent of the batch */
     sft_sftp_request_t       *closing;     /* CLOSE waits for busy == 0 */
+    sft_sftp_request_t       *writes;      /* WRITEs one at a time: the
+                                              first runs, the rest wait */
+    sft_sftp_request_t      **writes_last;
     sft_storage_err_t         write_err;   /* a failed WRITE: no commit */
     uint32_t                  atime;       /* FSETSTAT's, set at CLOSE */
     off_t                     bytes;       /* read or written, for the
@@ -149,6 +153,8 @@ struct sft_sftp_request_s {
     uint32_t                  id;
     u_char                    type;
     sft_sftp_handle_t        *handle;
+    sft_sftp_request_t       *next;        /* the handle's WRITEs */
+    uint64_t                  offset;      /* of a WRITE */
     size_t                    reserve;     /* of the output budget */
     sft_uint_t                step;
     u_char                   *path;        /* a second path or a buf */
@@ -164,7 +170,19 @@ struct sft_sftp_request_s {
 };
 
 
+/*
+ * One for the SSH connection (libssh, the login, the user's VFS session
+ * that counts against max_sessions), and one per session channel with the
+ * channel's SFTP state and a copy of the VFS session: the requests of a
+ * channel know only their own.
+ */
+
 struct sft_sftp_session_s {
+    sft_sftp_session_t       *main;        /* the connection's */
+    sft_sftp_session_t       *channels;    /* the main's list */
+    sft_sftp_session_t       *next;        /* in the list */
+    sft_uint_t                nchannels;   /* the main's, until freed */
+
     sft_connection_t         *connection;
     sft_pool_t               *pool;
     sft_log_t                *log;

@@ -124,6 +124,7 @@ static void sft_sftp_request_done(sft_sftp_request_t *r);
 static void sft_sftp_result(sft_sftp_request_t *r, sft_int_t rc);
 static void sft_sftp_op_done(sft_storage_req_t *req);
 static void sft_sftp_complete(sft_sftp_request_t *r);
+static void sft_sftp_write(sft_sftp_request_t *r);
 static sft_int_t sft_sftp_get_handle(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, sft_sftp_handle_t **h);
 static sft_sftp_handle_t *sft_sftp_handle_new(sft_sftp_session_t *s,
@@ -745,12 +746,6 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             break;
 
         default: /* SSH_FXP_WRITE */
-            if (h->write_err != SFT_STORAGE_OK) {
-                r->req.err = h->write_err;
-                sft_sftp_complete(r);
-                return SFT_OK;
-            }
-
             r->path = sft_pnalloc(r->pool, nlen ? nlen : 1);
             if (r->path == NULL) {
                 sft_sftp_request_done(r);
@@ -758,12 +753,21 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
             }
 
             sft_memcpy(r->path, name, nlen);
-
-            r->step = 1;
+            r->path_len = nlen;
+            r->offset = offset;
             h->busy++;
-            rc = sft_vfs_write(&s->vfs, &r->req, &h->file, r->path, nlen,
-                               (off_t) offset);
-            break;
+
+            if (h->writes) {
+                /* after the WRITEs before it */
+                *h->writes_last = r;
+                h->writes_last = &r->next;
+                return SFT_OK;
+            }
+
+            h->writes = r;
+            h->writes_last = &r->next;
+            sft_sftp_write(r);
+            return SFT_OK;
         }
 
         sft_sftp_result(r, rc);
@@ -2199,6 +2203,18 @@ sft_sftp_op_done(sft_storage_req_t *req)
     sft_sftp_session_t  *s = r->session;
 
     if (s->closed) {
+        if ((r->type == SSH_FXP_OPEN || r->type == SSH_FXP_OPENDIR)
+            && r->step == 0 && req->err == SFT_STORAGE_OK)
+        {
+            /* opened for no one: closed again, an upload removed */
+            r->handle->opened = 1;
+        }
+
+        if (r->type == SFT_SFTP_FD_OP) {
+            /* the quota follows the size the file was given */
+            sft_sftp_fd_op_quota(r);
+        }
+
         if (r->handle) {
             sft_sftp_handle_release(s, r->handle);
         }
@@ -2220,6 +2236,35 @@ sft_sftp_op_done(sft_storage_req_t *req)
 
     sft_sftp_complete(r);
     sft_sftp_resume(s);
+}
+
+
+/*
+ * A handle's WRITEs run one at a time, in the order they came: replies
+ * then go out in that order too, which clients that pipeline WRITEs and
+ * take their replies in turn (paramiko) rely on; an earlier failure
+ * fails the rest unwritten.
+ */
+
+static void
+sft_sftp_write(sft_sftp_request_t *r)
+{
+    sft_int_t            rc;
+    sft_sftp_handle_t   *h;
+    sft_sftp_session_t  *s;
+
+    s = r->session;
+    h = r->handle;
+
+    if (h->write_err != SFT_STORAGE_OK) {
+        r->req.err = h->write_err;
+        sft_sftp_complete(r);
+        return;
+    }
+
+    rc = sft_vfs_write(&s->vfs, &r->req, &h->file, r->path, r->path_len,
+                       (off_t) r->offset);
+    sft_sftp_result(r, rc);
 }
 
 
@@ -2324,9 +2369,7 @@ sft_sftp_complete(sft_sftp_request_t *r)
         break;
 
     case SSH_FXP_WRITE:
-        if (r->step) {
-            h->busy--;
-        }
+        h->busy--;
 
         if (err != SFT_STORAGE_OK) {
             if (h->write_err == SFT_STORAGE_OK) {
@@ -2570,6 +2613,15 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
 done:
 
+    if (r->type == SSH_FXP_WRITE) {
+        /* the next WRITE of the handle, once this one is answered */
+        h->writes = r->next;
+
+        if (h->writes) {
+            sft_sftp_write(h->writes);
+        }
+    }
+
     if (h && h->busy == 0 && h->closing && h->closing != r) {
         /* a CLOSE waited for the operations on the handle */
         sft_sftp_complete(h->closing);
@@ -2731,8 +2783,9 @@ sft_sftp_handle_release(sft_sftp_session_t *s, sft_sftp_handle_t *h)
 void
 sft_sftp_free_handles(sft_sftp_session_t *s)
 {
-    sft_uint_t          i;
-    sft_sftp_handle_t  *h;
+    sft_uint_t           i;
+    sft_sftp_handle_t   *h;
+    sft_sftp_request_t  *r, *next;
 
     /* synchronously from now on: a close is quick */
     s->vfs.thread_pool = NULL;
@@ -2747,6 +2800,17 @@ sft_sftp_free_handles(sft_sftp_session_t *s)
         if (h->closing && h->closing->step == 0) {
             /* a CLOSE that waited */
             sft_sftp_request_done(h->closing);
+        }
+
+        if (h->writes) {
+            /* the WRITEs that wait behind the one running */
+            for (r = h->writes->next; r; r = next) {
+                next = r->next;
+                h->busy--;
+                sft_sftp_request_done(r);
+            }
+
+            h->writes->next = NULL;
         }
 
         /* released by the last operation running on it */

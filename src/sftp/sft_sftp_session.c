@@ -34,9 +34,15 @@ static int sft_sftp_channel_data(ssh_session session, ssh_channel channel,
     void *data, uint32_t len, int is_stderr, void *userdata);
 static void sft_sftp_channel_eof(ssh_session session, ssh_channel channel,
     void *userdata);
+static sft_int_t sft_sftp_open_channel(sft_sftp_session_t *s,
+    ssh_message msg);
+static sft_int_t sft_sftp_pump_channels(sft_sftp_session_t *s);
+static sft_uint_t sft_sftp_idle(sft_sftp_session_t *s);
 static sft_int_t sft_sftp_pump(sft_sftp_session_t *s);
 static sft_int_t sft_sftp_pull(sft_sftp_session_t *s);
 static sft_int_t sft_sftp_flush(sft_sftp_session_t *s);
+static void sft_sftp_channel_end(sft_sftp_session_t *s);
+static void sft_sftp_channel_close(sft_sftp_session_t *s);
 static void sft_sftp_close(sft_sftp_session_t *s);
 static void sft_sftp_free(sft_sftp_session_t *s);
 static u_char *sft_sftp_log_error(sft_log_t *log, u_char *buf, size_t len);
@@ -62,6 +68,7 @@ sft_sftp_init_connection(sft_connection_t *c)
         goto failed;
     }
 
+    s->main = s;
     s->connection = c;
     s->pool = c->pool;
     s->log = c->log;
@@ -270,7 +277,8 @@ sft_sftp_run(sft_sftp_session_t *s)
                 goto gone;
             }
 
-            if (sft_sftp_messages(s) != SFT_OK || sft_sftp_pump(s) != SFT_OK)
+            if (sft_sftp_messages(s) != SFT_OK
+                || sft_sftp_pump_channels(s) != SFT_OK)
             {
                 goto close;
             }
@@ -290,11 +298,6 @@ sft_sftp_run(sft_sftp_session_t *s)
 
         if (!ssh_is_connected(s->ssh)) {
             goto gone;
-        }
-
-        if (s->eof || (s->channel && ssh_channel_is_closed(s->channel))) {
-            sft_log_error(SFT_LOG_INFO, c->log, 0, "client closed channel");
-            goto close;
         }
 
     } while (s->again && !s->closed && i < SFT_SFTP_DOPOLLS);
@@ -319,8 +322,7 @@ sft_sftp_run(sft_sftp_session_t *s)
      * may close the session, as it closes an idle keep-alive connection
      */
 
-    c->idle = (s->inflight == 0 && s->pending == 0 && s->nhandles == 0
-               && s->out_pos == s->out_len && s->in_pos == s->in_len
+    c->idle = (sft_sftp_idle(s)
                && s->auth.job == NULL && s->auth_msg == NULL
                && !(ssh_get_poll_flags(s->ssh) & SSH_WRITE_PENDING));
 
@@ -399,8 +401,10 @@ sft_sftp_messages(sft_sftp_session_t *s)
 static sft_int_t
 sft_sftp_message(sft_sftp_session_t *s, ssh_message msg)
 {
-    int          type, subtype;
-    const char  *name;
+    int                  type, subtype;
+    const char          *name;
+    ssh_channel          ch;
+    sft_sftp_session_t  *cs;
 
     if (s->banned) {
         return SFT_DECLINED;           /* closed with the reason */
@@ -425,41 +429,39 @@ sft_sftp_message(sft_sftp_session_t *s, ssh_message msg)
         return sft_sftp_auth(s, msg);
 
     case SSH_REQUEST_CHANNEL_OPEN:
-        if (!s->logged_in || subtype != SSH_CHANNEL_SESSION
-            || s->channel != NULL)
-        {
+        if (!s->logged_in || subtype != SSH_CHANNEL_SESSION) {
             sft_log_error(SFT_LOG_INFO, s->log, 0,
                           "channel of type %d refused", subtype);
             break;
         }
 
-        s->channel = ssh_message_channel_request_open_reply_accept(msg);
-        if (s->channel == NULL) {
-            return SFT_ERROR;
+        if (s->nchannels >= s->conf->max_channels) {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "channel refused: max_channels (%lu) open",
+                          (unsigned long) s->conf->max_channels);
+            break;
         }
 
-        sft_memzero(&s->ccb, sizeof(s->ccb));
-        s->ccb.userdata = s;
-        s->ccb.channel_data_function = sft_sftp_channel_data;
-        s->ccb.channel_eof_function = sft_sftp_channel_eof;
-        ssh_callbacks_init(&s->ccb);
-        ssh_set_channel_callbacks(s->channel, &s->ccb);
-
-        return SFT_OK;
+        return sft_sftp_open_channel(s, msg);
 
     case SSH_REQUEST_CHANNEL:
+        ch = ssh_message_channel_request_channel(msg);
+
+        for (cs = s->channels; cs && cs->channel != ch; cs = cs->next) {
+            /* void */
+        }
+
         if (subtype == SSH_CHANNEL_REQUEST_SUBSYSTEM
-            && ssh_message_channel_request_channel(msg) == s->channel
-            && !s->sftp
+            && cs && !cs->sftp
             && strcmp(ssh_message_channel_request_subsystem(msg), "sftp")
                == 0)
         {
-            s->in = sft_pnalloc(s->pool, SFT_SFTP_IN_SIZE);
-            if (s->in == NULL) {
+            cs->in = sft_pnalloc(cs->pool, SFT_SFTP_IN_SIZE);
+            if (cs->in == NULL) {
                 return SFT_ERROR;
             }
 
-            s->sftp = 1;
+            cs->sftp = 1;
             ssh_message_channel_request_reply_success(msg);
 
             sft_log_error(SFT_LOG_INFO, s->log, 0, "sftp subsystem started");
@@ -833,6 +835,107 @@ failed:
 
 
 /*
+ * A session channel: its own SFTP state and pool, the login's user and a
+ * copy of its VFS session (that one alone counts against max_sessions)
+ */
+
+static sft_int_t
+sft_sftp_open_channel(sft_sftp_session_t *s, ssh_message msg)
+{
+    sft_pool_t          *pool;
+    sft_sftp_session_t  *cs;
+
+    pool = sft_create_pool(4096, s->log);
+    if (pool == NULL) {
+        return SFT_ERROR;
+    }
+
+    cs = sft_pcalloc(pool, sizeof(sft_sftp_session_t));
+    if (cs == NULL) {
+        sft_destroy_pool(pool);
+        return SFT_ERROR;
+    }
+
+    cs->channel = ssh_message_channel_request_open_reply_accept(msg);
+    if (cs->channel == NULL) {
+        sft_destroy_pool(pool);
+        return SFT_ERROR;
+    }
+
+    cs->main = s;
+    cs->connection = s->connection;
+    cs->pool = pool;
+    cs->log = s->log;
+    cs->conf = s->conf;
+    cs->ssh = s->ssh;
+    cs->user = s->user;
+    cs->thread_pool = s->thread_pool;
+    cs->vfs = s->vfs;
+    cs->vfs.session_open = 0;
+    cs->vfs.scan = NULL;
+    cs->kex_done = 1;
+    cs->logged_in = 1;
+
+    cs->ccb.userdata = cs;
+    cs->ccb.channel_data_function = sft_sftp_channel_data;
+    cs->ccb.channel_eof_function = sft_sftp_channel_eof;
+    ssh_callbacks_init(&cs->ccb);
+    ssh_set_channel_callbacks(cs->channel, &cs->ccb);
+
+    cs->next = s->channels;
+    s->channels = cs;
+    s->nchannels++;
+
+    return SFT_OK;
+}
+
+
+/* each channel's requests and replies; a channel the client ended goes */
+
+static sft_int_t
+sft_sftp_pump_channels(sft_sftp_session_t *s)
+{
+    sft_sftp_session_t  *cs, *next;
+
+    for (cs = s->channels; cs; cs = next) {
+        next = cs->next;
+
+        if (sft_sftp_pump(cs) != SFT_OK) {
+            return SFT_ERROR;
+        }
+
+        if (cs->progress) {
+            cs->progress = 0;
+            s->progress = 1;
+        }
+
+        if (cs->eof || ssh_channel_is_closed(cs->channel)) {
+            sft_sftp_channel_end(cs);
+        }
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_uint_t
+sft_sftp_idle(sft_sftp_session_t *s)
+{
+    sft_sftp_session_t  *cs;
+
+    for (cs = s->channels; cs; cs = cs->next) {
+        if (cs->inflight || cs->pending || cs->nhandles
+            || cs->out_pos != cs->out_len || cs->in_pos != cs->in_len)
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/*
  * Channel data: taken while the input buffer has room; what is left stays
  * in libssh, which then does not grow the client's window, and is pulled
  * by sft_sftp_pull() once requests have been handled.
@@ -1046,6 +1149,12 @@ sft_sftp_flush(sft_sftp_session_t *s)
     size_t    len;
     uint32_t  window, unacked, limit;
 
+    if (s->channel && ssh_channel_is_closed(s->channel)) {
+        /* the client closed it: the replies have no one to go to */
+        s->out_pos = s->out_len;
+        return SFT_OK;
+    }
+
     while (s->out_pos < s->out_len && s->channel) {
 
         if (!(ssh_get_poll_flags(s->ssh) & SSH_WRITE_PENDING)) {
@@ -1101,12 +1210,73 @@ sft_sftp_flush(sft_sftp_session_t *s)
 }
 
 
+/*
+ * The client's EOF or close of the channel: the requests in flight are
+ * answered (the client may still read), the channel is closed on our side
+ * too, then its handles left open go as on a disconnect and the
+ * connection stays: the client may open another channel, or leave.
+ */
+
+static void
+sft_sftp_channel_end(sft_sftp_session_t *s)
+{
+    ssh_channel           ch;
+    sft_sftp_session_t  **cs;
+
+    ch = s->channel;
+
+    if (s->inflight || s->pending
+        || (s->out_pos < s->out_len && !ssh_channel_is_closed(ch)))
+    {
+        /* a completion or the window runs the session again */
+        return;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0, "client closed channel");
+
+    /*
+     * EOF and close, unless sent already; libssh frees the channel once
+     * the client's close has come too
+     */
+
+    ssh_remove_channel_callbacks(ch, &s->ccb);
+    (void) ssh_channel_close(ch);
+    ssh_channel_free(ch);
+
+    for (cs = &s->main->channels; *cs != s; cs = &(*cs)->next) {
+        /* void */
+    }
+
+    *cs = s->next;
+
+    sft_sftp_channel_close(s);
+}
+
+
+/* a channel's SFTP state ends: freed once nothing of it runs */
+
+static void
+sft_sftp_channel_close(sft_sftp_session_t *s)
+{
+    s->closed = 1;
+    s->channel = NULL;
+
+    sft_sftp_free_handles(s);
+    sft_vfs_user_close(&s->vfs);
+
+    if (s->pending == 0) {
+        sft_sftp_free(s);
+    }
+}
+
+
 /* closing: libssh's socket goes first, ours (still in epoll) last */
 
 static void
 sft_sftp_close(sft_sftp_session_t *s)
 {
-    sft_connection_t  *c;
+    sft_connection_t    *c;
+    sft_sftp_session_t  *cs;
 
     if (s->closed) {
         return;
@@ -1144,7 +1314,16 @@ sft_sftp_close(sft_sftp_session_t *s)
         s->counted = 0;
     }
 
-    sft_sftp_free_handles(s);
+    /* the channels' states hold on to ours: it goes after the last */
+
+    s->nchannels++;
+
+    while (s->channels) {
+        cs = s->channels;
+        s->channels = cs->next;
+        sft_sftp_channel_close(cs);
+    }
+
     sft_vfs_user_close(&s->vfs);
 
     /* logged once the session no longer counts against max_sessions */
@@ -1169,13 +1348,12 @@ sft_sftp_close(sft_sftp_session_t *s)
 
         ssh_free(s->ssh);
         s->ssh = NULL;
-        s->channel = NULL;
     }
 
     c->pool = NULL;
     sft_close_connection(c);
 
-    if (s->pending == 0) {
+    if (--s->nchannels == 0) {
         sft_sftp_free(s);
     }
 }
@@ -1184,6 +1362,8 @@ sft_sftp_close(sft_sftp_session_t *s)
 static void
 sft_sftp_free(sft_sftp_session_t *s)
 {
+    sft_sftp_session_t  *m = s->main;
+
     if (s->account) {
         sft_user_release(s->account);
         s->account = NULL;
@@ -1197,10 +1377,14 @@ sft_sftp_free(sft_sftp_session_t *s)
     s->connection = NULL;
 
     sft_destroy_pool(s->pool);
+
+    if (m != s && --m->nchannels == 0 && m->closed) {
+        sft_sftp_free(m);
+    }
 }
 
 
-/* a storage operation of a closed session completed */
+/* a storage operation of a closed channel completed */
 
 void
 sft_sftp_op_finished(sft_sftp_session_t *s)
