@@ -369,6 +369,7 @@ sft_sftp_request(sft_sftp_session_t *s, u_char *p, size_t len)
     b.last = p + len;
 
     rlen = 0;
+    nlen = 0;
     offset = 0;
 
     (void) sft_sftp_get_u8(&b, &type);
