@@ -91,7 +91,7 @@ main(void)
     size_t              size;
     void               *mem;
 
-    printf("1..39\n");
+    printf("1..42\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_ERR;
