@@ -31,8 +31,8 @@ my $dest = "$d/dest";
 my $p = "$dest$prefix";
 
 sub install {
-    my $out = `make -s -f $objs/Makefile install DESTDIR=$dest 2>&1`;
-    is($? >> 8, 0, 'make install DESTDIR=...') or diag($out);
+    my ($rc, $out) = $t->make_install(DESTDIR => $dest);
+    is($rc, 0, 'make install DESTDIR=...') or diag($out);
 }
 
 sub slurp {
@@ -106,8 +106,9 @@ SKIP: {
         unless system('systemd-analyze --version >/dev/null 2>&1') == 0;
 
     my $real = "$d/real";
-    my $v = `make -s -f $objs/Makefile install PREFIX=$real 2>&1`
-        . `systemd-analyze verify $real/pkg/siftpd.service 2>&1`;
+    my ($rc, $v) = $t->make_install(PREFIX => $real);
+    $v .= "make install exited $rc\n" if $rc;
+    $v .= `systemd-analyze verify $real/pkg/siftpd.service 2>&1`;
     is($v, '', 'systemd-analyze verify accepts the unit, no warning');
 }
 

@@ -28,8 +28,8 @@ plan(tests => 10);
 # worker and logins in clear
 
 my $p = "$d/siftp";
-my $out = `make -s -f $objs/Makefile install PREFIX=$p 2>&1`;
-is($? >> 8, 0, 'make install PREFIX=...') or diag($out);
+my ($rc, $out) = $t->make_install(PREFIX => $p);
+is($rc, 0, 'make install PREFIX=...') or diag($out);
 
 open my $fh, '<', "$p/conf/siftpd.conf" or die "siftpd.conf: $!";
 my $conf = do { local $/; <$fh> };

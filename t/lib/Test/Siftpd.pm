@@ -175,6 +175,22 @@ sub sanitizer_env {
     $ENV{UBSAN_OPTIONS} = "log_path=$d/sanitizer:print_stacktrace=1";
 }
 
+# "make install" of the build under test (TEST_SIFTPD_OBJS, default objs)
+# with make variables (DESTDIR, PREFIX), not as a sub-make of "make test";
+# returns (exit code, output)
+sub make_install {
+    my ($self, %vars) = @_;
+
+    my $objs = $ENV{TEST_SIFTPD_OBJS} || 'objs';
+    local %ENV = %ENV;
+    delete @ENV{qw/MAKEFLAGS MAKELEVEL MFLAGS/};
+
+    my $out = `make -s -f $objs/Makefile install @{[
+        map { "$_=$vars{$_}" } sort keys %vars ]} 2>&1`;
+
+    return ($? >> 8, $out);
+}
+
 # runs siftpd with extra arguments; returns (exit code, output)
 sub siftpd {
     my ($self, @args) = @_;
