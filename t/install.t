@@ -1,17 +1,18 @@
 #!/usr/bin/perl
 
 # install.t -- "make install DESTDIR=..." of the current build lays out a
-# working prefix (binary, conf, html, modules, var/log, var/data, the
-# systemd unit and the logrotate file with the prefix in them); "siftpd -t"
-# accepts it at once and writes nothing; a second install keeps an edited
-# configuration, the user store, logs and data; systemd-analyze verifies
-# the unit where it is installed.
+# working prefix (binary, conf, html, modules, var/log, var/data owned by
+# the configured workers' user, the systemd unit and the logrotate file
+# with the prefix in them); "siftpd -t" accepts it at once and writes
+# nothing; a second install keeps an edited configuration, the user store,
+# logs and data; systemd-analyze verifies the unit where it is installed.
 
 use warnings;
 use strict;
 
 use lib 't/lib';
 use Test::More;
+use File::Path qw/make_path/;
 use Test::Siftpd;
 
 my $t = Test::Siftpd->new();
@@ -25,7 +26,7 @@ my ($prefix) = map { /^PREFIX = (\S+)/ ? $1 : () } <$fh>;
 close $fh;
 die "no PREFIX in $objs/Makefile" unless defined $prefix;
 
-plan(tests => 17);
+plan(tests => 18);
 
 my $dest = "$d/dest";
 my $p = "$dest$prefix";
@@ -97,6 +98,25 @@ is(join('', map { slurp($_) // "$_ gone\n" } @kept), $before,
 
 $out = `$p/sbin/siftpd -p $p/ -c $p/conf/siftpd.conf -t 2>&1`;
 is($? >> 8, 0, 'siftpd -t still accepts it') or diag($out);
+
+# a configuration already there names the workers' user: as root, the
+# new var/data is theirs
+
+SKIP: {
+    skip 'not root', 1 if $> != 0;
+    my @nobody = getpwnam('nobody') or skip 'no user nobody', 1;
+
+    my $other = "$d/other";
+    make_path("$other$prefix/conf");
+    open $fh, '>', "$other$prefix/conf/siftpd.conf" or die;
+    print $fh "user  nobody;\n";
+    close $fh;
+
+    my ($rc, $v) = $t->make_install(DESTDIR => $other);
+    is(join(' ', $rc, (stat "$other$prefix/var/data")[4] // 'none'),
+        "0 $nobody[2]", 'var/data belongs to the configured user')
+        or diag($v);
+}
 
 # the unit as systemd reads it, installed where its paths are real:
 # systemd-analyze only warns about a misspelt setting, so no output either
