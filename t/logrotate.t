@@ -50,18 +50,25 @@ open $fh, '>', "$p/conf/siftpd.conf" or die;
 print $fh "daemon off;\n$conf";
 close $fh;
 
-mkdir "$p/var/data/alice";
-open $fh, '|-', "$p/sbin/siftpd -p $p/ user add alice --home /alice"
-    . ' --perms list,upload >/dev/null 2>&1' or die "user add: $!";
-print $fh "secret\n";
-close $fh or die 'user add alice failed';
-
 # siftpd on the installed prefix and binary, in the foreground to stop
 # it by its pid
 
 $t->run('conf/siftpd.conf', prefix => $p, binary => "$p/sbin/siftpd",
     pid => 'var/siftpd.pid');
 ok(-s "$p/var/siftpd.pid", 'siftpd started and wrote var/siftpd.pid');
+
+# a user added after the first start, as an administrator would (the
+# first start makes the user store and gives var/data to the workers)
+
+open $fh, '|-', "$p/sbin/siftpd -p $p/ user add alice --home /alice"
+    . ' --perms list,upload >/dev/null 2>&1' or die "user add: $!";
+print $fh "secret\n";
+close $fh or die 'user add alice failed';
+mkdir "$p/var/data/alice" unless -d "$p/var/data/alice";
+
+# a worker looks at the user store again at a login in a later second
+my $added = time;
+select(undef, undef, undef, 0.05) while time == $added;
 
 # one upload each, in its own session: a line in the transfer log and
 # one in the error log (the session log at info)
@@ -121,10 +128,10 @@ is(names('xferlog'), $after, 'the uploads after, in the new xferlog');
 
 my $log = join '', map { $t->read_file($_) } 'stderr';
 for my $f ("$p/var/log/error.log.1", "$p/var/log/error.log") {
-    open my $fh, '<', $f or next;
-    $log .= join '', grep { /\[alert\]/ } <$fh>;
+    open(my $lfh, '<', $f) or next;
+    $log .= join '', grep { /\[alert\]/ } <$lfh>;
 }
-opendir my $dh, $d;
+opendir(my $dh, $d) or die "$d: $!";
 $log .= join '', map { $t->read_file($_) } grep { /^sanitizer/ } readdir $dh;
 closedir $dh;
 is(join("\n", grep { /\[alert\]|runtime error:|Sanitizer/ } split /\n/, $log),
