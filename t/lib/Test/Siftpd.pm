@@ -175,6 +175,22 @@ sub sanitizer_env {
     $ENV{UBSAN_OPTIONS} = "log_path=$d/sanitizer:print_stacktrace=1";
 }
 
+# "make install" of the build under test (TEST_SIFTPD_OBJS, default objs)
+# with make variables (DESTDIR, PREFIX), not as a sub-make of "make test";
+# returns (exit code, output)
+sub make_install {
+    my ($self, %vars) = @_;
+
+    my $objs = $ENV{TEST_SIFTPD_OBJS} || 'objs';
+    local %ENV = %ENV;
+    delete @ENV{qw/MAKEFLAGS MAKELEVEL MFLAGS/};
+
+    my $out = `make -s -f $objs/Makefile install @{[
+        map { "$_=$vars{$_}" } sort keys %vars ]} 2>&1`;
+
+    return ($? >> 8, $out);
+}
+
 # runs siftpd with extra arguments; returns (exit code, output)
 sub siftpd {
     my ($self, @args) = @_;
@@ -184,29 +200,34 @@ sub siftpd {
     return _output($self->{_binary}, '-p', "$self->{_testdir}/", @args);
 }
 
+# starts siftpd on $conf and waits for its pid file; options: prefix
+# (default the test directory; $conf and the pid file are under it),
+# binary, pid (the pid file's name, default siftpd.pid)
 sub run {
-    my ($self, $conf) = @_;
+    my ($self, $conf, %o) = @_;
 
     $conf //= 'siftpd.conf';
-    my $d = $self->{_testdir};
+    my $d = $o{prefix} // $self->{_testdir};
+    my $pidfile = "$d/" . ($o{pid} // 'siftpd.pid');
+    my $stderr = "$self->{_testdir}/stderr";
 
-    unlink "$d/siftpd.pid";
+    unlink $pidfile;
     $self->sanitizer_env();
 
     my $pid = fork();
     die "fork: $!" unless defined $pid;
 
     if ($pid == 0) {
-        open STDOUT, '>>', "$d/stderr" or die;
-        open STDERR, '>>', "$d/stderr" or die;
-        exec $self->{_binary}, '-p', "$d/", '-c', "$d/$conf";
+        open STDOUT, '>>', $stderr or die;
+        open STDERR, '>>', $stderr or die;
+        exec $o{binary} // $self->{_binary}, '-p', "$d/", '-c', "$d/$conf";
         exit 127;
     }
 
     $self->{_pid} = $pid;
 
     for (1 .. 100) {
-        last if -s "$d/siftpd.pid";
+        last if -s $pidfile;
         if (waitpid($pid, WNOHANG) == $pid) {
             delete $self->{_pid};
             die "siftpd did not start:\n" . $self->read_file('stderr')
@@ -215,7 +236,7 @@ sub run {
         sleep 0.05;
     }
 
-    die "siftpd did not write its pid file" unless -s "$d/siftpd.pid";
+    die "siftpd did not write its pid file" unless -s $pidfile;
 
     return $self;
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/perl
+
+# deps.t -- auto/deps installs only what building and running needs, and
+# with --test adds the tools the tests drive; the README opens with its two
+# commands, and .ci/run runs the second one exactly.
+
+use warnings;
+use strict;
+
+use Test::More;
+
+plan(tests => 9);
+
+sub packages {
+    my $out = `sh auto/deps --list @_`;
+    is($? >> 8, 0, "auto/deps --list @_ exits 0");
+    return { map { $_ => 1 } split /\n/, $out };
+}
+
+my $run = packages();
+my $test = packages('--test');
+
+# the Debian packages of the libraries ./configure probes (auto/lib's
+# table) for the built-in modules, the core and --with-io_uring
+open my $fh, '<', 'auto/lib' or die "auto/lib: $!";
+my $lib = do { local $/; <$fh> };
+close $fh;
+
+my @needed;
+for my $name (qw/OPENSSL LIBSSH ARGON2 SODIUM PCRE2 URING/) {
+    my ($pkg) = $lib =~ /^\s*$name\)\s*echo\s*"[^"]*\|([^|"]+)"/m
+        or die "auto/lib names no package for $name";
+    push @needed, $pkg;
+}
+
+is(join(' ', grep { !$run->{$_} } @needed, qw/gcc libc6-dev make/), '',
+    'the run command installs the compiler, make and every probed library');
+
+my @tools = qw/perl python3 python3-paramiko lftp sshpass openssh-client
+    openssl chromium logrotate systemd qemu-user gcc-aarch64-linux-gnu/;
+is(join(' ', grep { $run->{$_} } @tools), '',
+    'the run command installs no test tool');
+is(join(' ', grep { !$test->{$_} } @tools, keys %$run), '',
+    'the test command adds them to the run command\'s packages');
+
+my $help = `sh auto/deps --help`;
+like($help, qr/^\s+--test\s+.*test/m, '--help says what --test adds');
+
+open $fh, '<', 'README.md' or die "README.md: $!";
+my $readme = do { local $/; <$fh> };
+close $fh;
+
+my @cmds = $readme =~ /^    (auto\/deps\b.*)$/mg;
+is(scalar @cmds, 2, 'the README has two commands');
+like($cmds[1] // '', qr/^auto\/deps --test && /, 'the test one uses --test');
+
+open $fh, '<', '.ci/run' or die ".ci/run: $!";
+my ($ci) = grep { /^auto\/deps/ } <$fh>;
+close $fh;
+chomp $ci if defined $ci;
+is($ci, $cmds[1], '.ci/run runs the README\'s test command');
