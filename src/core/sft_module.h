@@ -70,7 +70,9 @@
     SFT_MODULE_UNSET_INDEX, SFT_MODULE_UNSET_INDEX,                           \
     NULL, 0, 0, SFT_VERSION_NUM, SFT_MODULE_SIGNATURE
 
-#define SFT_MODULE_V1_PADDING  0, 0, 0, 0, 0, 0, 0, 0
+/* the hooks after exit_master: process_exited, then seven spare ones */
+#define SFT_MODULE_V1_SPARE    0, 0, 0, 0, 0, 0, 0
+#define SFT_MODULE_V1_PADDING  NULL, SFT_MODULE_V1_SPARE
 
 
 struct sft_module_s {
@@ -95,7 +97,13 @@ struct sft_module_s {
     void                (*exit_process)(sft_cycle_t *cycle);
     void                (*exit_master)(sft_cycle_t *cycle);
 
-    uintptr_t             spare_hook0;
+    /*
+     * in the master, when a child process has exited and before its slot
+     * is refilled: what it held in shared memory is given back
+     */
+    void                (*process_exited)(sft_cycle_t *cycle,
+                                          sft_uint_t slot, pid_t pid);
+
     uintptr_t             spare_hook1;
     uintptr_t             spare_hook2;
     uintptr_t             spare_hook3;

@@ -6,8 +6,6 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_thread_pool.h>
-#include <sft_auth.h>
-#include <sft_usage.h>
 #include <sft_storage.h>
 
 
@@ -241,7 +239,7 @@ sft_reap_children(sft_cycle_t *cycle)
     int         status;
     pid_t       pid;
     sft_int_t   i;
-    sft_uint_t  live, died;
+    sft_uint_t  m, live, died;
 
     died = 0;
 
@@ -305,8 +303,13 @@ sft_reap_children(sft_cycle_t *cycle)
         /* what the process held in shared memory is not lost with it */
         sft_stats_retire(i);
         sft_buffer_reclaim(i, cycle->log);
-        sft_auth_process_exited(i, sft_processes[i].pid);
-        sft_usage_process_exited(i);
+
+        for (m = 0; cycle->modules[m]; m++) {
+            if (cycle->modules[m]->process_exited) {
+                cycle->modules[m]->process_exited(cycle, i,
+                                                  sft_processes[i].pid);
+            }
+        }
 
         if (sft_processes[i].respawn && !sft_processes[i].exiting
             && !sft_terminate && !sft_quit)

@@ -66,6 +66,8 @@ static char *sft_users_set_max_checks(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static sft_int_t sft_users_init_process(sft_cycle_t *cycle);
 static void sft_users_exit_process(sft_cycle_t *cycle);
+static void sft_users_process_exited(sft_cycle_t *cycle, sft_uint_t slot,
+    pid_t pid);
 static void sft_users_cycle_cleanup(void *data);
 static sft_int_t sft_users_create_first(sft_users_conf_t *ucf,
     sft_cycle_t *cycle);
@@ -181,7 +183,8 @@ sft_module_t  sft_users_module = {
     sft_users_init_process,                /* init process */
     sft_users_exit_process,                /* exit process */
     NULL,                                  /* exit master */
-    SFT_MODULE_V1_PADDING
+    sft_users_process_exited,              /* process exited */
+    SFT_MODULE_V1_SPARE
 };
 
 
@@ -493,6 +496,21 @@ sft_users_exit_process(sft_cycle_t *cycle)
     (void) cycle;
 
     sft_auth_exit_process();
+}
+
+
+/*
+ * In the master, after a worker died: its password checks and its
+ * sessions in the usage zone are given back.
+ */
+
+static void
+sft_users_process_exited(sft_cycle_t *cycle, sft_uint_t slot, pid_t pid)
+{
+    (void) cycle;
+
+    sft_auth_process_exited(slot, pid);
+    sft_usage_process_exited(slot);
 }
 
 

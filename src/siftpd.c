@@ -1,6 +1,8 @@
 /*
  * siftpd.c -- the daemon's entry point: command line options, the first
  * cycle, signalling a running master, and handing over to the process loop.
+ * The top of the link, above every floor: it alone hands "siftpd user ..."
+ * to the account floor's command line.
  */
 
 #include <sft_config.h>
