@@ -3,8 +3,9 @@
 # http_static.t -- html_root: the dashboard's files from memory, their
 # paths and types, index.html for a directory, dot files left out, ETag =
 # Adler-32 and length (checked against Python's zlib) with If-None-Match
-# answered 304, a reload picking up a changed file; and the dashboard of
-# the source tree in headless Chromium, filled from /api/v1/stats.
+# answered 304, a reload picking up a changed file, a failed reload leaving
+# a respawned worker the running files; and the dashboard of the source tree
+# in headless Chromium, filled from /api/v1/stats.
 
 use warnings;
 use strict;
@@ -102,6 +103,27 @@ $t->write_file('site/index.html', "<p>changed</p>\n");
 $t->reload();
 ok($t->wait_for(sub { get('/') =~ /changed/ }, 10), 'a reload serves the change');
 isnt((get('/') =~ /^ETag: (\S+)\r$/m)[0], $etag, 'with a new ETag');
+
+# a reload that fails after the http block was read leaves nothing of its
+# configuration behind: a worker respawned then serves the running files
+
+mkdir "$d/other";
+$t->write_file('other/index.html', "<p>from the failed reload</p>\n");
+my $good = $t->read_file('siftpd.conf');
+(my $bad = $good) =~ s{/site;}{/other;};
+$t->write_file('siftpd.conf', $bad . "broken_directive;\n");
+$t->reload();
+ok($t->wait_log(qr/reload failed, the running configuration is kept/),
+    'the reload with a bad configuration failed');
+$t->write_file('siftpd.conf', $good);
+
+my ($old) = $t->workers();
+kill 'KILL', $old;
+ok($t->wait_for(sub { my @w = $t->workers(); @w == 1 && $w[0] != $old }, 10),
+    'the killed worker respawned');
+$r = get('/');
+like($r, qr/^HTTP\/1\.1 200 /, 'the respawned worker serves /');
+like($r, qr/<p>changed<\/p>/, 'the running configuration\'s file');
 
 # the dashboard of the source tree, rendered by headless Chromium
 

@@ -81,10 +81,6 @@ sft_module_t  sft_http_static_module = {
 };
 
 
-/* the running configuration's files, for the handler */
-static sft_http_static_main_conf_t  *sft_http_static_conf;
-
-
 static const struct {
     const char  *ext;
     const char  *type;
@@ -150,8 +146,6 @@ sft_http_static_init_main_conf(sft_conf_t *cf, void *conf)
             return SFT_CONF_ERROR;
         }
     }
-
-    sft_http_static_conf = smcf;
 
     return SFT_CONF_OK;
 }
@@ -299,12 +293,15 @@ sft_http_static_add(sft_conf_t *cf, sft_http_static_main_conf_t *smcf,
 static sft_int_t
 sft_http_static_handler(sft_http_request_t *r)
 {
-    sft_uint_t               i;
-    sft_http_static_file_t  *f;
+    sft_uint_t                    i;
+    sft_http_static_file_t       *f;
+    sft_http_static_main_conf_t  *smcf;
 
-    f = sft_http_static_conf->files.elts;
+    /* the files of the configuration the connection was accepted under */
+    smcf = sft_proto_get_module_main_conf(r->hc->ctx, sft_http_static_module);
+    f = smcf->files.elts;
 
-    for (i = 0; i < sft_http_static_conf->files.nelts; i++, f++) {
+    for (i = 0; i < smcf->files.nelts; i++, f++) {
         if (f->uri.len == r->path.len
             && sft_memcmp(f->uri.data, r->path.data, r->path.len) == 0)
         {
@@ -312,7 +309,7 @@ sft_http_static_handler(sft_http_request_t *r)
         }
     }
 
-    if (i == sft_http_static_conf->files.nelts) {
+    if (i == smcf->files.nelts) {
         return sft_http_send_response(r, 404, NULL, NULL);
     }
 
