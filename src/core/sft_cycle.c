@@ -409,6 +409,21 @@ sft_cycle_fail(sft_cycle_t *cycle, sft_cycle_t *old_cycle)
         sft_shm_free(&zones[i]->shm);
     }
 
+    /*
+     * the new zones' init hooks pointed their modules at memory just
+     * freed: they are pointed back at the running zones, before a worker
+     * respawned later inherits the pointers or the master reclaims a dead
+     * worker's share through them
+     */
+
+    zones = old_cycle->shared_memory.elts;
+
+    for (i = 0; i < old_cycle->shared_memory.nelts; i++) {
+        if (zones[i]->shm.addr != NULL && zones[i]->data != NULL) {
+            (void) zones[i]->init(zones[i], zones[i]->data);
+        }
+    }
+
     sft_close_new_listening(cycle);
 
     if (cycle->log_file.fd != SFT_INVALID_FILE
