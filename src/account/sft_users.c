@@ -184,6 +184,7 @@ sft_module_t  sft_users_module = {
     sft_users_exit_process,                /* exit process */
     NULL,                                  /* exit master */
     sft_users_process_exited,              /* process exited */
+    NULL,                                  /* processes changed */
     SFT_MODULE_V1_SPARE
 };
 

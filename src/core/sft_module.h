@@ -70,9 +70,12 @@
     SFT_MODULE_UNSET_INDEX, SFT_MODULE_UNSET_INDEX,                           \
     NULL, 0, 0, SFT_VERSION_NUM, SFT_MODULE_SIGNATURE
 
-/* the hooks after exit_master: process_exited, then seven spare ones */
-#define SFT_MODULE_V1_SPARE    0, 0, 0, 0, 0, 0, 0
-#define SFT_MODULE_V1_PADDING  NULL, SFT_MODULE_V1_SPARE
+/*
+ * the hooks after exit_master: process_exited, processes_changed, then six
+ * spare ones
+ */
+#define SFT_MODULE_V1_SPARE    0, 0, 0, 0, 0, 0
+#define SFT_MODULE_V1_PADDING  NULL, NULL, SFT_MODULE_V1_SPARE
 
 
 struct sft_module_s {
@@ -104,7 +107,12 @@ struct sft_module_s {
     void                (*process_exited)(sft_cycle_t *cycle,
                                           sft_uint_t slot, pid_t pid);
 
-    uintptr_t             spare_hook1;
+    /*
+     * in the master, once workers were started or dead ones replaced or
+     * dropped: every slot holds a live process or none
+     */
+    void                (*processes_changed)(sft_cycle_t *cycle);
+
     uintptr_t             spare_hook2;
     uintptr_t             spare_hook3;
     uintptr_t             spare_hook4;

@@ -6,13 +6,13 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_thread_pool.h>
-#include <sft_storage.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
     sft_int_t type);
 static void sft_signal_worker_processes(sft_cycle_t *cycle, int cmd);
 static sft_uint_t sft_reap_children(sft_cycle_t *cycle);
+static void sft_master_processes_changed(sft_cycle_t *cycle);
 static void sft_master_process_exit(sft_cycle_t *cycle);
 static void sft_worker_process_cycle(sft_cycle_t *cycle, void *data);
 static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
@@ -67,7 +67,7 @@ sft_master_process_cycle(sft_cycle_t *cycle)
                                SFT_PROCESS_RESPAWN);
 
     /* what workers of an earlier run left, once the new ones serve */
-    sft_storage_sweep(cycle, sft_process_is_live);
+    sft_master_processes_changed(cycle);
 
     live = 1;
     delay_sent = 0;
@@ -352,10 +352,23 @@ sft_reap_children(sft_cycle_t *cycle)
      */
 
     if (died) {
-        sft_storage_sweep(cycle, sft_process_is_live);
+        sft_master_processes_changed(cycle);
     }
 
     return live;
+}
+
+
+static void
+sft_master_processes_changed(sft_cycle_t *cycle)
+{
+    sft_uint_t  m;
+
+    for (m = 0; cycle->modules[m]; m++) {
+        if (cycle->modules[m]->processes_changed) {
+            cycle->modules[m]->processes_changed(cycle);
+        }
+    }
 }
 
 

@@ -26,6 +26,7 @@ static void *sft_storage_core_create_conf(sft_conf_t *cf);
 static char *sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static sft_storage_t **sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n);
+static void sft_storage_sweep(sft_cycle_t *cycle);
 static void sft_storage_thread(void *data, sft_log_t *log);
 static void sft_storage_thread_done(sft_event_t *ev);
 
@@ -60,7 +61,9 @@ sft_module_t  sft_storage_module = {
     NULL,                                  /* init process */
     NULL,                                  /* exit process */
     NULL,                                  /* exit master */
-    SFT_MODULE_V1_PADDING
+    NULL,                                  /* process exited */
+    sft_storage_sweep,                     /* processes changed */
+    SFT_MODULE_V1_SPARE
 };
 
 
@@ -342,10 +345,13 @@ sft_storage_find(sft_cycle_t *cycle, sft_str_t *name)
 }
 
 
-/* what workers that died left in the storages, removed from the master */
+/*
+ * In the master, once the process table holds only live workers: what
+ * workers that died (or of an earlier run) left in the storages is removed.
+ */
 
-void
-sft_storage_sweep(sft_cycle_t *cycle, sft_storage_live_pt live)
+static void
+sft_storage_sweep(sft_cycle_t *cycle)
 {
     sft_uint_t       i, n;
     sft_storage_t  **stp;
@@ -354,7 +360,7 @@ sft_storage_sweep(sft_cycle_t *cycle, sft_storage_live_pt live)
 
     for (i = 0; i < n; i++) {
         if (stp[i]->driver->sweep) {
-            stp[i]->driver->sweep(stp[i], live, cycle->log);
+            stp[i]->driver->sweep(stp[i], sft_process_is_live, cycle->log);
         }
     }
 }

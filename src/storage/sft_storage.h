@@ -266,7 +266,6 @@ typedef struct {
 
 
 sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
-void sft_storage_sweep(sft_cycle_t *cycle, sft_storage_live_pt live);
 sft_int_t sft_storage_run(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);
 sft_storage_err_t sft_storage_map_errno(int err);
