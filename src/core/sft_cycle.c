@@ -428,6 +428,7 @@ sft_cycle_fail(sft_cycle_t *cycle, sft_cycle_t *old_cycle)
     }
 
     sft_cycle_restore_modules(old_cycle);
+    sft_stat_restore(old_cycle);
 
     sft_destroy_pool(cycle->pool);
 }

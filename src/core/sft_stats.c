@@ -76,6 +76,28 @@ sft_stat_register(sft_cycle_t *cycle, const sft_stat_def_t *defs,
 }
 
 
+/*
+ * A configuration that failed after registering has written its indices:
+ * the running cycle's go back, or workers it starts later would count in
+ * the wrong places.
+ */
+
+void
+sft_stat_restore(sft_cycle_t *cycle)
+{
+    sft_uint_t   i;
+    sft_stat_t  *stats;
+
+    stats = cycle->stats.elts;
+
+    for (i = 0; i < cycle->stats.nelts; i++) {
+        if (stats[i].def->index) {
+            *stats[i].def->index = stats[i].index;
+        }
+    }
+}
+
+
 /* FNV-1a over what decides where each value sits */
 
 static uint64_t

@@ -73,6 +73,7 @@ typedef struct {
 
 sft_int_t sft_stat_register(sft_cycle_t *cycle, const sft_stat_def_t *defs,
     sft_uint_t n);
+void sft_stat_restore(sft_cycle_t *cycle);
 sft_int_t sft_stats_zone_add(sft_cycle_t *cycle);
 void sft_stats_attach(sft_cycle_t *cycle, sft_uint_t slot);
 void sft_stats_retire(sft_uint_t slot);

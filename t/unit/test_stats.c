@@ -109,12 +109,13 @@ int
 main(void)
 {
     uint64_t         *total;
+    sft_uint_t        before;
     sft_log_t        *log;
     sft_stat_t       *stats;
     sft_cycle_t      *cycle, *reload, *changed;
     sft_shm_zone_t   *zone, *z;
 
-    printf("1..24\n");
+    printf("1..26\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -218,6 +219,17 @@ main(void)
     z->fini(z);
     ok((u_char *) sft_stats == zone->shm.addr,
        "a zone given back leaves the previous one in use");
+
+    /* a configuration that registers first and then fails */
+
+    before = changed->stat_values;
+    ok(sft_stat_register(changed, st_more, 1) == SFT_OK
+       && sft_stat_register(changed, st_defs, 1) == SFT_OK
+       && st_requests == before + 1,
+       "registering again moves the indices");
+    sft_stat_restore(reload);
+    ok(st_requests == 0 && st_open == 1 && st_moved == 2,
+       "the running cycle's indices are put back");
 
     sft_destroy_pool(changed->pool);
     sft_destroy_pool(reload->pool);
