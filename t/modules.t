@@ -51,6 +51,15 @@ my $r = http_get(port(8080), '/hello');
 like($r, qr/^HTTP\/1.1 200 OK/, 'module route answers');
 like($r, qr/\r\n\r\nhi from a module$/, 'module directive applied');
 
+# its counter is registered with the rest and shown by the admin module
+
+like(http_get(port(8080), '/metrics'),
+    qr/^# HELP siftp_hello_requests_total Requests answered by GET \/hello\.
+\# TYPE siftp_hello_requests_total counter
+siftp_hello_requests_total 1$/m, 'module counter in /metrics');
+like(http_get(port(8080), '/api/v1/stats'), qr/"hello":\{"requests":1\}/,
+    'module counter in the JSON');
+
 # without load_module its directive is unknown
 
 $t->write_file_expand('nomod.conf', "http { server { listen 127.0.0.1:1; "
@@ -133,5 +142,13 @@ EOF
 $t->reload();
 ok($t->wait_for(sub { http_get(port(8080), '/hello') =~ /^HTTP\/1.1 404/ }),
     'reload without load_module: route gone');
+
+# the counters that remain keep their totals; the module's are gone
+
+$r = http_get(port(8080), '/metrics');
+like($r, qr/^siftp_http_requests_total (\d+)$/m, 'metrics after the reload');
+my ($requests) = $r =~ /^siftp_http_requests_total (\d+)$/m;
+cmp_ok($requests // 0, '>=', 6, 'requests before the reload still counted');
+unlike($r, qr/hello_requests/, 'the module counter left with the module');
 
 $t->done();

@@ -1,7 +1,8 @@
 /*
  * sft_hello_module.c -- an example third-party HTTP module: the directive
  * "hello_text" and GET /hello answering with it.  It shows what a module
- * author writes: a directive table, configuration create/merge, a route.
+ * author writes: a directive table, configuration create/merge, a route,
+ * and a counter of its own in /metrics and /api/v1/stats.
  */
 
 #include <sft_config.h>
@@ -19,6 +20,17 @@ static char *sft_hello_merge_srv_conf(sft_conf_t *cf, void *parent,
     void *child);
 static char *sft_hello_init_main_conf(sft_conf_t *cf, void *conf);
 static sft_int_t sft_hello_handler(sft_http_request_t *r);
+
+
+/* set by sft_stat_register() to the counter's place in a stats slot */
+static sft_uint_t  sft_hello_stat_requests;
+
+
+static const sft_stat_def_t  sft_hello_stats[] = {
+    { .name = "hello_requests_total", .json = "hello.requests",
+      .type = SFT_STAT_COUNTER, .help = "Requests answered by GET /hello.",
+      .index = &sft_hello_stat_requests },
+};
 
 
 static sft_command_t  sft_hello_commands[] = {
@@ -83,7 +95,10 @@ sft_hello_init_main_conf(sft_conf_t *cf, void *conf)
     (void) conf;
 
     if (sft_http_add_route(cf, "/hello", SFT_HTTP_GET, sft_hello_handler)
-        != SFT_OK)
+        != SFT_OK
+        || sft_stat_register(cf->cycle, sft_hello_stats,
+                             sft_nelems(sft_hello_stats))
+           != SFT_OK)
     {
         return SFT_CONF_ERROR;
     }
@@ -98,6 +113,8 @@ sft_hello_handler(sft_http_request_t *r)
     sft_hello_srv_conf_t  *hscf;
 
     hscf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_hello_module);
+
+    sft_stat_add(sft_hello_stat_requests, 1);
 
     return sft_http_send_response(r, 200, "text/plain", &hscf->text);
 }

@@ -17,6 +17,7 @@
 #include <sft_users.h>
 #include <sft_auth.h>
 #include <sft_auth_queue.h>
+#include <sft_auth_stats.h>
 #include <sft_asm.h>
 #include <sched.h>
 #include <argon2.h>
@@ -223,6 +224,10 @@ sft_auth_zone_add(sft_cycle_t *cycle, sft_users_conf_t *ucf)
 
     if (sodium_init() < 0) {
         sft_log_error(SFT_LOG_EMERG, cycle->log, 0, "sodium_init() failed");
+        return SFT_ERROR;
+    }
+
+    if (sft_auth_stats_register(cycle) != SFT_OK) {
         return SFT_ERROR;
     }
 
@@ -700,7 +705,7 @@ sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
     failures = 0;
 
     if (failed) {
-        sft_stat_add(SFT_STAT_LOGIN_FAILURES, 1);
+        sft_stat_add(sft_auth_stat_login_failures, 1);
     }
 
     sft_auth_lock(shm);

@@ -9,11 +9,23 @@
 #include <sft_buffer.h>
 
 
+static char *sft_buffer_init_conf(sft_cycle_t *cycle, void *conf);
 static sft_int_t sft_buffer_zone_init(sft_shm_zone_t *zone, void *old_data);
 static void sft_buffer_zone_fini(sft_shm_zone_t *zone);
 static sft_int_t sft_buffer_init_process(sft_cycle_t *cycle);
 static void sft_buffer_exit_process(sft_cycle_t *cycle);
 static void sft_buffer_wake_handler(sft_event_t *ev);
+static uint64_t sft_buffer_stat_read(const sft_stat_def_t *def);
+
+
+enum {
+    SFT_BUFFER_STAT_CHUNK_BYTES = 0,
+    SFT_BUFFER_STAT_TOTAL,
+    SFT_BUFFER_STAT_FREE,
+    SFT_BUFFER_STAT_IN_USE,
+    SFT_BUFFER_STAT_WAITS,
+    SFT_BUFFER_STAT_WAITERS
+};
 
 
 static sft_bufpool_t        *sft_buffer_pool;
@@ -21,12 +33,35 @@ static sft_bufpool_cache_t   sft_buffer_cache;
 static sft_buffer_waiter_t  *sft_buffer_waiters;
 static sft_buffer_waiter_t **sft_buffer_waiters_tail = &sft_buffer_waiters;
 static sft_uint_t            sft_buffer_attached;
+static sft_uint_t            sft_buffer_stat_waits;
+
+
+static const sft_stat_def_t  sft_buffer_stats[] = {
+    { .name = "buffer_pool_waits_total",
+      .help = "Times a transfer waited for a free buffer pool chunk.",
+      .index = &sft_buffer_stat_waits },
+    { .name = "buffer_pool_chunk_bytes", .json = "buffer_pool.chunk_bytes",
+      .type = SFT_STAT_GAUGE, .help = "Size of one buffer pool chunk.",
+      .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_CHUNK_BYTES },
+    { .name = "buffer_pool_chunks", .json = "buffer_pool.total",
+      .type = SFT_STAT_GAUGE, .help = "Chunks in the shared buffer pool.",
+      .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_TOTAL },
+    { .name = "buffer_pool_free_chunks", .json = "buffer_pool.free",
+      .type = SFT_STAT_GAUGE, .help = "Chunks not handed out.",
+      .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_FREE },
+    { .json = "buffer_pool.in_use", .type = SFT_STAT_GAUGE,
+      .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_IN_USE },
+    { .json = "buffer_pool.waits",
+      .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_WAITS },
+    { .json = "buffer_pool.waiters", .type = SFT_STAT_GAUGE,
+      .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_WAITERS },
+};
 
 
 static sft_core_module_t  sft_buffer_module_ctx = {
     sft_string("buffer"),
     NULL,
-    NULL
+    sft_buffer_init_conf
 };
 
 
@@ -42,6 +77,17 @@ sft_module_t  sft_buffer_module = {
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
+
+
+static char *
+sft_buffer_init_conf(sft_cycle_t *cycle, void *conf)
+{
+    (void) conf;
+
+    return sft_stat_register(cycle, sft_buffer_stats,
+                             sft_nelems(sft_buffer_stats))
+           == SFT_OK ? SFT_CONF_OK : SFT_CONF_ERROR;
+}
 
 
 /* the chunk size is in the name, so changing it makes a fresh zone */
@@ -228,7 +274,7 @@ sft_buffer_get(sft_buffer_waiter_t *w)
     }
 
     sft_buffer_enqueue(w);
-    sft_stat_add(SFT_STAT_BUFPOOL_WAITS, 1);
+    sft_stat_add(sft_buffer_stat_waits, 1);
 
     while (sft_bufpool_wait(&sft_buffer_cache) == 1) {
         chunk = sft_bufpool_get(&sft_buffer_cache);
@@ -278,17 +324,37 @@ sft_buffer_chunk_size(void)
 }
 
 
-void
-sft_buffer_stats(sft_bufpool_stats_t *st, size_t *chunk_bytes)
+static uint64_t
+sft_buffer_stat_read(const sft_stat_def_t *def)
 {
+    sft_bufpool_stats_t  st;
+
     if (sft_buffer_pool == NULL) {
-        sft_memzero(st, sizeof(sft_bufpool_stats_t));
-        *chunk_bytes = 0;
-        return;
+        return 0;
     }
 
-    sft_bufpool_stats(sft_buffer_pool, st);
-    *chunk_bytes = sft_bufpool_chunk_size(sft_buffer_pool);
+    sft_bufpool_stats(sft_buffer_pool, &st);
+
+    switch (def->data) {
+
+    case SFT_BUFFER_STAT_CHUNK_BYTES:
+        return sft_bufpool_chunk_size(sft_buffer_pool);
+
+    case SFT_BUFFER_STAT_TOTAL:
+        return st.total;
+
+    case SFT_BUFFER_STAT_FREE:
+        return st.free;
+
+    case SFT_BUFFER_STAT_IN_USE:
+        return st.total - st.free;
+
+    case SFT_BUFFER_STAT_WAITS:
+        return st.waits;
+
+    default: /* SFT_BUFFER_STAT_WAITERS */
+        return st.waiters;
+    }
 }
 
 

@@ -183,7 +183,7 @@ sft_core_module_init_conf(sft_cycle_t *cycle, void *conf)
         return SFT_CONF_ERROR;
     }
 
-    if (sft_stats_zone_add(cycle) != SFT_OK) {
+    if (sft_core_stats_register(cycle) != SFT_OK) {
         return SFT_CONF_ERROR;
     }
 

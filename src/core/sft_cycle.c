@@ -82,6 +82,8 @@ sft_init_cycle(sft_cycle_t *old_cycle)
         != SFT_OK
         || sft_array_init(&cycle->shared_memory, pool, 4,
                           sizeof(sft_shm_zone_t *)) != SFT_OK
+        || sft_array_init(&cycle->stats, pool, 32, sizeof(sft_stat_t))
+           != SFT_OK
         || sft_array_init(&cycle->open_files, pool, 2,
                           sizeof(sft_log_file_t *)) != SFT_OK
         || sft_array_init(&cycle->config_dump, pool, 2,
@@ -185,6 +187,13 @@ sft_init_cycle(sft_cycle_t *old_cycle)
                 return NULL;
             }
         }
+    }
+
+    /* every module has registered its statistics: size their zone */
+
+    if (sft_stats_zone_add(cycle) != SFT_OK) {
+        sft_cycle_fail(cycle, old_cycle);
+        return NULL;
     }
 
     if (sft_test_config || sft_signaller) {
@@ -434,6 +443,7 @@ sft_cycle_fail(sft_cycle_t *cycle, sft_cycle_t *old_cycle)
     }
 
     sft_cycle_restore_modules(old_cycle);
+    sft_stat_restore(old_cycle);
 
     sft_destroy_pool(cycle->pool);
 }

@@ -26,6 +26,8 @@ struct sft_cycle_s {
 
     sft_array_t             listening;         /* sft_listening_t */
     sft_array_t             shared_memory;     /* sft_shm_zone_t * */
+    sft_array_t             stats;             /* sft_stat_t, registered */
+    sft_uint_t              stat_values;       /* values in a stats slot */
     sft_array_t             config_dump;       /* sft_conf_dump_t */
     sft_array_t             open_files;        /* sft_log_file_t *, besides
                                                   the error log: reopened

@@ -1,6 +1,8 @@
 /*
- * sft_stats.h -- per-process statistics slots in shared memory, each written
- * by one process only and summed by whoever reads them.
+ * sft_stats.h -- the statistics registry: modules declare their counters and
+ * gauges while the configuration is read; the shared zone then holds one
+ * slot of values per process, each written by its process only and summed
+ * by whoever reads them.
  */
 
 #ifndef _SFT_STATS_H_INCLUDED_
@@ -9,61 +11,52 @@
 
 
 
-/* the data path that served a transfer */
+#define SFT_STAT_COUNTER   0
+#define SFT_STAT_GAUGE     1
 
-typedef enum {
-    SFT_XFER_SENDFILE = 0,          /* sendfile(2), plaintext download */
-    SFT_XFER_SPLICE,                /* splice(2), plaintext upload */
-    SFT_XFER_POOLED,                /* buffer pool copy, plaintext */
-    SFT_XFER_TLS,                   /* pooled copy, records by OpenSSL */
-    SFT_XFER_TLS_SEALED,            /* pooled copy, records sealed by
-                                       siftpd (sft_event_openssl_records.c) */
-    SFT_XFER_KTLS,                  /* pooled copy, records by kernel TLS */
-    SFT_XFER_SFTP,                  /* SFTP READ/WRITE over SSH */
-    SFT_XFER_NPATHS
-} sft_xfer_path_e;
-
-#define SFT_XFER_DOWNLOAD  0
-#define SFT_XFER_UPLOAD    1
+#define SFT_STAT_LABELS    2
 
 
-typedef enum {
-    SFT_STAT_CONN_ACCEPTED = 0,
-    SFT_STAT_CONN_HANDLED,
-    SFT_STAT_CONN_DROPPED,
-    SFT_STAT_CONN_ACTIVE,           /* gauge */
-    SFT_STAT_BYTES_RECEIVED,
-    SFT_STAT_BYTES_SENT,
-    SFT_STAT_HTTP_REQUESTS,
-    SFT_STAT_HTTP_ERRORS,
-    SFT_STAT_BUFPOOL_WAITS,
-    SFT_STAT_FTP_SESSIONS,          /* gauge */
-    SFT_STAT_SFTP_SESSIONS,         /* gauge */
-    SFT_STAT_LOGINS,
-    SFT_STAT_LOGIN_FAILURES,
-    SFT_STAT_XFERS,                 /* [direction][path][count, bytes] */
-    SFT_STAT_N = SFT_STAT_XFERS + 2 * SFT_XFER_NPATHS * 2
-} sft_stat_e;
+typedef struct sft_stat_def_s  sft_stat_def_t;
+
+/* a value kept elsewhere (another zone), read when statistics are shown */
+typedef uint64_t (*sft_stat_read_pt)(const sft_stat_def_t *def);
 
 
-/* the counter of transfers (what 0) or their bytes (1) */
-#define sft_stat_xfer(direction, path, what)                                  \
-    (SFT_STAT_XFERS + ((direction) * SFT_XFER_NPATHS + (path)) * 2 + (what))
+/*
+ * What a module declares, in static storage.  "name" is the Prometheus name
+ * without "siftp_" (NULL: not in /metrics); "json" is where the value sits
+ * in /api/v1/stats, keys separated by '.', "$1" and "$2" standing for the
+ * values of the first and second label (NULL: not in the JSON).  A labelled
+ * statistic has one value per combination of label values, the last label
+ * varying fastest: its value for label values i and j is at
+ * *index + i * (number of values of the second label) + j.
+ */
 
+struct sft_stat_def_s {
+    const char           *name;
+    const char           *help;
+    const char           *json;
+    sft_uint_t            type;              /* SFT_STAT_COUNTER, _GAUGE */
+    sft_uint_t           *index;             /* set to the first value */
+    const char           *label[SFT_STAT_LABELS];
+    const char *const    *values[SFT_STAT_LABELS];   /* NULL-terminated */
+    sft_stat_read_pt      read;              /* NULL: kept in the slots */
+    uintptr_t             data;              /* for read() */
+};
 
-/* the transfer counters have no entry: they are labelled series */
 
 typedef struct {
-    const char           *name;     /* Prometheus name without "siftp_" */
-    const char           *help;
-    sft_uint_t            gauge;
-} sft_stat_desc_t;
+    const sft_stat_def_t  *def;
+    sft_uint_t             index;            /* first value in a slot */
+    sft_uint_t             n[SFT_STAT_LABELS];   /* values of each label */
+} sft_stat_t;
 
 
 typedef struct {
     uint64_t              pid;
     uint64_t              started;  /* unix time */
-    uint64_t              value[SFT_STAT_N];
+    uint64_t              value[];
 } sft_stats_slot_t;
 
 
@@ -71,32 +64,38 @@ typedef struct {
     uint64_t              started;          /* unix time the master started */
     uint64_t              reloads;
     uint64_t              respawns;
-    sft_stats_slot_t      retired;          /* exited processes' counters */
-    sft_stats_slot_t      slot[SFT_MAX_PROCESSES];
+    uint64_t              layout;           /* hash of the registry */
+    uint64_t              nvalues;
+    uint64_t              stride;           /* bytes from slot to slot */
+    u_char                slots[];          /* retired, then one a process */
 } sft_stats_shm_t;
 
 
+sft_int_t sft_stat_register(sft_cycle_t *cycle, const sft_stat_def_t *defs,
+    sft_uint_t n);
+void sft_stat_restore(sft_cycle_t *cycle);
 sft_int_t sft_stats_zone_add(sft_cycle_t *cycle);
 void sft_stats_attach(sft_cycle_t *cycle, sft_uint_t slot);
 void sft_stats_retire(sft_uint_t slot);
-void sft_stats_sum(sft_stats_slot_t *total, sft_uint_t *workers);
+uint64_t *sft_stats_sum(sft_cycle_t *cycle, sft_pool_t *pool);
+sft_uint_t sft_stats_processes(void);
+
 
 #define sft_stat_add(stat, n)                                                 \
     if (sft_stats_self) {                                                     \
-        __atomic_fetch_add(&sft_stats_self->value[stat], (uint64_t) (n),      \
+        __atomic_fetch_add(&sft_stats_self[stat], (uint64_t) (n),             \
                            __ATOMIC_RELAXED);                                 \
     }
 
 #define sft_stat_sub(stat, n)                                                 \
     if (sft_stats_self) {                                                     \
-        __atomic_fetch_sub(&sft_stats_self->value[stat], (uint64_t) (n),      \
+        __atomic_fetch_sub(&sft_stats_self[stat], (uint64_t) (n),             \
                            __ATOMIC_RELAXED);                                 \
     }
 
 
 extern sft_stats_shm_t       *sft_stats;
-extern sft_stats_slot_t      *sft_stats_self;
-extern const sft_stat_desc_t  sft_stat_descs[SFT_STAT_N];
+extern uint64_t              *sft_stats_self;
 
 
 #endif /* _SFT_STATS_H_INCLUDED_ */

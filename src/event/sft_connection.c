@@ -442,7 +442,7 @@ sft_close_connection(sft_connection_t *c)
     if (c->session) {
         c->session = 0;
         sft_event_sessions--;
-        sft_stat_sub(SFT_STAT_CONN_ACTIVE, 1);
+        sft_stat_sub(sft_stat_conn_active, 1);
     }
 
 #if (SFT_HAVE_OPENSSL)

@@ -601,7 +601,7 @@ sft_event_accept(sft_event_t *ev)
             return;
         }
 
-        sft_stat_add(SFT_STAT_CONN_ACCEPTED, 1);
+        sft_stat_add(sft_stat_conn_accepted, 1);
 
         /*
          * Protocols answer with small writes (FTP's 150 then 226): with
@@ -616,7 +616,7 @@ sft_event_accept(sft_event_t *ev)
         c = sft_get_connection(fd, ev->log);
 
         if (c == NULL) {
-            sft_stat_add(SFT_STAT_CONN_DROPPED, 1);
+            sft_stat_add(sft_stat_conn_dropped, 1);
             close(fd);
             return;
         }
@@ -665,7 +665,7 @@ sft_event_accept(sft_event_t *ev)
 
         c->session = 1;
         sft_event_sessions++;
-        sft_stat_add(SFT_STAT_CONN_ACTIVE, 1);
+        sft_stat_add(sft_stat_conn_active, 1);
 
         if (sft_event_add_conn(c) != SFT_OK) {
             sft_destroy_pool(c->pool);
@@ -676,7 +676,7 @@ sft_event_accept(sft_event_t *ev)
 
         c->write->ready = 1;
 
-        sft_stat_add(SFT_STAT_CONN_HANDLED, 1);
+        sft_stat_add(sft_stat_conn_handled, 1);
 
         ls->handler(c);
     }

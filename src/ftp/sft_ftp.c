@@ -15,6 +15,7 @@ static char *sft_ftp_pasv_address(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_ftp_merge_ssl(sft_conf_t *cf, sft_ftp_srv_conf_t *conf,
     sft_ftp_srv_conf_t *prev);
+static char *sft_ftp_init_conf(sft_cycle_t *cycle, void *conf);
 static void *sft_ftp_core_create_main_conf(sft_conf_t *cf);
 static void *sft_ftp_core_create_srv_conf(sft_conf_t *cf);
 static char *sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent,
@@ -43,10 +44,19 @@ static sft_command_t  sft_ftp_commands[] = {
 };
 
 
+sft_uint_t  sft_ftp_stat_sessions;
+
+
+static const sft_stat_def_t  sft_ftp_stats[] = {
+    { .name = "ftp_sessions", .json = "sessions.ftp", .type = SFT_STAT_GAUGE,
+      .help = "FTP sessions open now.", .index = &sft_ftp_stat_sessions },
+};
+
+
 static sft_core_module_t  sft_ftp_module_ctx = {
     sft_string("ftp"),
     NULL,
-    NULL
+    sft_ftp_init_conf
 };
 
 
@@ -62,6 +72,18 @@ sft_module_t  sft_ftp_module = {
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
+
+
+/* every cycle, whether the ftp{} block is there or not */
+
+static char *
+sft_ftp_init_conf(sft_cycle_t *cycle, void *conf)
+{
+    (void) conf;
+
+    return sft_stat_register(cycle, sft_ftp_stats, sft_nelems(sft_ftp_stats))
+           == SFT_OK ? SFT_CONF_OK : SFT_CONF_ERROR;
+}
 
 
 static sft_conf_enum_t  sft_ftp_tls_policies[] = {

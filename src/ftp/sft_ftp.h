@@ -362,6 +362,7 @@ void sft_ftp_facts_select(sft_ftp_session_t *s, u_char *list, size_t len);
 #define SFT_FTP_LIST_ENTRY_MAX  (SFT_STORAGE_NAME_MAX * 2 + 256)
 
 
+extern sft_uint_t  sft_ftp_stat_sessions;
 extern sft_module_t  sft_ftp_module;
 extern sft_module_t  sft_ftp_core_module;
 

@@ -62,7 +62,7 @@ sft_ftp_init_connection(sft_connection_t *c)
         return;
     }
 
-    sft_stat_add(SFT_STAT_FTP_SESSIONS, 1);
+    sft_stat_add(sft_ftp_stat_sessions, 1);
 
     s->pos = s->start;
     s->last = s->start;
@@ -1101,7 +1101,7 @@ sft_ftp_close_session(sft_ftp_session_t *s)
     }
 
     s->closed = 1;
-    sft_stat_sub(SFT_STAT_FTP_SESSIONS, 1);
+    sft_stat_sub(sft_ftp_stat_sessions, 1);
     c = s->connection;
 
     if (s->transfer) {

@@ -9,6 +9,7 @@
 
 
 static char *sft_http_block(sft_conf_t *cf, sft_command_t *cmd, void *conf);
+static char *sft_http_init_conf(sft_cycle_t *cycle, void *conf);
 static void *sft_http_core_create_main_conf(sft_conf_t *cf);
 static void *sft_http_core_create_srv_conf(sft_conf_t *cf);
 static char *sft_http_core_merge_srv_conf(sft_conf_t *cf, void *parent,
@@ -37,10 +38,24 @@ static sft_command_t  sft_http_commands[] = {
 };
 
 
+sft_uint_t  sft_http_stat_requests;
+sft_uint_t  sft_http_stat_errors;
+
+
+static const sft_stat_def_t  sft_http_stats[] = {
+    { .name = "http_requests_total", .json = "http.requests",
+      .help = "Admin HTTP requests served.",
+      .index = &sft_http_stat_requests },
+    { .name = "http_errors_total", .json = "http.errors",
+      .help = "Admin HTTP requests answered with 4xx or 5xx.",
+      .index = &sft_http_stat_errors },
+};
+
+
 static sft_core_module_t  sft_http_module_ctx = {
     sft_string("http"),
     NULL,
-    NULL
+    sft_http_init_conf
 };
 
 
@@ -56,6 +71,18 @@ sft_module_t  sft_http_module = {
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
+
+
+/* every cycle, whether the http{} block is there or not */
+
+static char *
+sft_http_init_conf(sft_cycle_t *cycle, void *conf)
+{
+    (void) conf;
+
+    return sft_stat_register(cycle, sft_http_stats, sft_nelems(sft_http_stats))
+           == SFT_OK ? SFT_CONF_OK : SFT_CONF_ERROR;
+}
 
 
 static sft_command_t  sft_http_core_commands[] = {

@@ -128,6 +128,8 @@ sft_int_t sft_http_add_route(sft_conf_t *cf, const char *path,
 sft_uint_t sft_http_auth_check(sft_http_request_t *r);
 
 
+extern sft_uint_t  sft_http_stat_requests;
+extern sft_uint_t  sft_http_stat_errors;
 extern sft_module_t  sft_http_module;
 extern sft_module_t  sft_http_core_module;
 extern sft_module_t  sft_http_auth_module;

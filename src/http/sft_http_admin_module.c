@@ -1,13 +1,12 @@
 /*
  * sft_http_admin_module.c -- GET /api/v1/stats (JSON) and GET /metrics
- * (Prometheus text), both totals over every worker process.
+ * (Prometheus text), both totals over every worker process of whatever the
+ * modules registered.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_http.h>
-#include <sft_thread_pool.h>
-#include <sft_auth.h>
 
 
 typedef struct {
@@ -16,17 +15,17 @@ typedef struct {
 } sft_http_admin_srv_conf_t;
 
 
-typedef struct {
-    sft_stats_slot_t      total;
-    sft_uint_t            processes;
-    sft_bufpool_stats_t   pool;
-    sft_auth_stats_t      auth;
-    size_t                chunk_bytes;
-    uint64_t              uptime;
-    uint64_t              reloads;
-    uint64_t              respawns;
-    sft_int_t             workers;
-} sft_http_admin_snapshot_t;
+/* a key of the JSON answer: an object, or a number when it has no child */
+
+typedef struct sft_http_admin_node_s  sft_http_admin_node_t;
+
+struct sft_http_admin_node_s {
+    sft_str_t                 key;
+    uint64_t                  value;
+    sft_http_admin_node_t    *child;
+    sft_http_admin_node_t    *last;
+    sft_http_admin_node_t    *next;
+};
 
 
 static void *sft_http_admin_create_srv_conf(sft_conf_t *cf);
@@ -35,13 +34,15 @@ static char *sft_http_admin_merge_srv_conf(sft_conf_t *cf, void *parent,
 static char *sft_http_admin_init_main_conf(sft_conf_t *cf, void *conf);
 static sft_int_t sft_http_admin_stats(sft_http_request_t *r);
 static sft_int_t sft_http_admin_metrics(sft_http_request_t *r);
-static u_char *sft_http_admin_transfers_json(u_char *p, u_char *last,
-    sft_stats_slot_t *t);
-static u_char *sft_http_admin_transfer_metrics(u_char *p, u_char *last,
-    sft_stats_slot_t *t);
+static size_t sft_http_admin_size(sft_cycle_t *cycle);
+static uint64_t sft_http_admin_value(sft_stat_t *stat, uint64_t *total,
+    sft_uint_t v);
+static sft_int_t sft_http_admin_json_add(sft_pool_t *pool,
+    sft_http_admin_node_t *root, sft_stat_t *stat, sft_uint_t i,
+    sft_uint_t j, uint64_t value);
+static u_char *sft_http_admin_json(u_char *p, u_char *last,
+    sft_http_admin_node_t *node);
 
-
-#define SFT_HTTP_ADMIN_BUF  16384
 
 
 static sft_command_t  sft_http_admin_commands[] = {
@@ -135,23 +136,57 @@ sft_http_admin_init_main_conf(sft_conf_t *cf, void *conf)
 }
 
 
-static void
-sft_http_admin_snapshot(sft_http_admin_snapshot_t *s)
+/* room for either answer: every statistic with its names and numbers */
+
+static size_t
+sft_http_admin_size(sft_cycle_t *cycle)
 {
-    sft_core_conf_t  *ccf;
-    sft_cycle_t      *cycle;
+    size_t                 size, line;
+    sft_uint_t             s, i, j;
+    sft_stat_t            *stats;
+    const sft_stat_def_t  *def;
 
-    cycle = (sft_cycle_t *) sft_cycle;
-    ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
+    size = 256 + sizeof(SFT_VERSION);
+    stats = cycle->stats.elts;
 
-    sft_stats_sum(&s->total, &s->processes);
-    sft_buffer_stats(&s->pool, &s->chunk_bytes);
-    sft_auth_get_stats(&s->auth);
+    for (s = 0; s < cycle->stats.nelts; s++) {
+        def = stats[s].def;
+        line = 64 + (def->name ? 3 * strlen(def->name) : 0)
+               + (def->help ? strlen(def->help) : 0)
+               + (def->json ? 3 * strlen(def->json) : 0);
+        size += line;
 
-    s->workers = ccf->master ? ccf->worker_processes : 1;
-    s->uptime = sft_stats ? (uint64_t) time(NULL) - sft_stats->started : 0;
-    s->reloads = sft_stats ? sft_stats->reloads : 0;
-    s->respawns = sft_stats ? sft_stats->respawns : 0;
+        for (i = 0; i < stats[s].n[0]; i++) {
+            for (j = 0; j < stats[s].n[1]; j++) {
+                size += line;
+
+                if (def->label[0]) {
+                    size += 2 * (strlen(def->label[0])
+                                 + strlen(def->values[0][i]));
+                }
+
+                if (def->label[1]) {
+                    size += 2 * (strlen(def->label[1])
+                                 + strlen(def->values[1][j]));
+                }
+            }
+        }
+    }
+
+    return size;
+}
+
+
+/* a value of a statistic: the i-th of its label combinations */
+
+static uint64_t
+sft_http_admin_value(sft_stat_t *stat, uint64_t *total, sft_uint_t v)
+{
+    if (stat->def->read) {
+        return stat->def->read(stat->def);
+    }
+
+    return total[stat->index + v];
 }
 
 
@@ -159,10 +194,14 @@ static sft_int_t
 sft_http_admin_stats(sft_http_request_t *r)
 {
     u_char                     *p, *last;
+    size_t                      size;
+    uint64_t                   *total;
+    sft_uint_t                  s, i, j;
     sft_str_t                   body;
-    sft_http_admin_snapshot_t   s;
+    sft_cycle_t                *cycle;
+    sft_stat_t                 *stats;
+    sft_http_admin_node_t       root;
     sft_http_admin_srv_conf_t  *ascf;
-    uint64_t                   *v;
 
     ascf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_admin_module);
 
@@ -170,50 +209,43 @@ sft_http_admin_stats(sft_http_request_t *r)
         return sft_http_send_response(r, 404, NULL, NULL);
     }
 
-    sft_http_admin_snapshot(&s);
-    v = s.total.value;
+    cycle = (sft_cycle_t *) sft_cycle;
+    stats = cycle->stats.elts;
 
-    p = sft_pnalloc(r->pool, SFT_HTTP_ADMIN_BUF);
-    if (p == NULL) {
+    total = sft_stats_sum(cycle, r->pool);
+    size = sft_http_admin_size(cycle);
+
+    p = sft_pnalloc(r->pool, size);
+    if (total == NULL || p == NULL) {
         return SFT_ERROR;
     }
 
+    sft_memzero(&root, sizeof(sft_http_admin_node_t));
+
+    for (s = 0; s < cycle->stats.nelts; s++) {
+        if (stats[s].def->json == NULL) {
+            continue;
+        }
+
+        for (i = 0; i < stats[s].n[0]; i++) {
+            for (j = 0; j < stats[s].n[1]; j++) {
+                if (sft_http_admin_json_add(r->pool, &root, &stats[s], i, j,
+                        sft_http_admin_value(&stats[s], total,
+                                             i * stats[s].n[1] + j))
+                    != SFT_OK)
+                {
+                    return SFT_ERROR;
+                }
+            }
+        }
+    }
+
     body.data = p;
-    last = p + SFT_HTTP_ADMIN_BUF;
+    last = p + size;
 
-    p = sft_slprintf(p, last,
-        "{\"version\":\"" SFT_VERSION "\","
-        "\"uptime\":%" PRIu64 ","
-        "\"workers\":%ld,"
-        "\"processes\":%lu,"
-        "\"reloads\":%" PRIu64 ","
-        "\"worker_respawns\":%" PRIu64 ","
-        "\"connections\":{\"accepted\":%" PRIu64 ",\"handled\":%" PRIu64
-        ",\"dropped\":%" PRIu64 ",\"active\":%" PRIu64 "},"
-        "\"bytes\":{\"received\":%" PRIu64 ",\"sent\":%" PRIu64 "},"
-        "\"http\":{\"requests\":%" PRIu64 ",\"errors\":%" PRIu64 "},"
-        "\"buffer_pool\":{\"chunk_bytes\":%zu,\"total\":%" PRIu64
-        ",\"free\":%" PRIu64 ",\"in_use\":%" PRIu64 ",\"waits\":%" PRIu64
-        ",\"waiters\":%" PRIu64 "},"
-        "\"sessions\":{\"ftp\":%" PRIu64 ",\"sftp\":%" PRIu64 "},"
-        "\"logins\":{\"ok\":%" PRIu64 ",\"failed\":%" PRIu64 "},"
-        "\"auth\":{\"argon2_runs\":%" PRIu64 ",\"cache_hits\":%" PRIu64
-        ",\"bans\":%" PRIu64 ",\"checks_running\":%u},"
-        "\"transfers\":",
-        s.uptime, (long) s.workers, (unsigned long) s.processes,
-        s.reloads, s.respawns,
-        v[SFT_STAT_CONN_ACCEPTED], v[SFT_STAT_CONN_HANDLED],
-        v[SFT_STAT_CONN_DROPPED], v[SFT_STAT_CONN_ACTIVE],
-        v[SFT_STAT_BYTES_RECEIVED], v[SFT_STAT_BYTES_SENT],
-        v[SFT_STAT_HTTP_REQUESTS], v[SFT_STAT_HTTP_ERRORS],
-        s.chunk_bytes, s.pool.total, s.pool.free,
-        s.pool.total - s.pool.free, s.pool.waits, s.pool.waiters,
-        v[SFT_STAT_FTP_SESSIONS], v[SFT_STAT_SFTP_SESSIONS],
-        v[SFT_STAT_LOGINS], v[SFT_STAT_LOGIN_FAILURES],
-        s.auth.argon2_runs, s.auth.cache_hits, s.auth.bans,
-        (unsigned) s.auth.running);
-
-    p = sft_http_admin_transfers_json(p, last, &s.total);
+    p = sft_slprintf(p, last, "{\"version\":\"" SFT_VERSION "\"%s",
+                     root.child ? "," : "");
+    p = sft_http_admin_json(p, last, root.child);
     p = sft_slprintf(p, last, "}\n");
 
     body.len = p - body.data;
@@ -222,65 +254,84 @@ sft_http_admin_stats(sft_http_request_t *r)
 }
 
 
-/* transfers by direction and data path, labelled */
+/* the statistic's JSON key with the label values put in, into the tree */
 
-static const char  *sft_http_admin_directions[] = { "download", "upload" };
-static const char  *sft_http_admin_paths[] = {
-    "sendfile", "splice", "pooled", "tls", "tls_sealed", "ktls", "sftp"
-};
-
-
-static u_char *
-sft_http_admin_transfers_json(u_char *p, u_char *last, sft_stats_slot_t *t)
+static sft_int_t
+sft_http_admin_json_add(sft_pool_t *pool, sft_http_admin_node_t *root,
+    sft_stat_t *stat, sft_uint_t i, sft_uint_t j, uint64_t value)
 {
-    sft_uint_t  d, k;
+    size_t                  len;
+    const char             *tpl, *end, *name;
+    sft_http_admin_node_t  *node, *n;
 
-    for (d = 0; d < 2; d++) {
-        p = sft_slprintf(p, last, "%s\"%s\":{", d ? "," : "{",
-                         sft_http_admin_directions[d]);
+    node = root;
 
-        for (k = 0; k < SFT_XFER_NPATHS; k++) {
-            p = sft_slprintf(p, last,
-                             "%s\"%s\":{\"count\":%" PRIu64
-                             ",\"bytes\":%" PRIu64 "}",
-                             k ? "," : "", sft_http_admin_paths[k],
-                             t->value[sft_stat_xfer(d, k, 0)],
-                             t->value[sft_stat_xfer(d, k, 1)]);
+    for (tpl = stat->def->json; /* void */ ; tpl = end + 1) {
+        end = strchr(tpl, '.');
+        len = end ? (size_t) (end - tpl) : strlen(tpl);
+        name = tpl;
+
+        if (len == 2 && tpl[0] == '$' && (tpl[1] == '1' || tpl[1] == '2')) {
+            name = stat->def->values[tpl[1] - '1'][tpl[1] == '1' ? i : j];
+            len = strlen(name);
         }
 
-        p = sft_slprintf(p, last, "}");
+        for (n = node->child; n; n = n->next) {
+            if (n->key.len == len && sft_strncmp(n->key.data, name, len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (n == NULL) {
+            n = sft_pcalloc(pool, sizeof(sft_http_admin_node_t));
+            if (n == NULL) {
+                return SFT_ERROR;
+            }
+
+            n->key.data = (u_char *) name;
+            n->key.len = len;
+
+            if (node->last) {
+                node->last->next = n;
+
+            } else {
+                node->child = n;
+            }
+
+            node->last = n;
+        }
+
+        node = n;
+
+        if (end == NULL) {
+            break;
+        }
     }
 
-    return sft_slprintf(p, last, "}");
-}
+    node->value = value;
 
+    return SFT_OK;
+}
+/* the nodes from "node" on, each an object member */
 
 static u_char *
-sft_http_admin_transfer_metrics(u_char *p, u_char *last, sft_stats_slot_t *t)
+sft_http_admin_json(u_char *p, u_char *last, sft_http_admin_node_t *node)
 {
-    sft_uint_t          d, k, w;
-    static const char  *names[] = {
-        "transfers_total", "transfer_bytes_total"
-    };
-    static const char  *helps[] = {
-        "Finished file transfers by direction and data path.",
-        "Bytes of file transfers by direction and data path."
-    };
+    for ( /* void */ ; node; node = node->next) {
+        p = sft_slprintf(p, last, "\"%.*s\":", SFT_STR_FMT(&node->key));
 
-    for (w = 0; w < 2; w++) {
-        p = sft_slprintf(p, last,
-                         "# HELP siftp_%s %s\n# TYPE siftp_%s counter\n",
-                         names[w], helps[w], names[w]);
+        if (node->child) {
+            p = sft_slprintf(p, last, "{");
+            p = sft_http_admin_json(p, last, node->child);
+            p = sft_slprintf(p, last, "}");
 
-        for (d = 0; d < 2; d++) {
-            for (k = 0; k < SFT_XFER_NPATHS; k++) {
-                p = sft_slprintf(p, last,
-                                 "siftp_%s{direction=\"%s\",path=\"%s\"} %"
-                                 PRIu64 "\n", names[w],
-                                 sft_http_admin_directions[d],
-                                 sft_http_admin_paths[k],
-                                 t->value[sft_stat_xfer(d, k, w)]);
-            }
+        } else {
+            p = sft_slprintf(p, last, "%" PRIu64, node->value);
+        }
+
+        if (node->next) {
+            p = sft_slprintf(p, last, ",");
         }
     }
 
@@ -288,24 +339,17 @@ sft_http_admin_transfer_metrics(u_char *p, u_char *last, sft_stats_slot_t *t)
 }
 
 
-static u_char *
-sft_http_admin_metric(u_char *p, u_char *last, const char *name,
-    const char *help, const char *type, uint64_t value)
-{
-    return sft_slprintf(p, last,
-                        "# HELP siftp_%s %s\n# TYPE siftp_%s %s\n"
-                        "siftp_%s %" PRIu64 "\n",
-                        name, help, name, type, name, value);
-}
-
-
 static sft_int_t
 sft_http_admin_metrics(sft_http_request_t *r)
 {
     u_char                     *p, *last;
-    sft_uint_t                  i;
+    size_t                      size;
+    uint64_t                   *total;
+    sft_uint_t                  s, i, j;
     sft_str_t                   body;
-    sft_http_admin_snapshot_t   s;
+    sft_cycle_t                *cycle;
+    sft_stat_t                 *st;
+    const sft_stat_def_t       *def;
     sft_http_admin_srv_conf_t  *ascf;
 
     ascf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_admin_module);
@@ -314,66 +358,58 @@ sft_http_admin_metrics(sft_http_request_t *r)
         return sft_http_send_response(r, 404, NULL, NULL);
     }
 
-    sft_http_admin_snapshot(&s);
+    cycle = (sft_cycle_t *) sft_cycle;
 
-    p = sft_pnalloc(r->pool, SFT_HTTP_ADMIN_BUF);
-    if (p == NULL) {
+    total = sft_stats_sum(cycle, r->pool);
+    size = sft_http_admin_size(cycle);
+
+    p = sft_pnalloc(r->pool, size);
+    if (total == NULL || p == NULL) {
         return SFT_ERROR;
     }
 
     body.data = p;
-    last = p + SFT_HTTP_ADMIN_BUF;
+    last = p + size;
 
     p = sft_slprintf(p, last,
                      "# HELP siftp_build_info Version of siftpd.\n"
                      "# TYPE siftp_build_info gauge\n"
                      "siftp_build_info{version=\"" SFT_VERSION "\"} 1\n");
 
-    p = sft_http_admin_metric(p, last, "uptime_seconds",
-                              "Seconds since the master process started.",
-                              "gauge", s.uptime);
-    p = sft_http_admin_metric(p, last, "workers",
-                              "Configured worker processes.", "gauge",
-                              (uint64_t) s.workers);
-    p = sft_http_admin_metric(p, last, "processes",
-                              "Worker processes running, old ones that are "
-                              "still finishing sessions included.", "gauge",
-                              (uint64_t) s.processes);
-    p = sft_http_admin_metric(p, last, "reloads_total",
-                              "Configuration reloads.", "counter", s.reloads);
-    p = sft_http_admin_metric(p, last, "worker_respawns_total",
-                              "Worker processes replaced after dying.",
-                              "counter", s.respawns);
+    st = cycle->stats.elts;
 
-    for (i = 0; i < SFT_STAT_XFERS; i++) {
-        p = sft_http_admin_metric(p, last, sft_stat_descs[i].name,
-                                  sft_stat_descs[i].help,
-                                  sft_stat_descs[i].gauge ? "gauge"
-                                                          : "counter",
-                                  s.total.value[i]);
+    for (s = 0; s < cycle->stats.nelts; s++) {
+        def = st[s].def;
+
+        if (def->name == NULL) {
+            continue;
+        }
+
+        p = sft_slprintf(p, last, "# HELP siftp_%s %s\n# TYPE siftp_%s %s\n",
+                         def->name, def->help, def->name,
+                         def->type == SFT_STAT_GAUGE ? "gauge" : "counter");
+
+        for (i = 0; i < st[s].n[0]; i++) {
+            for (j = 0; j < st[s].n[1]; j++) {
+                p = sft_slprintf(p, last, "siftp_%s", def->name);
+
+                if (def->label[0]) {
+                    p = sft_slprintf(p, last, "{%s=\"%s\"", def->label[0],
+                                     def->values[0][i]);
+                }
+
+                if (def->label[1]) {
+                    p = sft_slprintf(p, last, ",%s=\"%s\"", def->label[1],
+                                     def->values[1][j]);
+                }
+
+                p = sft_slprintf(p, last, "%s %" PRIu64 "\n",
+                                 def->label[0] ? "}" : "",
+                                 sft_http_admin_value(&st[s], total,
+                                                      i * st[s].n[1] + j));
+            }
+        }
     }
-
-    p = sft_http_admin_transfer_metrics(p, last, &s.total);
-
-    p = sft_http_admin_metric(p, last, "buffer_pool_chunk_bytes",
-                              "Size of one buffer pool chunk.", "gauge",
-                              s.chunk_bytes);
-    p = sft_http_admin_metric(p, last, "buffer_pool_chunks",
-                              "Chunks in the shared buffer pool.", "gauge",
-                              s.pool.total);
-    p = sft_http_admin_metric(p, last, "buffer_pool_free_chunks",
-                              "Chunks not handed out.", "gauge",
-                              s.pool.free);
-
-    p = sft_http_admin_metric(p, last, "auth_argon2_runs_total",
-                              "Password checks that ran argon2id.",
-                              "counter", s.auth.argon2_runs);
-    p = sft_http_admin_metric(p, last, "auth_cache_hits_total",
-                              "Logins answered by the verification cache.",
-                              "counter", s.auth.cache_hits);
-    p = sft_http_admin_metric(p, last, "auth_bans_total",
-                              "Addresses banned after repeated failures.",
-                              "counter", s.auth.bans);
 
     body.len = p - body.data;
 

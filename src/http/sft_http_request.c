@@ -552,7 +552,7 @@ sft_http_dispatch(sft_http_request_t *r)
     sft_http_core_main_conf_t  *cmcf;
     u_char                     *p;
 
-    sft_stat_add(SFT_STAT_HTTP_REQUESTS, 1);
+    sft_stat_add(sft_http_stat_requests, 1);
 
     if (r->method == SFT_HTTP_UNKNOWN) {
         (void) sft_http_error(r, 501);
@@ -637,7 +637,7 @@ sft_http_send_response(sft_http_request_t *r, sft_uint_t status,
     char        date[64];
 
     if (status >= 400) {
-        sft_stat_add(SFT_STAT_HTTP_ERRORS, 1);
+        sft_stat_add(sft_http_stat_errors, 1);
     }
 
     if (sft_exiting || r->hc->requests >= r->hc->cscf->keepalive_requests) {

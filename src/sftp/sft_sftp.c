@@ -28,6 +28,7 @@
 static char *sft_sftp_block(sft_conf_t *cf, sft_command_t *cmd, void *conf);
 static char *sft_sftp_host_key(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
+static char *sft_sftp_init_conf(sft_cycle_t *cycle, void *conf);
 static void *sft_sftp_core_create_main_conf(sft_conf_t *cf);
 static void *sft_sftp_core_create_srv_conf(sft_conf_t *cf);
 static char *sft_sftp_core_merge_srv_conf(sft_conf_t *cf, void *parent,
@@ -59,10 +60,20 @@ static sft_command_t  sft_sftp_commands[] = {
 };
 
 
+sft_uint_t  sft_sftp_stat_sessions;
+
+
+static const sft_stat_def_t  sft_sftp_stats[] = {
+    { .name = "sftp_sessions", .json = "sessions.sftp",
+      .type = SFT_STAT_GAUGE, .help = "SFTP sessions open now.",
+      .index = &sft_sftp_stat_sessions },
+};
+
+
 static sft_core_module_t  sft_sftp_module_ctx = {
     sft_string("sftp"),
     NULL,
-    NULL
+    sft_sftp_init_conf
 };
 
 
@@ -78,6 +89,18 @@ sft_module_t  sft_sftp_module = {
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
+
+
+/* every cycle, whether the sftp{} block is there or not */
+
+static char *
+sft_sftp_init_conf(sft_cycle_t *cycle, void *conf)
+{
+    (void) conf;
+
+    return sft_stat_register(cycle, sft_sftp_stats, sft_nelems(sft_sftp_stats))
+           == SFT_OK ? SFT_CONF_OK : SFT_CONF_ERROR;
+}
 
 
 static sft_command_t  sft_sftp_core_commands[] = {

@@ -258,6 +258,7 @@ sft_int_t sft_sftp_get_string(sft_sftp_buf_t *b, u_char **data,
     uint32_t *len);
 
 
+extern sft_uint_t  sft_sftp_stat_sessions;
 extern sft_module_t  sft_sftp_module;
 extern sft_module_t  sft_sftp_core_module;
 

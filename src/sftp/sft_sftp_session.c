@@ -10,6 +10,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_sftp.h>
+#include <sft_auth_stats.h>
 #include <sys/ioctl.h>
 
 
@@ -75,7 +76,7 @@ sft_sftp_init_connection(sft_connection_t *c)
     s->conf = conf;
     s->user.data = s->user_data;
 
-    sft_stat_add(SFT_STAT_SFTP_SESSIONS, 1);
+    sft_stat_add(sft_sftp_stat_sessions, 1);
 
     s->delay.handler = sft_sftp_delay_handler;
     s->delay.data = s;
@@ -648,7 +649,7 @@ sft_sftp_auth_pubkey(sft_sftp_session_t *s, ssh_message msg)
 refused:
 
     if (state != SSH_PUBLICKEY_STATE_NONE) {
-        sft_stat_add(SFT_STAT_LOGIN_FAILURES, 1);
+        sft_stat_add(sft_auth_stat_login_failures, 1);
     }
 
     if (state != SSH_PUBLICKEY_STATE_NONE
@@ -1285,7 +1286,7 @@ sft_sftp_close(sft_sftp_session_t *s)
     s->closed = 1;
     c = s->connection;
 
-    sft_stat_sub(SFT_STAT_SFTP_SESSIONS, 1);
+    sft_stat_sub(sft_sftp_stat_sessions, 1);
 
     if (s->auth.job) {
         sft_auth_cancel(&s->auth);

@@ -8,6 +8,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_users.h>
+#include <sft_auth_stats.h>
 #include <sft_vfs.h>
 #include <sft_usage.h>
 
@@ -177,7 +178,7 @@ sft_vfs_user_open(sft_vfs_session_t *vs)
     }
 
     vs->session_open = 1;
-    sft_stat_add(SFT_STAT_LOGINS, 1);
+    sft_stat_add(sft_auth_stat_logins, 1);
 
     vs->user_quota.max_bytes = u->quota_bytes;
     vs->user_quota.max_files = (off_t) u->quota_files;

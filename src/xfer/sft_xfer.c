@@ -49,6 +49,41 @@ static sft_command_t  sft_xfer_commands[] = {
 };
 
 
+static sft_uint_t  sft_xfer_stat_received;
+static sft_uint_t  sft_xfer_stat_sent;
+static sft_uint_t  sft_xfer_stat_count;     /* [direction][data path] */
+static sft_uint_t  sft_xfer_stat_bytes;     /* [direction][data path] */
+
+static const char *const  sft_xfer_directions[] = {
+    "download", "upload", NULL
+};
+
+/* in the order of sft_xfer_path_e */
+static const char *const  sft_xfer_paths[] = {
+    "sendfile", "splice", "pooled", "tls", "tls_sealed", "ktls", "sftp", NULL
+};
+
+
+static const sft_stat_def_t  sft_xfer_stats[] = {
+    { .name = "bytes_received_total", .json = "bytes.received",
+      .help = "File bytes uploaded by ended transfers, all protocols.",
+      .index = &sft_xfer_stat_received },
+    { .name = "bytes_sent_total", .json = "bytes.sent",
+      .help = "File bytes downloaded by ended transfers, all protocols.",
+      .index = &sft_xfer_stat_sent },
+    { .name = "transfers_total", .json = "transfers.$1.$2.count",
+      .help = "Finished file transfers by direction and data path.",
+      .label = { "direction", "path" },
+      .values = { sft_xfer_directions, sft_xfer_paths },
+      .index = &sft_xfer_stat_count },
+    { .name = "transfer_bytes_total", .json = "transfers.$1.$2.bytes",
+      .help = "Bytes of file transfers by direction and data path.",
+      .label = { "direction", "path" },
+      .values = { sft_xfer_directions, sft_xfer_paths },
+      .index = &sft_xfer_stat_bytes },
+};
+
+
 static sft_core_module_t  sft_xfer_module_ctx = {
     sft_string("xfer"),
     sft_xfer_create_conf,
@@ -126,6 +161,12 @@ sft_xfer_init_conf(sft_cycle_t *cycle, void *conf)
     sft_xfer_conf_t      *xcf = conf;
     sft_pool_cleanup_t   *cln;
 
+    if (sft_stat_register(cycle, sft_xfer_stats, sft_nelems(sft_xfer_stats))
+        != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
     if (xcf->file.name.len == 0 || sft_test_config || sft_signaller) {
         return SFT_CONF_OK;
     }
@@ -177,16 +218,19 @@ sft_xfer_done(sft_xfer_t *x)
 {
     u_char     *p, *last;
     size_t      i, n;
+    sft_uint_t  k;
     time_t      now;
     struct tm   tm;
     sft_msec_t  secs;
     u_char      line[SFT_XFER_LINE_MAX];
     u_char      path[SFT_STORAGE_PATH_MAX + 1];
 
-    sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 0), 1);
-    sft_stat_add(sft_stat_xfer(x->direction, x->data_path, 1), x->bytes);
-    sft_stat_add(x->direction == SFT_XFER_DOWNLOAD ? SFT_STAT_BYTES_SENT
-                                                   : SFT_STAT_BYTES_RECEIVED,
+    k = x->direction * SFT_XFER_NPATHS + x->data_path;
+
+    sft_stat_add(sft_xfer_stat_count + k, 1);
+    sft_stat_add(sft_xfer_stat_bytes + k, x->bytes);
+    sft_stat_add(x->direction == SFT_XFER_DOWNLOAD ? sft_xfer_stat_sent
+                                                   : sft_xfer_stat_received,
                  x->bytes);
 
     if (sft_xfer_file == NULL) {

@@ -8,6 +8,24 @@
 #define _SFT_XFER_H_INCLUDED_
 
 
+/* the data path that served a transfer, a label of the transfer counters */
+
+typedef enum {
+    SFT_XFER_SENDFILE = 0,          /* sendfile(2), plaintext download */
+    SFT_XFER_SPLICE,                /* splice(2), plaintext upload */
+    SFT_XFER_POOLED,                /* buffer pool copy, plaintext */
+    SFT_XFER_TLS,                   /* pooled copy, records by OpenSSL */
+    SFT_XFER_TLS_SEALED,            /* pooled copy, records sealed by
+                                       siftpd (sft_event_openssl_records.c) */
+    SFT_XFER_KTLS,                  /* pooled copy, records by kernel TLS */
+    SFT_XFER_SFTP,                  /* SFTP READ/WRITE over SSH */
+    SFT_XFER_NPATHS
+} sft_xfer_path_e;
+
+#define SFT_XFER_DOWNLOAD  0
+#define SFT_XFER_UPLOAD    1
+
+
 typedef struct {
     const char        *service;      /* "ftp", "sftp" */
     sft_str_t         *peer;         /* the client's address, text */
