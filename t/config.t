@@ -146,6 +146,14 @@ my @bad = (
       qr/"login_ipv6_prefix" must be 1 to 128/ ],
     [ "module too late", "events { }\nload_module modules/x.so;\n",
       qr/test.conf:2: "load_module" directive is specified too late/ ],
+
+    # "user" is looked up only by a root master
+    $> != 0 ? () : (
+    [ "unknown user", "daemon off;\nuser siftpd-no-such-user;\n",
+      qr/test.conf:2: user "siftpd-no-such-user" does not exist$/m ],
+    [ "unknown group", "user root siftpd-no-such-group;\n",
+      qr/test.conf:1: group "siftpd-no-such-group" does not exist$/m ],
+    ),
 );
 
 for my $case (@bad) {

@@ -50,7 +50,7 @@ sub run {
     return ($rc, $out, $err);
 }
 
-plan(tests => 22);
+plan(tests => 23);
 
 # hash-password
 
@@ -75,6 +75,7 @@ like($err, qr/^siftpd: \[error\] empty password/m, 'with a message');
 ($rc, $out, $err) = run("pw-alice\n", 'user', 'add', 'alice', '--home',
     '/alice', '--perms', 'list,download,upload');
 is($rc, 0, 'user add alice') or diag($err);
+unlike($err, qr/does not exist/, 'creating the users file: no warning');
 ($rc) = run("pw-bob\n", qw/user add bob --storage cloud --disabled/);
 is($rc, 0, 'user add bob');
 

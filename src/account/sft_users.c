@@ -45,7 +45,11 @@
 #define SFT_USERS_DEFAULT_PERMS  SFT_PERM_READ
 
 
-u_char  sft_users_error[512];
+u_char      sft_users_error[512];
+
+/* what reading the configuration does when the users file is missing; the
+   "user" command reads the file itself and says so there */
+sft_uint_t  sft_users_missing = SFT_USERS_MISSING_WARN;
 
 
 static sft_users_t       *sft_users_cur;
@@ -250,7 +254,7 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
     }
 
     if (ucf->file.len) {
-        ucf->users = sft_users_read(&ucf->file, SFT_USERS_MISSING_WARN,
+        ucf->users = sft_users_read(&ucf->file, sft_users_missing,
                                     cycle->log);
         if (ucf->users == NULL) {
             return SFT_CONF_ERROR;

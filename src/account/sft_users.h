@@ -152,6 +152,7 @@ int sft_users_cli(sft_cycle_t *init_cycle, int argc, char *const *argv);
 
 
 extern u_char        sft_users_error[512];   /* the last parse error */
+extern sft_uint_t    sft_users_missing;
 extern sft_module_t  sft_users_module;
 
 

@@ -218,6 +218,7 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
 
     sft_test_config = 1;
     sft_quiet_mode = 1;
+    sft_users_missing = SFT_USERS_MISSING_QUIET;
 
     if (sft_preinit_modules() != SFT_OK) {
         return 1;

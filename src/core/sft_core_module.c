@@ -12,6 +12,7 @@ static char *sft_core_module_init_conf(sft_cycle_t *cycle, void *conf);
 static char *sft_set_worker_processes(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_set_user(sft_conf_t *cf, sft_command_t *cmd, void *conf);
+static sft_uint_t sft_no_such_name(sft_err_t err);
 static char *sft_set_error_log(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 
@@ -241,6 +242,20 @@ sft_set_worker_processes(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 }
 
 
+/*
+ * Whether getpwnam() or getgrnam() returning NULL means the name is not in
+ * the database: glibc leaves errno alone then, other NSS modules set one of
+ * the errors POSIX lists for it.
+ */
+
+static sft_uint_t
+sft_no_such_name(sft_err_t err)
+{
+    return err == 0 || err == ENOENT || err == ESRCH || err == EBADF
+           || err == EPERM;
+}
+
+
 static char *
 sft_set_user(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 {
@@ -269,10 +284,18 @@ sft_set_user(sft_conf_t *cf, sft_command_t *cmd, void *conf)
         return SFT_CONF_OK;
     }
 
+    sft_set_errno(0);
+
     pwd = getpwnam((char *) value[1].data);
     if (pwd == NULL) {
-        sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
-                           "getpwnam(\"%s\") failed", value[1].data);
+        if (sft_no_such_name(sft_errno)) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "user \"%s\" does not exist", value[1].data);
+        } else {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
+                               "getpwnam(\"%s\") failed", value[1].data);
+        }
+
         return SFT_CONF_ERROR;
     }
 
@@ -286,10 +309,18 @@ sft_set_user(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     }
 
     if (group) {
+        sft_set_errno(0);
+
         grp = getgrnam(group);
         if (grp == NULL) {
-            sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
-                               "getgrnam(\"%s\") failed", group);
+            if (sft_no_such_name(sft_errno)) {
+                sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                                   "group \"%s\" does not exist", group);
+            } else {
+                sft_conf_log_error(SFT_LOG_EMERG, cf, sft_errno,
+                                   "getgrnam(\"%s\") failed", group);
+            }
+
             return SFT_CONF_ERROR;
         }
 

@@ -147,6 +147,12 @@ sft_spawn_process(sft_cycle_t *cycle, sft_spawn_proc_pt proc, void *data,
                   (int) pid);
 
     sft_processes[s].pid = pid;
+    sft_processes[s].start = sft_monotonic_msec();
+    sft_processes[s].respawn_at = 0;
+
+    if (respawn < 0) {
+        sft_processes[s].backoff = 0;
+    }
     sft_processes[s].exited = 0;
     sft_processes[s].exiting = 0;
     sft_processes[s].status = 0;

@@ -29,6 +29,10 @@ typedef struct {
     void               *data;
     char               *name;
 
+    sft_msec_t          start;          /* monotonic, when it was forked */
+    sft_msec_t          backoff;        /* the last respawn delay, or 0 */
+    sft_msec_t          respawn_at;     /* a delayed respawn is due, or 0 */
+
     unsigned            respawn:1;
     unsigned            just_spawn:1;
     unsigned            exiting:1;

@@ -13,6 +13,9 @@ static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
 static void sft_signal_worker_processes(sft_cycle_t *cycle, int cmd);
 static sft_uint_t sft_reap_children(sft_cycle_t *cycle);
 static void sft_master_processes_changed(sft_cycle_t *cycle);
+static void sft_respawn_later(sft_cycle_t *cycle, sft_int_t slot);
+static sft_uint_t sft_respawn_due(sft_cycle_t *cycle);
+static void sft_respawn_cancel(void);
 static void sft_master_process_exit(sft_cycle_t *cycle);
 static void sft_worker_process_cycle(sft_cycle_t *cycle, void *data);
 static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
@@ -25,6 +28,15 @@ static void sft_terminate_timer_handler(sft_event_t *ev);
 
 /* a fast stop: how long workers have to abort their sessions before SIGKILL */
 #define SFT_TERMINATE_TIMEOUT  5000
+
+/*
+ * A worker that dies this soon after its start (a resource limit, a file it
+ * cannot open) would die again at once: it is respawned after a delay that
+ * doubles from the first to the last, not in a loop that fills the log.
+ */
+#define SFT_RESPAWN_QUICK_DEATH    1000
+#define SFT_RESPAWN_FIRST_DELAY    100
+#define SFT_RESPAWN_MAX_DELAY      10000
 
 
 sft_uint_t  sft_exiting;
@@ -84,6 +96,10 @@ sft_master_process_cycle(sft_cycle_t *cycle)
 
         if (!live && (sft_terminate || sft_quit)) {
             sft_master_process_exit(cycle);
+        }
+
+        if (!sft_terminate && !sft_quit && sft_respawn_due(cycle)) {
+            live = 1;
         }
 
         /*
@@ -155,6 +171,8 @@ sft_master_process_cycle(sft_cycle_t *cycle)
             if (sft_stats) {
                 sft_stats->reloads++;
             }
+
+            sft_respawn_cancel();
 
             sft_start_worker_processes(cycle, ccf->worker_processes,
                                        SFT_PROCESS_JUST_SPAWN);
@@ -288,7 +306,7 @@ sft_reap_children(sft_cycle_t *cycle)
 
     for (i = 0; i < sft_last_process; i++) {
 
-        if (sft_processes[i].pid == -1) {
+        if (sft_processes[i].pid == -1 || sft_processes[i].respawn_at) {
             continue;
         }
 
@@ -314,27 +332,12 @@ sft_reap_children(sft_cycle_t *cycle)
         if (sft_processes[i].respawn && !sft_processes[i].exiting
             && !sft_terminate && !sft_quit)
         {
-            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
-                          "respawning %s in slot %ld",
-                          sft_processes[i].name, (long) i);
+            sft_respawn_later(cycle, i);
 
-            if (sft_spawn_process(cycle, sft_processes[i].proc,
-                                  sft_processes[i].data,
-                                  sft_processes[i].name, i)
-                == -1)
-            {
-                sft_log_error(SFT_LOG_ALERT, cycle->log, 0,
-                              "could not respawn %s",
-                              sft_processes[i].name);
-                sft_processes[i].pid = -1;
-                continue;
+            if (sft_processes[i].respawn_at == 0) {
+                live = 1;
             }
 
-            if (sft_stats) {
-                sft_stats->respawns++;
-            }
-
-            live = 1;
             continue;
         }
 
@@ -346,9 +349,9 @@ sft_reap_children(sft_cycle_t *cycle)
     }
 
     /*
-     * a worker that died left its uploads' temporary files; its slot no
-     * longer holds its pid (refilled or emptied above), so none of them
-     * looks like a live worker's
+     * a worker that died left its uploads' temporary files; its slot is
+     * marked exited (refilled, emptied or waiting for a delayed respawn),
+     * so none of them looks like a live worker's
      */
 
     if (died) {
@@ -356,6 +359,132 @@ sft_reap_children(sft_cycle_t *cycle)
     }
 
     return live;
+}
+
+
+/*
+ * A worker that ran for a while is respawned at once; one that died soon
+ * after its start is left exited in its slot with the time its respawn is
+ * due, the delay doubling with each quick death.
+ */
+
+static void
+sft_respawn_later(sft_cycle_t *cycle, sft_int_t slot)
+{
+    sft_msec_t      now, ran;
+    sft_process_t  *p;
+
+    p = &sft_processes[slot];
+    now = sft_monotonic_msec();
+    ran = now - p->start;
+
+    if (ran >= SFT_RESPAWN_QUICK_DEATH) {
+        p->backoff = 0;
+
+        sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                      "respawning %s in slot %ld", p->name, (long) slot);
+
+        p->respawn_at = now;
+        (void) sft_respawn_due(cycle);
+        return;
+    }
+
+    p->backoff = (p->backoff == 0) ? SFT_RESPAWN_FIRST_DELAY
+                 : sft_min(p->backoff * 2, SFT_RESPAWN_MAX_DELAY);
+    p->respawn_at = now + p->backoff;
+
+    sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                  "%s %d exited %ld ms after its start, respawning it "
+                  "in slot %ld in %ld ms", p->name, (int) p->pid, (long) ran,
+                  (long) slot, (long) p->backoff);
+}
+
+
+/*
+ * Respawns the workers whose delay has passed and sets the interval timer
+ * (SIGALRM) for the next one due; whether it started one.
+ */
+
+static sft_uint_t
+sft_respawn_due(sft_cycle_t *cycle)
+{
+    sft_int_t         i;
+    sft_uint_t        started;
+    sft_msec_t        now, next;
+    sft_process_t    *p;
+    struct itimerval  itv;
+
+    sft_sigalrm = 0;
+    now = sft_monotonic_msec();
+    next = 0;
+    started = 0;
+
+    for (i = 0; i < sft_last_process; i++) {
+        p = &sft_processes[i];
+
+        if (p->respawn_at == 0) {
+            continue;
+        }
+
+        if (p->respawn_at > now) {
+            if (next == 0 || p->respawn_at < next) {
+                next = p->respawn_at;
+            }
+
+            continue;
+        }
+
+        if (sft_spawn_process(cycle, p->proc, p->data, p->name, i) == -1) {
+            sft_log_error(SFT_LOG_ALERT, cycle->log, 0,
+                          "could not respawn %s", p->name);
+            p->respawn_at = 0;
+            p->pid = -1;
+            continue;
+        }
+
+        started = 1;
+
+        if (sft_stats) {
+            sft_stats->respawns++;
+        }
+    }
+
+    if (next == 0) {
+        return started;
+    }
+
+    sft_memzero(&itv, sizeof(struct itimerval));
+    itv.it_value.tv_sec = (next - now) / 1000;
+    itv.it_value.tv_usec = ((next - now) % 1000) * 1000;
+
+    if (setitimer(ITIMER_REAL, &itv, NULL) == -1) {
+        sft_log_error(SFT_LOG_ALERT, cycle->log, sft_errno,
+                      "setitimer() failed");
+    }
+
+    return started;
+}
+
+
+/* a reload starts workers of its own: the old ones' delayed respawns lapse */
+
+static void
+sft_respawn_cancel(void)
+{
+    sft_int_t  i;
+
+    for (i = 0; i < sft_last_process; i++) {
+        if (sft_processes[i].respawn_at) {
+            sft_processes[i].respawn_at = 0;
+            sft_processes[i].pid = -1;
+        }
+    }
+
+    while (sft_last_process > 0
+           && sft_processes[sft_last_process - 1].pid == -1)
+    {
+        sft_last_process--;
+    }
 }
 
 

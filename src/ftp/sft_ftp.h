@@ -8,6 +8,7 @@
 
 
 #include <sft_proto.h>
+#include <sft_peer.h>
 #include <sft_vfs.h>
 #include <sft_auth.h>
 #include <sft_event_openssl.h>
@@ -210,7 +211,8 @@ struct sft_ftp_transfer_s {
 
 
 struct sft_ftp_session_s {
-    sft_connection_t         *connection;
+    sft_connection_t         *connection;  /* not after the close */
+    sft_peer_t                peer;
     sft_pool_t               *pool;
     sft_log_t                *log;
     sft_ftp_srv_conf_t       *conf;

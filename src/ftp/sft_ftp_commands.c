@@ -995,7 +995,7 @@ sft_ftp_stat(sft_ftp_session_t *s)
                      "     Connected to %.*s\r\n"
                      "     Logged in as %.*s\r\n"
                      "     TYPE: %s\r\n",
-                     SFT_STR_FMT(&s->connection->addr_text),
+                     SFT_STR_FMT(&s->peer.client),
                      SFT_STR_FMT(&s->user),
                      s->binary ? "BINARY" : "ASCII");
 

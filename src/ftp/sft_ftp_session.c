@@ -28,7 +28,6 @@ static void sft_ftp_delay_handler(sft_event_t *ev);
 static sft_int_t sft_ftp_setup_vfs(sft_ftp_session_t *s);
 static void sft_ftp_lingering_close(sft_ftp_session_t *s);
 static void sft_ftp_lingering_handler(sft_event_t *ev);
-static u_char *sft_ftp_log_error(sft_log_t *log, u_char *buf, size_t len);
 
 
 static sft_str_t  sft_ftp_default_pool = sft_string("default");
@@ -76,9 +75,7 @@ sft_ftp_init_connection(sft_connection_t *c)
                                          &sft_ftp_default_pool);
 
     c->data = s;
-    c->log->handler = sft_ftp_log_error;
-    c->log->data = s;
-    c->log->action = NULL;
+    sft_peer_init(&s->peer, c, &s->user);
 
     c->read->handler = sft_ftp_control_handler;
     c->write->handler = sft_ftp_control_handler;
@@ -1169,31 +1166,3 @@ sft_ftp_session_free(sft_ftp_session_t *s)
     sft_destroy_pool(s->pool);
 }
 
-
-static u_char *
-sft_ftp_log_error(sft_log_t *log, u_char *buf, size_t len)
-{
-    u_char             *p, *last;
-    sft_connection_t   *c;
-    sft_ftp_session_t  *s;
-
-    s = log->data;
-    p = buf;
-    last = buf + len;
-
-    if (s == NULL || s->closed) {
-        return p;
-    }
-
-    c = s->connection;
-
-    p = sft_slprintf(p, last, ", client: %.*s, server: %.*s",
-                     SFT_STR_FMT(&c->addr_text),
-                     SFT_STR_FMT(&c->listening->addr_text));
-
-    if (s->user.len) {
-        p = sft_slprintf(p, last, ", user: \"%.*s\"", SFT_STR_FMT(&s->user));
-    }
-
-    return p;
-}

@@ -1777,17 +1777,24 @@ sft_ftp_transfer_finish(sft_ftp_session_t *s)
 }
 
 
-/* the transfer log and counters: which data path served a file */
+/*
+ * The transfer log and counters of a file transfer that started: which
+ * data path served it; also when the session went first (incomplete).
+ */
 
 static void
 sft_ftp_transfer_report(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
 {
     sft_xfer_t  x;
 
+    if (t->kind >= SFT_FTP_LIST || !t->started) {
+        return;
+    }
+
     sft_memzero(&x, sizeof(sft_xfer_t));
 
     x.service = "ftp";
-    x.peer = &s->connection->addr_text;
+    x.peer = &s->peer.client;
     x.user = &s->user;
     x.path = t->path;
     x.path_len = t->path_len;
@@ -1835,9 +1842,7 @@ sft_ftp_transfer_closed(sft_ftp_session_t *s)
 
     t->opened = 0;
 
-    if (t->kind < SFT_FTP_LIST && t->started) {
-        sft_ftp_transfer_report(s, t);
-    }
+    sft_ftp_transfer_report(s, t);
 
     sft_log_error(SFT_LOG_INFO, s->log, 0,
                   "ftp %s \"%.*s\" %lld bytes, %s",
@@ -1941,6 +1946,8 @@ sft_ftp_transfer_release(sft_ftp_session_t *s)
             }
         }
     }
+
+    sft_ftp_transfer_report(s, t);
 
     sft_log_error(SFT_LOG_INFO, s->log, 0,
                   "ftp %s \"%.*s\" %lld bytes, aborted: session closed",

@@ -12,6 +12,7 @@
 #include <libssh/callbacks.h>
 
 #include <sft_proto.h>
+#include <sft_peer.h>
 #include <sft_vfs.h>
 #include <sft_auth.h>
 
@@ -183,7 +184,8 @@ struct sft_sftp_session_s {
     sft_sftp_session_t       *next;        /* in the list */
     sft_uint_t                nchannels;   /* the main's, until freed */
 
-    sft_connection_t         *connection;
+    sft_connection_t         *connection;  /* not after the close */
+    sft_peer_t                peer;
     sft_pool_t               *pool;
     sft_log_t                *log;
     sft_sftp_srv_conf_t      *conf;

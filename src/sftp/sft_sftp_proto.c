@@ -2695,7 +2695,7 @@ sft_sftp_handle_report(sft_sftp_session_t *s, sft_sftp_handle_t *h)
     sft_memzero(&x, sizeof(sft_xfer_t));
 
     x.service = "sftp";
-    x.peer = &s->connection->addr_text;
+    x.peer = &s->peer.client;
     x.user = &s->user;
     x.path = h->path;
     x.path_len = h->path_len;

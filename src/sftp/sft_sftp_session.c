@@ -46,7 +46,6 @@ static void sft_sftp_channel_end(sft_sftp_session_t *s);
 static void sft_sftp_channel_close(sft_sftp_session_t *s);
 static void sft_sftp_close(sft_sftp_session_t *s);
 static void sft_sftp_free(sft_sftp_session_t *s);
-static u_char *sft_sftp_log_error(sft_log_t *log, u_char *buf, size_t len);
 static sft_int_t sft_sftp_import_key(u_char *p, u_char *last,
     enum ssh_keytypes_e type, ssh_key *key);
 
@@ -86,9 +85,7 @@ sft_sftp_init_connection(sft_connection_t *c)
                                          &sft_sftp_default_pool);
 
     c->data = s;
-    c->log->handler = sft_sftp_log_error;
-    c->log->data = s;
-    c->log->action = NULL;
+    sft_peer_init(&s->peer, c, &s->user);
 
     c->read->handler = sft_sftp_handler;
     c->write->handler = sft_sftp_handler;
@@ -865,6 +862,7 @@ sft_sftp_open_channel(sft_sftp_session_t *s, ssh_message msg)
 
     cs->main = s;
     cs->connection = s->connection;
+    cs->peer = s->peer;
     cs->pool = pool;
     cs->log = s->log;
     cs->conf = s->conf;
@@ -1395,31 +1393,3 @@ sft_sftp_op_finished(sft_sftp_session_t *s)
     }
 }
 
-
-static u_char *
-sft_sftp_log_error(sft_log_t *log, u_char *buf, size_t len)
-{
-    u_char              *p, *last;
-    sft_connection_t    *c;
-    sft_sftp_session_t  *s;
-
-    s = log->data;
-    p = buf;
-    last = buf + len;
-
-    if (s == NULL || s->closed) {
-        return p;
-    }
-
-    c = s->connection;
-
-    p = sft_slprintf(p, last, ", client: %.*s, server: %.*s",
-                     SFT_STR_FMT(&c->addr_text),
-                     SFT_STR_FMT(&c->listening->addr_text));
-
-    if (s->user.len) {
-        p = sft_slprintf(p, last, ", user: \"%.*s\"", SFT_STR_FMT(&s->user));
-    }
-
-    return p;
-}
