@@ -1101,6 +1101,7 @@ sft_ftp_close_session(sft_ftp_session_t *s)
     }
 
     s->closed = 1;
+    atomic_store(&s->cancel, 1);
     sft_stat_sub(SFT_STAT_FTP_SESSIONS, 1);
     c = s->connection;
 

@@ -1259,6 +1259,7 @@ static void
 sft_sftp_channel_close(sft_sftp_session_t *s)
 {
     s->closed = 1;
+    atomic_store(&s->cancel, 1);
     s->channel = NULL;
 
     sft_sftp_free_handles(s);
@@ -1283,6 +1284,7 @@ sft_sftp_close(sft_sftp_session_t *s)
     }
 
     s->closed = 1;
+    atomic_store(&s->cancel, 1);
     c = s->connection;
 
     sft_stat_sub(SFT_STAT_SFTP_SESSIONS, 1);
