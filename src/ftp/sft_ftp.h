@@ -48,7 +48,6 @@
 #define SFT_FTP_HASH_CRC32        3
 #define SFT_FTP_HASH_CRC32C       4        /* Castagnoli, sft_crc32c() */
 #define SFT_FTP_HASH_N            5
-#define SFT_FTP_HASH_CHUNK        65536
 
 /* MLSD and MLST facts, in output order (OPTS MLST turns them off) */
 #define SFT_FTP_FACT_TYPE         0x01
@@ -260,6 +259,7 @@ struct sft_ftp_session_s {
     sft_uint_t                errors;
     sft_uint_t                login_failures;
     sft_uint_t                pending;     /* storage ops in flight */
+    atomic_uint               cancel;      /* set at close: a HASH stops */
     sft_uint_t                hash_algo;   /* SFT_FTP_HASH_* of HASH */
     sft_uint_t                facts_off;   /* SFT_FTP_FACT_*, OPTS MLST */
     sft_vfs_rule_t           *rules_alloc; /* kept for a login after REIN */
@@ -318,7 +318,6 @@ sft_int_t sft_ftp_hash_select(sft_ftp_session_t *s, u_char *name,
     size_t len);
 u_char *sft_ftp_hash_feat(sft_ftp_session_t *s, u_char *p, u_char *last);
 const char *sft_ftp_hash_name(sft_uint_t algo);
-uint32_t sft_ftp_crc32(uint32_t crc, const u_char *p, size_t len);
 
 /* sft_ftp_data.c */
 sft_int_t sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended);

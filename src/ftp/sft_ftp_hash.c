@@ -1,53 +1,44 @@
 /*
  * sft_ftp_hash.c -- HASH and OPTS HASH (draft-bryan-ftpext-hash): the file
  * (or the octets a RANG selected) is opened through the VFS (the
- * "download" permission), digested on the worker's thread pool with
- * OpenSSL EVP (SHA-256, SHA-1, MD5), the IEEE CRC-32 or the CRC-32C of
- * the asm kernel, and closed through the VFS again.
+ * "download" permission), digested by the storage digest (SHA-256,
+ * SHA-1, MD5, CRC-32, CRC-32C, on the worker's thread pool) and closed
+ * through the VFS again; the reply names the octets digested.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_ftp.h>
-#include <sft_asm.h>
-
-#include <openssl/evp.h>
+#include <sft_storage_digest.h>
 
 
 typedef struct {
     sft_ftp_session_t        *session;
     sft_storage_file_t        file;
-    sft_fd_t                  fd;
-    off_t                     start;       /* RANG, else 0 */
-    off_t                     last;        /* RANG, else -1: to the end */
-    off_t                     size;        /* at open: the end digested */
-    sft_uint_t                algo;
-    u_char                   *buf;         /* SFT_FTP_HASH_CHUNK bytes */
+    sft_storage_digest_t      digest;
+    sft_uint_t                algo;        /* SFT_FTP_HASH_* */
+    sft_int_t                 rc;          /* SFT_ABORT: RANG past the end */
     u_char                   *path;        /* as given, for the reply */
     size_t                    path_len;
-
-    /* the thread's result */
-    off_t                     done;
-    sft_int_t                 rc;          /* SFT_OK, SFT_ERROR */
-    int                       err;
-    u_char                    hex[EVP_MAX_MD_SIZE * 2 + 1];
+    u_char                    out[SFT_DIGEST_MAX_SIZE];
 } sft_ftp_hash_ctx_t;
 
 
 static void sft_ftp_hash_opened(sft_ftp_session_t *s, sft_storage_req_t *r);
-static void sft_ftp_hash_thread(void *data, sft_log_t *log);
-static void sft_ftp_hash_done(sft_event_t *ev);
+static void sft_ftp_hash_done(sft_storage_digest_t *d);
 static void sft_ftp_hash_close(sft_ftp_session_t *s, sft_ftp_hash_ctx_t *h);
 static void sft_ftp_hash_closed(sft_ftp_session_t *s, sft_storage_req_t *r);
-static void sft_ftp_crc32_init(void);
+static void sft_ftp_hash_reply(sft_ftp_session_t *s, sft_ftp_hash_ctx_t *h);
 
 
 static const char  *sft_ftp_hash_names[SFT_FTP_HASH_N] = {
     "SHA-256", "SHA-1", "MD5", "CRC32", "CRC32C"
 };
 
-static uint32_t     sft_ftp_crc32_table[256];
-static sft_uint_t   sft_ftp_crc32_ready;
+static const sft_digest_algo_t  sft_ftp_hash_algos[SFT_FTP_HASH_N] = {
+    SFT_DIGEST_SHA256, SFT_DIGEST_SHA1, SFT_DIGEST_MD5, SFT_DIGEST_CRC32,
+    SFT_DIGEST_CRC32C
+};
 
 
 const char *
@@ -115,14 +106,14 @@ sft_ftp_hash(sft_ftp_session_t *s)
 
     h->session = s;
     h->algo = s->hash_algo;
-    h->fd = SFT_INVALID_FILE;
-    h->last = -1;
+    h->digest.algo = sft_ftp_hash_algos[h->algo];
+    h->digest.end = -1;
 
     if (s->rang) {
-        /* one RANG, one HASH */
+        /* one RANG, one HASH; its end is included */
         s->rang = 0;
-        h->start = s->rang_start;
-        h->last = s->rang_end;
+        h->digest.start = s->rang_start;
+        h->digest.end = s->rang_end + 1;
     }
 
     /* the control buffer may move while the digest runs */
@@ -146,61 +137,35 @@ sft_ftp_hash(sft_ftp_session_t *s)
 static void
 sft_ftp_hash_opened(sft_ftp_session_t *s, sft_storage_req_t *r)
 {
-    sft_storage_t       *st;
-    sft_thread_task_t   *task;
-    sft_ftp_hash_ctx_t  *h;
+    sft_int_t              rc;
+    sft_ftp_hash_ctx_t    *h;
+    sft_storage_digest_t  *d;
 
     h = (sft_ftp_hash_ctx_t *) r->buf;
+    d = &h->digest;
 
     if (r->err != SFT_STORAGE_OK) {
         sft_ftp_reply_storage_error(s, r);
         return;
     }
 
-    st = h->file.storage;
-    h->size = h->file.size;
-
-    if (h->last != -1) {
-        if (h->start >= h->size) {
-            h->rc = SFT_ABORT;
-            sft_ftp_hash_close(s, h);
-            return;
-        }
-
-        /* an end past the end of the file: up to the end */
-        h->size = sft_min(h->last + 1, h->size);
-    }
-    h->fd = st->driver->file_fd ? st->driver->file_fd(&h->file)
-                                : SFT_INVALID_FILE;
-
-    if (h->fd == SFT_INVALID_FILE || s->thread_pool == NULL) {
-        h->rc = SFT_DECLINED;
+    if (d->end != -1 && d->start >= h->file.size) {
+        h->rc = SFT_ABORT;
         sft_ftp_hash_close(s, h);
         return;
     }
 
-    h->buf = sft_pnalloc(s->op_pool, SFT_FTP_HASH_CHUNK);
-    task = sft_thread_task_alloc(s->op_pool, 0);
+    d->file = &h->file;
+    d->out = h->out;
+    d->out_size = sizeof(h->out);
+    d->cancel = &s->cancel;
+    d->log = s->log;
+    d->handler = sft_ftp_hash_done;
+    d->data = h;
 
-    if (h->buf == NULL || task == NULL) {
-        h->rc = SFT_ERROR;
-        sft_ftp_hash_close(s, h);
-        return;
-    }
+    rc = sft_storage_digest(d, s->op_pool, s->thread_pool);
 
-    if (h->algo == SFT_FTP_HASH_CRC32) {
-        /* filled here, on the loop, before any thread reads it */
-        sft_ftp_crc32_init();
-    }
-
-    task->ctx = h;
-    task->handler = sft_ftp_hash_thread;
-    task->event.handler = sft_ftp_hash_done;
-    task->event.data = h;
-    task->event.log = s->log;
-
-    if (sft_thread_task_post(s->thread_pool, task) != SFT_OK) {
-        h->rc = SFT_AGAIN;
+    if (rc != SFT_AGAIN) {
         sft_ftp_hash_close(s, h);
         return;
     }
@@ -210,127 +175,15 @@ sft_ftp_hash_opened(sft_ftp_session_t *s, sft_storage_req_t *r)
 }
 
 
-/* in a thread: digest the octets from h->start up to h->size */
-
-static void
-sft_ftp_hash_thread(void *data, sft_log_t *log)
-{
-    size_t               want, i;
-    ssize_t              n;
-    uint32_t             crc;
-    unsigned int         mdlen;
-    EVP_MD_CTX          *md;
-    const EVP_MD        *type;
-    sft_ftp_hash_ctx_t  *h = data;
-    u_char               digest[EVP_MAX_MD_SIZE];
-
-    static const u_char  hex[] = "0123456789abcdef";
-
-    (void) log;
-
-    md = NULL;
-    crc = 0;
-    h->rc = SFT_ERROR;
-    h->done = 0;
-
-    switch (h->algo) {
-    case SFT_FTP_HASH_SHA1:
-        type = EVP_sha1();
-        break;
-    case SFT_FTP_HASH_MD5:
-        type = EVP_md5();
-        break;
-    case SFT_FTP_HASH_CRC32:
-    case SFT_FTP_HASH_CRC32C:
-        type = NULL;
-        break;
-    default:
-        type = EVP_sha256();
-        break;
-    }
-
-    if (type) {
-        md = EVP_MD_CTX_new();
-        if (md == NULL || EVP_DigestInit_ex(md, type, NULL) != 1) {
-            goto done;
-        }
-    }
-
-    /* bounded: each pass reads at least one byte or ends */
-
-    while (h->start + h->done < h->size) {
-        want = (size_t) sft_min((off_t) SFT_FTP_HASH_CHUNK,
-                                h->size - h->start - h->done);
-
-        n = pread(h->fd, h->buf, want, h->start + h->done);
-
-        if (n == -1) {
-            if (errno == EINTR) {
-                continue;
-            }
-
-            h->err = errno;
-            goto done;
-        }
-
-        if (n == 0) {
-            /* truncated meanwhile: the range is what was read */
-            break;
-        }
-
-        if (md) {
-            if (EVP_DigestUpdate(md, h->buf, n) != 1) {
-                goto done;
-            }
-
-        } else if (h->algo == SFT_FTP_HASH_CRC32C) {
-            crc = sft_crc32c(crc, h->buf, n);
-
-        } else {
-            crc = sft_ftp_crc32(crc, h->buf, n);
-        }
-
-        h->done += n;
-    }
-
-    if (md) {
-        if (EVP_DigestFinal_ex(md, digest, &mdlen) != 1) {
-            goto done;
-        }
-
-    } else {
-        digest[0] = (u_char) (crc >> 24);
-        digest[1] = (u_char) (crc >> 16);
-        digest[2] = (u_char) (crc >> 8);
-        digest[3] = (u_char) crc;
-        mdlen = 4;
-    }
-
-    for (i = 0; i < mdlen; i++) {
-        h->hex[i * 2] = hex[digest[i] >> 4];
-        h->hex[i * 2 + 1] = hex[digest[i] & 0xf];
-    }
-
-    h->hex[mdlen * 2] = '\0';
-    h->rc = SFT_OK;
-
-done:
-
-    if (md) {
-        EVP_MD_CTX_free(md);
-    }
-}
-
-
 /* on the loop: the digest is ready, close the file */
 
 static void
-sft_ftp_hash_done(sft_event_t *ev)
+sft_ftp_hash_done(sft_storage_digest_t *d)
 {
     sft_ftp_session_t   *s;
     sft_ftp_hash_ctx_t  *h;
 
-    h = ev->data;
+    h = d->data;
     s = h->session;
 
     s->pending--;
@@ -380,79 +233,67 @@ sft_ftp_hash_close(sft_ftp_session_t *s, sft_ftp_hash_ctx_t *h)
 static void
 sft_ftp_hash_closed(sft_ftp_session_t *s, sft_storage_req_t *r)
 {
-    off_t                last;
     sft_ftp_hash_ctx_t  *h;
 
     h = (sft_ftp_hash_ctx_t *) r->buf;
 
-    switch (h->rc) {
-
-    case SFT_OK:
-        last = h->done ? h->start + h->done - 1 : h->start;
-
-        sft_ftp_reply(s, 213, "%s %lld-%lld %s %.*s",
-                      sft_ftp_hash_names[h->algo], (long long) h->start,
-                      (long long) last, h->hex, (int) h->path_len, h->path);
-        return;
-
-    case SFT_ABORT:
+    if (h->rc == SFT_ABORT || h->digest.err == SFT_STORAGE_INVALID) {
         sft_ftp_reply(s, 554, "Requested action not taken: RANG start "
                               "point beyond the end of the file.");
         return;
+    }
 
-    case SFT_DECLINED:
+    switch (h->digest.err) {
+
+    case SFT_STORAGE_OK:
+        sft_ftp_hash_reply(s, h);
+        return;
+
+    case SFT_STORAGE_UNSUPPORTED:
         sft_ftp_reply(s, 502, "HASH is not supported on this storage.");
         return;
 
-    case SFT_AGAIN:
+    case SFT_STORAGE_BUSY:
         sft_ftp_reply(s, 450, "Server busy, try again.");
         return;
 
     default:
-        sft_log_error(SFT_LOG_ERR, s->log, h->err, "HASH of \"%.*s\" failed",
-                      (int) h->path_len, h->path);
+        if (!h->file.error_logged) {
+            sft_log_error(SFT_LOG_ERR, s->log, h->digest.sys_err,
+                          "HASH of \"%.*s\" failed",
+                          (int) h->path_len, h->path);
+        }
+
         sft_ftp_reply(s, 451, "Requested action aborted: local error.");
         return;
     }
 }
 
 
-/* the IEEE 802.3 CRC-32 (reflected 0xedb88320), as zlib's crc32() */
+/* 213 SHA-256 0-999 <hex> name: the range is the octets digested */
 
 static void
-sft_ftp_crc32_init(void)
+sft_ftp_hash_reply(sft_ftp_session_t *s, sft_ftp_hash_ctx_t *h)
 {
-    uint32_t    c;
-    sft_uint_t  i, k;
+    off_t                  last;
+    size_t                 i;
+    u_char                 hex[SFT_DIGEST_MAX_SIZE * 2 + 1];
+    sft_storage_digest_t  *d;
 
-    if (sft_ftp_crc32_ready) {
-        return;
+    static const u_char    digits[] = "0123456789abcdef";
+
+    d = &h->digest;
+
+    for (i = 0; i < d->out_len; i++) {
+        hex[i * 2] = digits[h->out[i] >> 4];
+        hex[i * 2 + 1] = digits[h->out[i] & 0xf];
     }
 
-    for (i = 0; i < 256; i++) {
-        c = (uint32_t) i;
+    hex[d->out_len * 2] = '\0';
 
-        for (k = 0; k < 8; k++) {
-            c = (c & 1) ? 0xedb88320 ^ (c >> 1) : c >> 1;
-        }
+    last = d->done ? d->start + d->done - 1 : d->start;
 
-        sft_ftp_crc32_table[i] = c;
-    }
-
-    sft_ftp_crc32_ready = 1;
-}
-
-
-uint32_t
-sft_ftp_crc32(uint32_t crc, const u_char *p, size_t len)
-{
-    sft_ftp_crc32_init();
-
-    crc = ~crc;
-
-    while (len--) {
-        crc = sft_ftp_crc32_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    }
-
-    return ~crc;
+    sft_ftp_reply(s, 213, "%s %lld-%lld %s %.*s",
+                  sft_ftp_hash_names[h->algo], (long long) d->start,
+                  (long long) last, hex, (int) h->path_len, h->path);
 }

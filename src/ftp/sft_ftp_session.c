@@ -19,6 +19,7 @@ static void sft_ftp_tls_handshaked(sft_connection_t *c);
 static void sft_ftp_tls_closed(sft_connection_t *c);
 static void sft_ftp_control_handler(sft_event_t *ev);
 static void sft_ftp_run(sft_ftp_session_t *s);
+static void sft_ftp_busy_eof(sft_ftp_session_t *s);
 static void sft_ftp_dispatch(sft_ftp_session_t *s, sft_int_t rc);
 static void sft_ftp_op_done(sft_storage_req_t *req);
 static void sft_ftp_auth_done(sft_auth_request_t *ar);
@@ -230,6 +231,7 @@ sft_ftp_run(sft_ftp_session_t *s)
         }
 
         if (s->busy) {
+            sft_ftp_busy_eof(s);
             return;
         }
 
@@ -303,6 +305,31 @@ sft_ftp_run(sft_ftp_session_t *s)
 
         return;
     }
+}
+
+
+/*
+ * A command is completing (a HASH of a large file takes minutes): the
+ * commands after it wait in the socket, but a client that has gone (its
+ * end, with nothing unread before it) closes the session at once, which
+ * cancels the work done for it.
+ */
+
+static void
+sft_ftp_busy_eof(sft_ftp_session_t *s)
+{
+    u_char             ch;
+    sft_connection_t  *c;
+
+    c = s->connection;
+
+    if (!c->read->ready || recv(c->fd, &ch, 1, MSG_PEEK|MSG_DONTWAIT) != 0) {
+        return;
+    }
+
+    sft_log_error(SFT_LOG_INFO, c->log, 0,
+                  "client closed control connection");
+    sft_ftp_close_session(s);
 }
 
 
@@ -1098,6 +1125,7 @@ sft_ftp_close_session(sft_ftp_session_t *s)
     }
 
     s->closed = 1;
+    atomic_store(&s->cancel, 1);
     sft_stat_sub(sft_ftp_stat_sessions, 1);
     c = s->connection;
 

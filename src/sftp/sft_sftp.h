@@ -225,6 +225,7 @@ struct sft_sftp_session_s {
     sft_uint_t                nhandles;
     sft_uint_t                inflight;
     sft_uint_t                pending;     /* storage ops, for the free */
+    atomic_uint               cancel;      /* set at close: digests stop */
     sft_msec_t                active;      /* the last progress */
 
     unsigned                  kex_done:1;

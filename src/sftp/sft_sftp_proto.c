@@ -12,12 +12,11 @@
 #include <sft_core.h>
 #include <sft_sftp.h>
 
-#include <sft_asm.h>
+#include <sft_storage_digest.h>
 #include <sft_xfer.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
-#include <openssl/evp.h>
 
 
 #define SFT_SFTP_SMALL_REPLY  1024
@@ -32,7 +31,6 @@
 
 #define SFT_SFTP_COPY_CHUNK   65536     /* a copy-data read and write */
 
-#define SFT_SFTP_CHECK_CHUNK  65536     /* the read buffer of a check */
 #define SFT_SFTP_CHECK_MAX    131072    /* bytes of hashes in a reply */
 #define SFT_SFTP_CHECK_ALGOS  "md5,sha1,sha256,sha512,crc32,crc32c"
 
@@ -54,21 +52,10 @@ typedef struct {
 
 typedef struct {
     sft_storage_file_t    file;         /* check-file-name's own open */
-    sft_fd_t              fd;
+    sft_storage_digest_t  digest;
     const char           *algo;
     sft_uint_t            algo_len;
-    const EVP_MD         *md;           /* NULL: CRC-32 or CRC-32C */
-    sft_uint_t            crc32c;       /* Castagnoli's, as GCS and S3 */
-    uint64_t              start;
-    uint64_t              length;       /* 0: to the end */
-    uint32_t              block;        /* 0: one hash */
-    u_char               *buf;          /* SFT_SFTP_CHECK_CHUNK */
-    u_char               *out;          /* the hashes */
-    size_t                out_size;
-    size_t                out_len;
-    sft_storage_err_t     err;          /* the thread's */
-    int                   sys_err;
-    sft_thread_task_t    *task;
+    sft_storage_err_t     err;          /* of the open or the digest */
 } sft_sftp_check_t;
 
 
@@ -103,12 +90,9 @@ static void sft_sftp_reply_readlink(sft_sftp_request_t *r);
 static sft_int_t sft_sftp_check_file(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, uint32_t id, sft_uint_t by_handle);
 static sft_int_t sft_sftp_check_post(sft_sftp_request_t *r);
-static void sft_sftp_check_thread(void *data, sft_log_t *log);
-static sft_int_t sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset,
-    off_t len, u_char *out);
+static void sft_sftp_check_done(sft_storage_digest_t *d);
 static void sft_sftp_check_complete(sft_sftp_request_t *r);
 static void sft_sftp_check_abort(sft_sftp_request_t *r);
-static void sft_sftp_crc32_init(void);
 static sft_int_t sft_sftp_copy_data(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, uint32_t id);
 static sft_int_t sft_sftp_copy_read(sft_sftp_request_t *r);
@@ -1268,19 +1252,10 @@ static void
 sft_sftp_task_done(sft_event_t *ev)
 {
     sft_sftp_request_t  *r = ev->data;
-    sft_sftp_fd_op_t    *fop;
-    sft_sftp_check_t    *check;
+    sft_sftp_fd_op_t    *fop = r->ctx;
 
-    if (r->type == SFT_SFTP_CHECK_FILE) {
-        check = r->ctx;
-        r->req.err = check->err;
-        r->req.sys_err = check->sys_err;
-
-    } else {
-        fop = r->ctx;
-        r->req.err = sft_storage_map_errno(fop->err);
-        r->req.sys_err = fop->err;
-    }
+    r->req.err = sft_storage_map_errno(fop->err);
+    r->req.sys_err = fop->err;
 
     sft_sftp_op_done(&r->req);
 }
@@ -1290,8 +1265,8 @@ sft_sftp_task_done(sft_event_t *ev)
  * check-file-name, check-file-handle (draft-ietf-secsh-filexfer-09,
  * 9.1.2): the hash of a range of a file, or one per block, with the first
  * of the client's algorithms we have.  The name is opened through the VFS
- * ("download"), a handle must be open for reading; the file is read and
- * hashed on the thread pool through a bounded buffer.
+ * ("download"), a handle must be open for reading; the storage digest
+ * reads and hashes the file on the thread pool.
  *
  *     string  handle or file name
  *     string  hash algorithms, comma-separated
@@ -1307,18 +1282,23 @@ static sft_int_t
 sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     sft_uint_t by_handle)
 {
-    u_char              *path, *algos, *p, *a, *last;
-    uint32_t             plen, alen, block;
-    uint64_t             start, length;
-    sft_int_t            rc;
-    sft_uint_t           i;
-    const EVP_MD        *md;
-    sft_sftp_check_t    *ctx;
-    sft_sftp_handle_t   *h;
-    sft_sftp_request_t  *r;
+    u_char                *path, *algos, *p, *a, *last;
+    uint32_t               plen, alen, block;
+    uint64_t               start, length;
+    sft_int_t              rc;
+    sft_uint_t             i;
+    sft_sftp_check_t      *ctx;
+    sft_sftp_handle_t     *h;
+    sft_sftp_request_t    *r;
+    sft_storage_digest_t  *d;
 
-    static const char   *names[] = { "md5", "sha1", "sha256", "sha512",
-                                     "crc32", "crc32c" };
+    static const char     *names[] = { "md5", "sha1", "sha256", "sha512",
+                                       "crc32", "crc32c" };
+
+    static const sft_digest_algo_t  kinds[] = {
+        SFT_DIGEST_MD5, SFT_DIGEST_SHA1, SFT_DIGEST_SHA256,
+        SFT_DIGEST_SHA512, SFT_DIGEST_CRC32, SFT_DIGEST_CRC32C
+    };
 
     h = NULL;
     path = NULL;
@@ -1374,28 +1354,6 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_OK;
     }
 
-    switch (i) {
-    case 0:
-        md = EVP_md5();
-        break;
-    case 1:
-        md = EVP_sha1();
-        break;
-    case 2:
-        md = EVP_sha256();
-        break;
-    case 3:
-        md = EVP_sha512();
-        break;
-    case 5:
-        md = NULL;
-        break;
-    default:
-        md = NULL;
-        sft_sftp_crc32_init();
-        break;
-    }
-
     if (block != 0 && block < 256) {
         sft_sftp_status(s, id, SSH_FX_FAILURE, "Invalid block size");
         return SFT_OK;
@@ -1431,23 +1389,28 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_ERROR;
     }
 
-    ctx->out_size = block ? SFT_SFTP_CHECK_MAX : EVP_MAX_MD_SIZE;
-    ctx->buf = sft_pnalloc(r->pool, SFT_SFTP_CHECK_CHUNK);
-    ctx->out = sft_pnalloc(r->pool, ctx->out_size);
+    d = &ctx->digest;
+    d->out_size = block ? SFT_SFTP_CHECK_MAX : SFT_DIGEST_MAX_SIZE;
+    d->out = sft_pnalloc(r->pool, d->out_size);
 
-    if (ctx->buf == NULL || ctx->out == NULL) {
+    if (d->out == NULL) {
         sft_sftp_request_done(r);
         return SFT_ERROR;
     }
 
+    /* within SFT_STORAGE_OFFSET_MAX, as sft_sftp_range() found */
+
+    d->algo = kinds[i];
+    d->start = (off_t) start;
+    d->end = length ? (off_t) (start + length) : -1;
+    d->block = block;
+    d->cancel = &s->cancel;
+    d->log = s->log;
+    d->handler = sft_sftp_check_done;
+    d->data = r;
+
     ctx->algo = names[i];
     ctx->algo_len = sft_strlen(names[i]);
-    ctx->md = md;
-    ctx->crc32c = (i == 5);
-    ctx->start = start;
-    ctx->length = length;
-    ctx->block = block;
-    ctx->fd = SFT_INVALID_FILE;
     ctx->file.fd = SFT_INVALID_FILE;
     r->ctx = ctx;
 
@@ -1456,18 +1419,12 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         r->step = 1;
         h->busy++;
 
-        if (h->file.storage == NULL
-            || h->file.storage->driver->file_fd == NULL)
-        {
-            r->req.err = SFT_STORAGE_UNSUPPORTED;
-            sft_sftp_complete(r);
-            return SFT_OK;
-        }
-
-        ctx->fd = h->file.storage->driver->file_fd(&h->file);
+        d->file = &h->file;
         sft_sftp_result(r, sft_sftp_check_post(r));
         return SFT_OK;
     }
+
+    d->file = &ctx->file;
 
     /* step 0: open the name */
 
@@ -1481,223 +1438,29 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
 static sft_int_t
 sft_sftp_check_post(sft_sftp_request_t *r)
 {
-    sft_sftp_check_t    *ctx = r->ctx;
-    sft_thread_task_t   *task;
-    sft_sftp_session_t  *s = r->session;
+    sft_sftp_check_t  *ctx = r->ctx;
 
-    if (ctx->fd == SFT_INVALID_FILE || s->thread_pool == NULL) {
-        r->req.err = SFT_STORAGE_UNSUPPORTED;
-        return SFT_ERROR;
+    if (sft_storage_digest(&ctx->digest, r->pool, r->session->thread_pool)
+        == SFT_AGAIN)
+    {
+        return SFT_AGAIN;
     }
 
-    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_check_t *));
-    if (task == NULL) {
-        r->req.err = SFT_STORAGE_BUSY;
-        return SFT_ERROR;
-    }
+    r->req.err = ctx->digest.err;
 
-    *(sft_sftp_check_t **) task->ctx = ctx;
-    task->handler = sft_sftp_check_thread;
-    task->event.handler = sft_sftp_task_done;
-    task->event.data = r;
-    task->event.log = s->log;
-
-    ctx->task = task;
-
-    if (sft_thread_task_post(s->thread_pool, task) != SFT_OK) {
-        r->req.err = SFT_STORAGE_BUSY;
-        return SFT_ERROR;
-    }
-
-    return SFT_AGAIN;
+    return SFT_ERROR;
 }
 
-
-/* in a thread: the range, then a hash of it or of each block */
 
 static void
-sft_sftp_check_thread(void *data, sft_log_t *log)
+sft_sftp_check_done(sft_storage_digest_t *d)
 {
-    off_t              end, off, n;
-    size_t             mdlen;
-    struct stat        sb;
-    sft_sftp_check_t  *ctx = *(sft_sftp_check_t **) data;
+    sft_sftp_request_t  *r = d->data;
 
-    (void) log;
+    r->req.err = d->err;
+    r->req.sys_err = d->sys_err;
 
-    ctx->err = SFT_STORAGE_OK;
-    ctx->out_len = 0;
-
-    if (fstat(ctx->fd, &sb) == -1) {
-        ctx->sys_err = errno;
-        ctx->err = sft_storage_map_errno(errno);
-        return;
-    }
-
-    if ((off_t) ctx->start > sb.st_size) {
-        ctx->err = SFT_STORAGE_INVALID;
-        return;
-    }
-
-    end = sb.st_size;
-
-    if (ctx->length && (off_t) (ctx->start + ctx->length) < end) {
-        end = ctx->start + ctx->length;
-    }
-
-    mdlen = ctx->md ? (size_t) EVP_MD_size(ctx->md) : 4;
-
-    if (ctx->block == 0) {
-        if (sft_sftp_check_range(ctx, ctx->start, end - ctx->start,
-                                 ctx->out)
-            == SFT_OK)
-        {
-            ctx->out_len = mdlen;
-        }
-
-        return;
-    }
-
-    /* the number of blocks is bounded by the reply's room */
-
-    n = (end - (off_t) ctx->start + ctx->block - 1) / ctx->block;
-
-    if ((size_t) n > ctx->out_size / mdlen) {
-        ctx->err = SFT_STORAGE_INVALID;
-        return;
-    }
-
-    for (off = ctx->start; off < end; off += ctx->block) {
-        if (sft_sftp_check_range(ctx, off,
-                                 sft_min((off_t) ctx->block, end - off),
-                                 ctx->out + ctx->out_len)
-            != SFT_OK)
-        {
-            return;
-        }
-
-        ctx->out_len += mdlen;
-    }
-}
-
-
-static uint32_t  sft_sftp_crc32_table[256];
-static sft_uint_t  sft_sftp_crc32_ready;
-
-
-/* the IEEE 802.3 CRC-32 (reflected 0xedb88320), as zlib's crc32() */
-
-static void
-sft_sftp_crc32_init(void)
-{
-    uint32_t    c;
-    sft_uint_t  i, k;
-
-    if (sft_sftp_crc32_ready) {
-        return;
-    }
-
-    for (i = 0; i < 256; i++) {
-        c = (uint32_t) i;
-
-        for (k = 0; k < 8; k++) {
-            c = (c & 1) ? 0xedb88320 ^ (c >> 1) : c >> 1;
-        }
-
-        sft_sftp_crc32_table[i] = c;
-    }
-
-    sft_sftp_crc32_ready = 1;
-}
-
-
-/* in a thread: one hash of len bytes at offset, short if the file shrank */
-
-static sft_int_t
-sft_sftp_check_range(sft_sftp_check_t *ctx, off_t offset, off_t len,
-    u_char *out)
-{
-    size_t         want, i;
-    ssize_t        n;
-    uint32_t       crc;
-    sft_int_t      rc;
-    EVP_MD_CTX    *md;
-    unsigned int   mdlen;
-
-    md = NULL;
-    crc = ctx->crc32c ? 0 : 0xffffffff;   /* sft_crc32c() inverts itself */
-    rc = SFT_ERROR;
-
-    if (ctx->md) {
-        md = EVP_MD_CTX_new();
-        if (md == NULL || EVP_DigestInit_ex(md, ctx->md, NULL) != 1) {
-            ctx->err = SFT_STORAGE_IO;
-            goto done;
-        }
-    }
-
-    while (len > 0) {
-        want = (size_t) sft_min((off_t) SFT_SFTP_CHECK_CHUNK, len);
-
-        n = pread(ctx->fd, ctx->buf, want, offset);
-
-        if (n == -1) {
-            if (errno == EINTR) {
-                continue;
-            }
-
-            ctx->sys_err = errno;
-            ctx->err = sft_storage_map_errno(errno);
-            goto done;
-        }
-
-        if (n == 0) {
-            break;
-        }
-
-        if (md) {
-            if (EVP_DigestUpdate(md, ctx->buf, n) != 1) {
-                ctx->err = SFT_STORAGE_IO;
-                goto done;
-            }
-
-        } else if (ctx->crc32c) {
-            crc = sft_crc32c(crc, ctx->buf, n);
-
-        } else {
-            for (i = 0; i < (size_t) n; i++) {
-                crc = sft_sftp_crc32_table[(crc ^ ctx->buf[i]) & 0xff]
-                      ^ (crc >> 8);
-            }
-        }
-
-        offset += n;
-        len -= n;
-    }
-
-    if (md) {
-        if (EVP_DigestFinal_ex(md, out, &mdlen) != 1) {
-            ctx->err = SFT_STORAGE_IO;
-            goto done;
-        }
-
-    } else {
-        crc ^= ctx->crc32c ? 0 : 0xffffffff;
-        out[0] = (u_char) (crc >> 24);
-        out[1] = (u_char) (crc >> 16);
-        out[2] = (u_char) (crc >> 8);
-        out[3] = (u_char) crc;
-    }
-
-    rc = SFT_OK;
-
-done:
-
-    if (md) {
-        EVP_MD_CTX_free(md);
-    }
-
-    return rc;
+    sft_sftp_op_done(&r->req);
 }
 
 
@@ -1722,8 +1485,6 @@ sft_sftp_check_complete(sft_sftp_request_t *r)
             ctx->err = r->req.err;
             goto reply;
         }
-
-        ctx->fd = ctx->file.storage->driver->file_fd(&ctx->file);
 
         rc = sft_sftp_check_post(r);
 
@@ -1762,14 +1523,15 @@ reply:
 
     } else {
         start = sft_sftp_reply_space(s, 4 + 1 + 4 + 4 + 10 + 4
-                                        + ctx->algo_len + ctx->out_len);
+                                        + ctx->algo_len
+                                        + ctx->digest.out_len);
         if (start != NULL) {
             p = start + 4;
             *p++ = SSH_FXP_EXTENDED_REPLY;
             p = sft_sftp_put_u32(p, r->id);
             p = sft_sftp_put_string(p, (u_char *) "check-file", 10);
             p = sft_sftp_put_string(p, (u_char *) ctx->algo, ctx->algo_len);
-            p = sft_cpymem(p, ctx->out, ctx->out_len);
+            p = sft_cpymem(p, ctx->digest.out, ctx->digest.out_len);
             sft_sftp_packet_done(s, start, p);
         }
     }

@@ -1258,6 +1258,7 @@ static void
 sft_sftp_channel_close(sft_sftp_session_t *s)
 {
     s->closed = 1;
+    atomic_store(&s->cancel, 1);
     s->channel = NULL;
 
     sft_sftp_free_handles(s);
@@ -1282,6 +1283,7 @@ sft_sftp_close(sft_sftp_session_t *s)
     }
 
     s->closed = 1;
+    atomic_store(&s->cancel, 1);
     c = s->connection;
 
     sft_stat_sub(sft_sftp_stat_sessions, 1);
