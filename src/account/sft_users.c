@@ -82,6 +82,8 @@ static const char *sft_users_path(sft_str_t *file);
 static void sft_users_regex_cleanup(void *data);
 static int sft_users_cmp(const void *a, const void *b);
 static sft_int_t sft_users_norm_path(sft_str_t *path);
+static sft_uint_t sft_users_list_next(u_char **pos, u_char *last,
+    sft_str_t *item);
 static sft_user_rule_t *sft_users_rule(sft_user_t *u, sft_str_t *path);
 static void sft_users_print(FILE *f, sft_user_t *u, sft_uint_t with_hash);
 static void sft_users_refresh(sft_log_t *log);
@@ -1097,7 +1099,7 @@ sft_int_t
 sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
     sft_str_t *path, sft_str_t *value, u_char *errbuf, size_t errlen)
 {
-    u_char            *p, *last, *q;
+    u_char            *p, *last;
     off_t              off;
     uint32_t           m, t, par;
     sft_int_t          n;
@@ -1300,25 +1302,7 @@ sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
         p = value->data;
         last = value->data + value->len;
 
-        while (p < last) {
-            while (p < last && (*p == ' ' || *p == ',' || *p == '\t')) {
-                p++;
-            }
-
-            if (p == last) {
-                break;
-            }
-
-            q = p;
-
-            while (q < last && *q != ' ' && *q != ',' && *q != '\t') {
-                q++;
-            }
-
-            s.data = p;
-            s.len = q - p;
-            p = q;
-
+        while (sft_users_list_next(&p, last, &s)) {
             cidr = sft_array_push(&u->allow_from);
             if (cidr == NULL) {
                 return SFT_ERROR;
@@ -1430,13 +1414,36 @@ sft_phc_params(sft_str_t *phc, uint32_t *m, uint32_t *t, uint32_t *p)
 }
 
 
+/* the next item of a list separated by blanks and commas; 0 at its end */
+
+static sft_uint_t
+sft_users_list_next(u_char **pos, u_char *last, sft_str_t *item)
+{
+    u_char  *p, *q;
+
+    for (p = *pos; p < last && (*p == ' ' || *p == ',' || *p == '\t'); p++) {
+        /* void */
+    }
+
+    for (q = p; q < last && *q != ' ' && *q != ',' && *q != '\t'; q++) {
+        /* void */
+    }
+
+    item->data = p;
+    item->len = q - p;
+    *pos = q;
+
+    return item->len != 0;
+}
+
+
 /* permissions: "list,download", "all", "none" or "" */
 
 sft_int_t
 sft_perms_parse(sft_str_t *text)
 {
-    u_char      *p, *last, *q;
-    size_t       len;
+    u_char      *p, *last;
+    sft_str_t    w;
     sft_int_t    perms;
     sft_uint_t   i;
 
@@ -1444,46 +1451,28 @@ sft_perms_parse(sft_str_t *text)
     p = text->data;
     last = p + text->len;
 
-    while (p < last) {
-        while (p < last && (*p == ' ' || *p == ',' || *p == '\t')) {
-            p++;
-        }
-
-        if (p == last) {
-            break;
-        }
-
-        q = p;
-
-        while (q < last && *q != ' ' && *q != ',' && *q != '\t') {
-            q++;
-        }
-
-        len = q - p;
-
-        if (len == 3 && sft_strncmp(p, "all", 3) == 0) {
+    while (sft_users_list_next(&p, last, &w)) {
+        if (w.len == 3 && sft_strncmp(w.data, "all", 3) == 0) {
             perms |= SFT_PERM_ALL;
-            goto next;
+            continue;
         }
 
-        if (len == 4 && sft_strncmp(p, "none", 4) == 0) {
-            goto next;
+        if (w.len == 4 && sft_strncmp(w.data, "none", 4) == 0) {
+            continue;
         }
 
         for (i = 0; sft_perm_names[i]; i++) {
-            if (strlen(sft_perm_names[i]) == len
-                && sft_strncmp(p, sft_perm_names[i], len) == 0)
+            if (strlen(sft_perm_names[i]) == w.len
+                && sft_strncmp(w.data, sft_perm_names[i], w.len) == 0)
             {
                 perms |= 1 << i;
-                goto next;
+                break;
             }
         }
 
-        return SFT_ERROR;
-
-    next:
-
-        p = q;
+        if (sft_perm_names[i] == NULL) {
+            return SFT_ERROR;
+        }
     }
 
     return perms;

@@ -22,6 +22,8 @@
 static sft_int_t sft_cli_read_password(u_char *buf, size_t size, size_t *len,
     sft_log_t *log);
 static sft_int_t sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log);
+static sft_int_t sft_cli_set_password(sft_users_t *users, sft_user_t *u,
+    sft_log_t *log);
 static int sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv);
 static const char *sft_cli_make_home(sft_cycle_t *cycle, sft_user_t *u,
     sft_log_t *log);
@@ -172,11 +174,34 @@ sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log)
 }
 
 
+/* a new argon2id hash for u, of a password read from stdin */
+
+static sft_int_t
+sft_cli_set_password(sft_users_t *users, sft_user_t *u, sft_log_t *log)
+{
+    char  hash[SFT_AUTH_HASH_LEN + 1];
+
+    if (sft_cli_new_hash(hash, sizeof(hash), log) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    u->password.len = strlen(hash);
+    u->password.data = sft_pnalloc(users->pool, u->password.len);
+    if (u->password.data == NULL) {
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(u->password.data, hash, u->password.len);
+
+    return SFT_OK;
+}
+
+
 static int
 sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
 {
     int                lock;
-    char              *lockname, hash[SFT_AUTH_HASH_LEN + 1], *cmd;
+    char              *lockname, *cmd;
     const char        *done;
     u_char            *text, err[256];
     size_t             len;
@@ -327,17 +352,9 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
             return 1;
         }
 
-        if (sft_cli_new_hash(hash, sizeof(hash), log) != SFT_OK) {
+        if (sft_cli_set_password(users, u, log) != SFT_OK) {
             return 1;
         }
-
-        u->password.len = strlen(hash);
-        u->password.data = sft_pnalloc(users->pool, u->password.len);
-        if (u->password.data == NULL) {
-            return 1;
-        }
-
-        sft_memcpy(u->password.data, hash, u->password.len);
 
         goto write;
     }
@@ -399,17 +416,9 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
         }
     }
 
-    if (sft_cli_new_hash(hash, sizeof(hash), log) != SFT_OK) {
+    if (sft_cli_set_password(users, u, log) != SFT_OK) {
         return 1;
     }
-
-    u->password.len = strlen(hash);
-    u->password.data = sft_pnalloc(users->pool, u->password.len);
-    if (u->password.data == NULL) {
-        return 1;
-    }
-
-    sft_memcpy(u->password.data, hash, u->password.len);
 
     done = sft_cli_make_home(cycle, u, log);
     if (done == NULL) {
