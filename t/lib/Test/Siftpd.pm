@@ -226,7 +226,11 @@ sub run {
 
     $self->{_pid} = $pid;
 
-    for (1 .. 100) {
+    # a start takes milliseconds, but a loaded or emulated machine (the
+    # kTLS guest) may take seconds: only a start that never comes fails
+    my $end = time() + 60;
+
+    while (time() < $end) {
         last if -s $pidfile;
         if (waitpid($pid, WNOHANG) == $pid) {
             delete $self->{_pid};
@@ -236,7 +240,8 @@ sub run {
         sleep 0.05;
     }
 
-    die "siftpd did not write its pid file" unless -s $pidfile;
+    die "siftpd did not write its pid file:\n" . $self->read_file('stderr')
+        . $self->read_file('error.log') unless -s $pidfile;
 
     return $self;
 }
