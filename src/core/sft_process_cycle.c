@@ -6,6 +6,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_thread_pool.h>
+#include <sft_setproctitle.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
@@ -56,6 +57,8 @@ sft_master_process_cycle(sft_cycle_t *cycle)
     u_char            old_pid[PATH_MAX];
 
     sft_process_role = SFT_PROCESS_MASTER;
+
+    sft_setproctitle("master process", 1);
 
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -530,6 +533,8 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
 
     sft_process_role = SFT_PROCESS_WORKER;
 
+    sft_setproctitle("worker process", 0);
+
     sft_worker_process_init(cycle, worker);
 
     for ( ;; ) {
@@ -573,6 +578,8 @@ sft_worker_start_shutdown(sft_cycle_t *cycle)
     sft_core_conf_t  *ccf;
 
     sft_exiting = 1;
+
+    sft_setproctitle("worker process is shutting down", 0);
 
     ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
 
