@@ -1,7 +1,9 @@
 #!/usr/bin/perl
 
 # process_title.t -- ps shows "siftpd: master process <command line>" and
-# "siftpd: worker process" (and the comm name follows).
+# "siftpd: worker process" (and the comm name follows); a worker can never
+# gain privileges (NoNewPrivs), and after switching to "user" from root it
+# holds no capability at all.
 
 use warnings;
 use strict;
@@ -13,9 +15,11 @@ use Test::Siftpd qw/port/;
 my $t = Test::Siftpd->new()->has('http');
 my $d = $t->testdir();
 
+my $user = $> == 0 ? "user nobody nogroup;\n" : '';
+
 $t->write_file_expand('siftpd.conf', <<"EOF");
 %%TEST_GLOBALS%%
-worker_processes 2;
+${user}worker_processes 2;
 events { worker_connections 16; }
 http { server { listen 127.0.0.1:%%PORT_8080%%; } }
 EOF
@@ -42,7 +46,16 @@ like(title($t->pid()),
 is(proc($t->pid(), 'comm'), "siftpd: master\n", 'master comm name');
 
 for my $w ($t->workers()) {
+    my $status = proc($w, 'status');
     is(proc($w, 'comm'), "siftpd: worker\n", "worker $w comm name");
+    like($status, qr/^NoNewPrivs:\s+1$/m, "worker $w: no new privileges");
+
+    SKIP: {
+        skip 'not started as root', 3 unless $> == 0;
+        for my $set (qw/CapPrm CapEff CapBnd/) {
+            like($status, qr/^$set:\s+0+$/m, "worker $w: $set empty");
+        }
+    }
 }
 
 $t->stop();
