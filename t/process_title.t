@@ -3,13 +3,14 @@
 # process_title.t -- ps shows "siftpd: master process <command line>" and
 # "siftpd: worker process" (and the comm name follows); a worker can never
 # gain privileges (NoNewPrivs), and after switching to "user" from root it
-# holds no capability at all.
+# holds no capability at all.  A worker draining after a reload says so.
 
 use warnings;
 use strict;
 
 use lib 't/lib';
 use Test::More;
+use IO::Socket::INET;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('http');
@@ -57,6 +58,36 @@ for my $w ($t->workers()) {
         }
     }
 }
+
+# an old worker holding a session in the middle of a request drains
+
+sub reply {
+    my ($s) = @_;
+    my $r = '';
+    while ($r !~ /\r\n\r\n/ || length($') < ($r =~ /Content-Length: (\d+)/i
+            ? $1 : 0))
+    {
+        $s->sysread($r, 4096, length $r) or last;
+    }
+    return $r;
+}
+
+# a first request makes sure an old worker has accepted the connection
+
+my $slow = IO::Socket::INET->new('127.0.0.1:' . port(8080)) or die;
+$slow->print("GET /api/v1/stats HTTP/1.1\r\nHost: a\r\n\r\n");
+like(reply($slow), qr/^HTTP\/1.1 200/, 'a keep-alive session is open');
+$slow->print("GET /api/v1/stats HTTP/1.1\r\nHo");
+
+$t->reload();
+ok($t->wait_for(sub {
+        grep { title($_) eq 'siftpd: worker process is shutting down' }
+            $t->workers()
+    }, 15), 'a draining worker is titled "... is shutting down"')
+    or diag(join ', ', map { title($_) } $t->workers());
+
+$slow->print("st: a\r\n\r\n");
+close $slow;
 
 $t->stop();
 

@@ -535,9 +535,11 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
 
     sft_process_role = SFT_PROCESS_WORKER;
 
-    sft_setproctitle("worker process", 0);
-
     sft_worker_process_init(cycle, worker);
+
+    /* after the switch: a worker with this title has dropped privileges */
+
+    sft_setproctitle("worker process", 0);
 
     for ( ;; ) {
 
