@@ -23,6 +23,8 @@ static u_char  *sft_title_end;
 static u_char  *sft_title_args;           /* the command line, one line */
 
 
+/* *s moves to the heap; the area grows when *s began right at its end */
+
 static u_char *
 sft_proctitle_move(char **s, u_char *end, sft_log_t *log)
 {
