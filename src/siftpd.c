@@ -10,6 +10,7 @@
 #include <sft_asm.h>
 #include <sft_event_openssl.h>
 #include <sft_users.h>
+#include <sft_setproctitle.h>
 #if (SFT_HAVE_OPENSSL)
 #include <openssl/opensslv.h>
 #endif
@@ -33,12 +34,20 @@ static char *const *sft_subcmd_argv;
 
 
 int
-main(int argc, char *const *argv)
+main(int argc, char **argv)
 {
     int                rc;
     sft_log_t         *log;
     sft_cycle_t       *cycle, init_cycle;
     sft_core_conf_t   *ccf;
+
+    log = sft_log_init();
+
+    /* before the options keep pointers into argv[]: they get copies */
+
+    if (sft_init_setproctitle(argc, argv, log) != SFT_OK) {
+        return 1;
+    }
 
     if (sft_get_options(argc, argv) != SFT_OK) {
         return 1;
@@ -53,8 +62,6 @@ main(int argc, char *const *argv)
     sft_ssl_gcm_register();
     sft_time_update();
     sft_pid = getpid();
-
-    log = sft_log_init();
 
     if (sft_test_config && !sft_quiet_mode) {
         log->log_level = SFT_LOG_INFO;

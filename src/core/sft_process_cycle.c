@@ -6,6 +6,8 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_thread_pool.h>
+#include <sft_setproctitle.h>
+#include <sys/prctl.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
@@ -19,6 +21,7 @@ static void sft_respawn_cancel(void);
 static void sft_master_process_exit(sft_cycle_t *cycle);
 static void sft_worker_process_cycle(sft_cycle_t *cycle, void *data);
 static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
+static void sft_worker_drop_bounding_set(sft_cycle_t *cycle);
 static void sft_worker_process_exit(sft_cycle_t *cycle);
 static void sft_worker_start_shutdown(sft_cycle_t *cycle);
 static void sft_shutdown_timer_handler(sft_event_t *ev);
@@ -56,6 +59,8 @@ sft_master_process_cycle(sft_cycle_t *cycle)
     u_char            old_pid[PATH_MAX];
 
     sft_process_role = SFT_PROCESS_MASTER;
+
+    sft_setproctitle("master process", 1);
 
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -532,6 +537,10 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
 
     sft_worker_process_init(cycle, worker);
 
+    /* after the switch: a worker with this title has dropped privileges */
+
+    sft_setproctitle("worker process", 0);
+
     for ( ;; ) {
 
         if (sft_exiting
@@ -573,6 +582,8 @@ sft_worker_start_shutdown(sft_cycle_t *cycle)
     sft_core_conf_t  *ccf;
 
     sft_exiting = 1;
+
+    sft_setproctitle("worker process is shutting down", 0);
 
     ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
 
@@ -680,11 +691,21 @@ sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
             exit(2);
         }
 
+        sft_worker_drop_bounding_set(cycle);
+
         if (setuid(ccf->user) == -1) {
             sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
                           "setuid(%d) failed", (int) ccf->user);
             exit(2);
         }
+    }
+
+    /* listeners and keys are the master's: nothing may raise privileges */
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
+                      "prctl(PR_SET_NO_NEW_PRIVS) failed");
+        exit(2);
     }
 
     sigemptyset(&set);
@@ -723,6 +744,30 @@ sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
         != SFT_OK)
     {
         exit(2);
+    }
+}
+
+
+/*
+ * setuid() away from root empties the permitted and effective sets; the
+ * bounding set is emptied first too, while still root.  That takes
+ * CAP_SETPCAP, which a service manager may have withheld (the shipped
+ * systemd unit does, and bounds the set itself): then it stays as given,
+ * harmless with nothing permitted and no new privileges.
+ */
+
+static void
+sft_worker_drop_bounding_set(sft_cycle_t *cycle)
+{
+    int  cap;
+
+    for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, sft_errno,
+                          "the capability bounding set is kept: "
+                          "prctl(PR_CAPBSET_DROP, %d) failed", cap);
+            return;
+        }
     }
 }
 
