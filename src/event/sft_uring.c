@@ -452,13 +452,13 @@ sft_uring_free_slot(sft_uring_t *u, sft_uint_t i, sft_uint_t release)
 void
 sft_uring_done(void)
 {
-    int                    rc;
-    uint64_t               i;
-    sft_uint_t             waits;
-    sft_uring_t           *u = sft_uring;
-    struct io_uring_sqe   *sqe;
-    struct io_uring_cqe   *cqe;
-    struct __kernel_timespec  ts;
+    int                        rc;
+    uint64_t                   i;
+    sft_uint_t                 waits;
+    sft_uring_t               *u = sft_uring;
+    struct io_uring_sqe       *sqe;
+    struct io_uring_cqe       *cqe;
+    struct __kernel_timespec   ts;
 
     if (u == NULL) {
         return;

@@ -17,7 +17,8 @@ typedef void (*sft_uring_handler_pt)(sft_uring_op_t *op);
 
 
 /*
- * The caller fills fd, buf, len, offset, handler and data.  The handler
+ * The caller zeroes the op once, then fills fd, buf, len, offset, handler
+ * and data (and may reuse it after its handler ran).  The handler
  * runs on the event loop with result set: the bytes moved (short counts
  * are the caller's business) or -errno.  release, if set, frees buf; it
  * is called only for a cancelled operation, once the kernel is done with
@@ -35,7 +36,7 @@ struct sft_uring_op_s {
 
     ssize_t                result;
 
-    sft_uint_t             slot;        /* private: slot + 1 in flight */
+    sft_uint_t             slot;        /* private: 0 unless in flight */
 };
 
 
