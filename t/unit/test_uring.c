@@ -2,7 +2,9 @@
  * test_uring.c -- the worker's io_uring driven by a minimal loop (poll
  * on its eventfd): reads and writes at offsets, more operations than
  * slots, cancelled operations that never call back and whose buffers are
- * released only after the kernel is done, and no ring declining.  With
+ * released only after the kernel is done, no ring declining, and a
+ * kernel that refuses io_uring (a seccomp filter) declining after one
+ * notice.  With
  * SFT_URING_BENCH=N it also times N 256 KiB reads of a cached file
  * through the ring and with pread(2), as TAP comments.
  */
@@ -11,6 +13,10 @@
 #include <sft_core.h>
 #include <sft_uring.h>
 #include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include "sft_tap.h"
 
 
@@ -405,6 +411,76 @@ cancels(const char *path, const char *other)
 }
 
 
+/*
+ * In a child whose seccomp filter refuses io_uring_setup(2) with EPERM:
+ * the ring declines, says why once, and reads decline; the child's exit
+ * code and log come back to the parent.
+ */
+
+static void
+refused(void)
+{
+    int                   p[2], status;
+    char                  out[1024];
+    pid_t                 pid;
+    ssize_t               n;
+    sft_log_t            *log;
+    sft_uring_op_t        op;
+    struct sock_fprog     prog;
+    struct sock_filter    filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+    };
+
+    if (pipe(p) == -1) {
+        ok(0, "pipe");
+        return;
+    }
+
+    fflush(stdout);
+    pid = fork();
+
+    if (pid == 0) {
+        dup2(p[1], STDERR_FILENO);
+
+        prog.len = sft_nelems(filter);
+        prog.filter = filter;
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1
+            || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+        {
+            _exit(3);
+        }
+
+        log = sft_log_init();
+        op_init(&op, 0, NULL, 0, 0);
+
+        _exit(sft_uring_init(ENTRIES, log) == SFT_DECLINED
+              && sft_uring_read(&op) == SFT_DECLINED
+              && sft_uring_available() == 0 ? 0 : 1);
+    }
+
+    close(p[1]);
+    n = read(p[0], out, sizeof(out) - 1);
+    out[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+
+    ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
+       && WEXITSTATUS(status) == 0,
+       "io_uring refused by the kernel: no ring, reads decline");
+    ok(strstr(out, "[notice] io_uring_queue_init() failed") != NULL
+       && strstr(out, "without io_uring (1: Operation not permitted)") != NULL
+       && strchr(out, '\n') == out + strlen(out) - 1,
+       "one notice says why");
+
+    if (strchr(out, '\n') != out + strlen(out) - 1) {
+        printf("# %s", out);
+    }
+}
+
+
 static double
 now(void)
 {
@@ -517,7 +593,7 @@ main(void)
         return 0;
     }
 
-    printf("1..27\n");
+    printf("1..29\n");
 
     ok(sft_uring_available() == ENTRIES, "a ring of 8 slots");
 
@@ -550,6 +626,7 @@ main(void)
     close(fd);
 
     cancels(path, other);
+    refused();
 
     /* after the teardown, or with "io_uring off": no ring, decline */
 
