@@ -2,14 +2,14 @@
 
 # deps.t -- auto/deps installs only what building and running needs, and
 # with --test adds the tools the tests drive; the README opens with its two
-# commands, and .ci/run runs the second one exactly.
+# commands, the second builds io_uring in, and .ci/run runs it exactly.
 
 use warnings;
 use strict;
 
 use Test::More;
 
-plan(tests => 9);
+plan(tests => 10);
 
 sub packages {
     my $out = `sh auto/deps --list @_`;
@@ -53,6 +53,8 @@ close $fh;
 my @cmds = $readme =~ /^    (auto\/deps\b.*)$/mg;
 is(scalar @cmds, 2, 'the README has two commands');
 like($cmds[1] // '', qr/^auto\/deps --test && /, 'the test one uses --test');
+like($cmds[1] // '', qr/\.\/configure [^&]*--with-io_uring\b/,
+    'the test one builds io_uring in, so the tests cover it');
 
 open $fh, '<', '.ci/run' or die ".ci/run: $!";
 my ($ci) = grep { /^auto\/deps/ } <$fh>;

@@ -31,12 +31,6 @@ static sft_uint_t     sft_events_max_module;
 extern sft_uint_t     sft_connection_counter;
 
 
-typedef struct {
-    void             *(*create_conf)(sft_cycle_t *cycle);
-    char             *(*init_conf)(sft_cycle_t *cycle, void *conf);
-} sft_event_module_t;
-
-
 static sft_command_t  sft_events_commands[] = {
 
     { sft_string("events"),
@@ -225,8 +219,10 @@ sft_events_block(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 }
 
 
-sft_event_conf_t *
-sft_event_get_conf(sft_cycle_t *cycle)
+/* an event module's configuration, the block's defaults when it is absent */
+
+void *
+sft_event_get_module_conf(sft_cycle_t *cycle, sft_module_t *module)
 {
     void  ***ctx;
 
@@ -242,7 +238,14 @@ sft_event_get_conf(sft_cycle_t *cycle)
         cycle->conf_ctx[sft_events_module.index] = (void ***) ctx;
     }
 
-    return (*ctx)[sft_event_core_module.ctx_index];
+    return (*ctx)[module->ctx_index];
+}
+
+
+sft_event_conf_t *
+sft_event_get_conf(sft_cycle_t *cycle)
+{
+    return sft_event_get_module_conf(cycle, &sft_event_core_module);
 }
 
 

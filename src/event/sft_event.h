@@ -38,6 +38,14 @@ typedef struct {
 } sft_event_conf_t;
 
 
+/* the ctx of an SFT_EVENT_MODULE: its part of the events{} block */
+
+typedef struct {
+    void                 *(*create_conf)(sft_cycle_t *cycle);
+    char                 *(*init_conf)(sft_cycle_t *cycle, void *conf);
+} sft_event_module_t;
+
+
 sft_int_t sft_event_add_conn(sft_connection_t *c);
 sft_int_t sft_event_add_listening(sft_listening_t *ls);
 sft_int_t sft_event_del_listening(sft_listening_t *ls);
@@ -58,6 +66,7 @@ void sft_event_expire_timers(void);
 void sft_event_accept(sft_event_t *ev);
 
 sft_event_conf_t *sft_event_get_conf(sft_cycle_t *cycle);
+void *sft_event_get_module_conf(sft_cycle_t *cycle, sft_module_t *module);
 
 
 extern sft_uint_t    sft_event_sessions;   /* client connections open */
