@@ -31,7 +31,10 @@ static sft_command_t  sft_conf_commands[] = {
       sft_conf_include,
       0,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("file | mask", "",
+          "Read another file, or every file a glob matches, in place; at "
+          "most 32 levels deep.") },
 
     sft_null_command
 };
