@@ -334,6 +334,12 @@ sft_show_version(void)
         fprintf(stderr, "built with " OPENSSL_VERSION_TEXT "\n");
 #endif
         fprintf(stderr, "configure arguments:" SFT_CONFIGURE "\n");
+        fprintf(stderr,
+                "paths: prefix " SFT_PREFIX ", sbin " SFT_SBIN_PATH
+                ", conf " SFT_CONF_PATH ", pid " SFT_PID_PATH
+                ", error log " SFT_ERROR_LOG_PATH ", data " SFT_DATA_PATH
+                ", modules " SFT_MODULES_PATH ", html " SFT_HTML_PATH
+                ", man " SFT_MAN_PATH "\n");
         fprintf(stderr, "modules:");
 
         for (i = 0; sft_modules[i]; i++) {

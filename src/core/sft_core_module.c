@@ -73,7 +73,8 @@ static sft_command_t  sft_core_commands[] = {
       offsetof(sft_core_conf_t, pid),
       NULL,
       sft_command_doc("file", "var/siftpd.pid",
-          "The file the master writes its process id to.") },
+          "The file the master writes its process id to; configure's "
+          "--pid-path sets the default.") },
 
     { sft_string("user"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE12,
