@@ -11,6 +11,7 @@
 #include <sft_event_openssl.h>
 #include <sft_users.h>
 #include <sft_setproctitle.h>
+#include <sft_conf_doc.h>
 #if (SFT_HAVE_OPENSSL)
 #include <openssl/opensslv.h>
 #endif
@@ -25,6 +26,7 @@ static void sft_dump_configuration(sft_cycle_t *cycle);
 static sft_uint_t   sft_show_help;
 static sft_uint_t   sft_show_version_flag;
 static sft_uint_t   sft_show_configure;
+static sft_uint_t   sft_show_directives;
 static u_char      *sft_prefix;
 static u_char      *sft_conf_file;
 static u_char      *sft_conf_params;
@@ -110,6 +112,13 @@ main(int argc, char **argv)
      * it only tested the configuration or signals a running master
      */
 
+    if (sft_show_directives) {
+        rc = (sft_conf_doc_print(cycle, stdout) == SFT_OK) ? 0 : 1;
+        sft_destroy_pool(cycle->pool);
+        sft_destroy_pool(init_cycle.pool);
+        return rc;
+    }
+
     if (sft_test_config) {
         if (!sft_quiet_mode) {
             sft_log_stderr(0, "the configuration file %s syntax is ok",
@@ -177,6 +186,15 @@ sft_get_options(int argc, char *const *argv)
             sft_subcmd_argc = argc - i;
             sft_subcmd_argv = argv + i;
             break;
+        }
+
+        /* the directive reference of the configuration's modules */
+
+        if (strcmp(argv[i], "--directives") == 0) {
+            sft_show_directives = 1;
+            sft_test_config = 1;
+            sft_quiet_mode = 1;
+            continue;
         }
 
         if (*p++ != '-') {
@@ -316,6 +334,12 @@ sft_show_version(void)
         fprintf(stderr, "built with " OPENSSL_VERSION_TEXT "\n");
 #endif
         fprintf(stderr, "configure arguments:" SFT_CONFIGURE "\n");
+        fprintf(stderr,
+                "paths: prefix " SFT_PREFIX ", sbin " SFT_SBIN_PATH
+                ", conf " SFT_CONF_PATH ", pid " SFT_PID_PATH
+                ", error log " SFT_ERROR_LOG_PATH ", data " SFT_DATA_PATH
+                ", modules " SFT_MODULES_PATH ", html " SFT_HTML_PATH
+                ", man " SFT_MAN_PATH "\n");
         fprintf(stderr, "modules:");
 
         for (i = 0; sft_modules[i]; i++) {

@@ -6,6 +6,10 @@
 # with the prefix in them); "siftpd -t" accepts it at once and writes
 # nothing; a second install keeps an edited configuration, the user store,
 # logs and data; systemd-analyze verifies the unit where it is installed.
+# configure's path options (a system layout: /usr, /etc, /run, /var/log,
+# /var/lib) are compiled in and "make install DESTDIR=..." puts each part
+# where it is named, the configuration naming them; siftpd -V prints the
+# paths of the build.
 
 use warnings;
 use strict;
@@ -26,7 +30,7 @@ my ($prefix) = map { /^PREFIX = (\S+)/ ? $1 : () } <$fh>;
 close $fh;
 die "no PREFIX in $objs/Makefile" unless defined $prefix;
 
-plan(tests => 18);
+plan(tests => 26);
 
 my $dest = "$d/dest";
 my $p = "$dest$prefix";
@@ -131,6 +135,81 @@ SKIP: {
     $v .= `systemd-analyze verify $real/pkg/siftpd.service 2>&1`;
     is($v, '', 'systemd-analyze verify accepts the unit, no warning');
 }
+
+# the paths of this build, as siftpd -V prints them
+
+open $fh, '<', "$objs/Makefile" or die "$objs/Makefile: $!";
+my %mk = map { /^([A-Z_]+_PATH) = (\S+)$/ ? ($1 => $2) : () } <$fh>;
+close $fh;
+
+my $paths = "paths: prefix $prefix/, sbin $mk{SBIN_PATH}, conf $mk{CONF_PATH},"
+    . " pid $mk{PID_PATH}, error log $mk{ERROR_LOG_PATH}, data $mk{DATA_PATH},"
+    . " modules $mk{MODULES_PATH}, html $mk{HTML_PATH}, man $mk{MAN_PATH}";
+like(`$objs/siftpd -V 2>&1`, qr/^\Q$paths\E$/m,
+    'siftpd -V prints the paths of the build');
+
+# a system layout: configure compiles the paths in; make install, with
+# those paths, puts each part where it is named
+
+my %fhs = (PREFIX => '/usr', CONF_PATH => '/etc/siftpd/siftpd.conf',
+    PID_PATH => '/run/siftpd.pid',
+    ERROR_LOG_PATH => '/var/log/siftpd/error.log',
+    DATA_PATH => '/var/lib/siftpd');
+
+$out = `./configure --prefix=/usr --conf-path=$fhs{CONF_PATH} \\
+    --pid-path=$fhs{PID_PATH} --error-log-path=$fhs{ERROR_LOG_PATH} \\
+    --data-path=$fhs{DATA_PATH} --builddir=$d/objs-fhs 2>&1`;
+is($? >> 8, 0, 'configure with system paths') or diag($out);
+
+my $h = slurp("$d/objs-fhs/sft_auto_config.h") // '';
+is(join(' ', map { $h =~ /^#define SFT_$_  "\Q$fhs{$_}\E"$/m ? () : $_ }
+        qw/CONF_PATH PID_PATH ERROR_LOG_PATH DATA_PATH/),
+    '', 'the paths are compiled in');
+
+open $fh, '<', "$d/objs-fhs/Makefile" or die "objs-fhs/Makefile: $!";
+my %fmk = map { /^(PREFIX|[A-Z_]+_PATH) = (\S+)$/ ? ($1 => $2) : () } <$fh>;
+close $fh;
+
+my $f = "$d/fhs";
+my ($frc, $fout) = $t->make_install(DESTDIR => $f, %fmk);
+is($frc, 0, 'make install DESTDIR=... of the system layout') or diag($fout);
+
+is(join(' ', grep { !-e "$f$_" } '/usr/sbin/siftpd',
+        '/etc/siftpd/siftpd.conf', '/var/lib/siftpd/', '/var/log/siftpd/',
+        '/run/', '/usr/share/man/man8/siftpd.8',
+        '/usr/share/man/man5/siftpd.conf.5', '/usr/html/index.html',
+        map({ "/usr/modules/$_" } @sos)),
+    '', 'each part lands where it is named');
+
+my $fconf = slurp("$f/etc/siftpd/siftpd.conf") // '';
+is(join(' ', grep { $fconf !~ $_ }
+        qr{^pid +/run/siftpd\.pid;$}m,
+        qr{^error_log +/var/log/siftpd/error\.log info;$}m,
+        qr{^transfer_log +/var/log/siftpd/xferlog;$}m,
+        qr{^users +/etc/siftpd/users;$}m,
+        qr{^ +root +/var/lib/siftpd;$}m,
+        qr{^ +ssl_certificate +/etc/siftpd/tls/cert\.pem;$}m,
+        qr{^ +host_key +/etc/siftpd/ssh/host_ed25519_key;$}m),
+    '', 'the installed configuration names the system paths');
+
+my $funit = slurp("$f/usr/pkg/siftpd.service") // '';
+my $frot = slurp("$f/usr/pkg/siftpd.logrotate") // '';
+ok($funit =~ m{^PIDFile=/run/siftpd\.pid$}m
+    && $funit =~ m{^ExecStart=/usr/sbin/siftpd -p /usr/$}m
+    && $funit =~ m{^ReadWritePaths=.*/var/lib/siftpd}m
+    && $frot =~ m{^/var/log/siftpd/\*\.log /var/log/siftpd/xferlog \{$}m
+    && $frot =~ m{\[ ! -s /run/siftpd\.pid \] \|\| /usr/sbin/siftpd -p /usr/ }m,
+    'the unit and the logrotate rules name the system paths')
+    or diag("$funit$frot");
+
+# -t on the installed configuration, its system paths taken under DESTDIR
+
+(my $tconf = $fconf) =~ s{(?<=[ \t])(/(?:etc|run|var|usr)/)}{$f$1}g;
+open $fh, '>', "$d/fhs.conf" or die;
+print $fh $tconf;
+close $fh;
+$out = `$f/usr/sbin/siftpd -p $f/usr/ -c $d/fhs.conf -t 2>&1`;
+is($? >> 8, 0, 'siftpd -t accepts the installed system layout') or diag($out);
 
 is(join('', map { slurp($_) // '' } glob("$d/sanitizer*")), '',
     'no sanitizer errors');

@@ -50,7 +50,7 @@ sub run {
     return ($rc, $out, $err);
 }
 
-plan(tests => 23);
+plan(tests => 24);
 
 # hash-password
 
@@ -127,3 +127,12 @@ opendir my $d, "$dir/conf" or die $!;
 my @tmp = grep { /\.tmp/ } readdir $d;
 closedir $d;
 is(scalar @tmp, 0, 'no temporary files left');
+
+# a misspelt key in the users file names the key it is closest to
+
+open $fh, '>>', "$dir/conf/users" or die $!;
+print $fh "quota_byts = 1m\n";
+close $fh;
+($rc, $out, $err) = run(undef, qw/user list/);
+ok($rc == 1 && $err =~ /unknown key "quota_byts" in \S*users:\d+, did you mean "quota_bytes"\?$/m,
+    'a misspelt key: did you mean') or diag($err);

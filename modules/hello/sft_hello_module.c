@@ -40,7 +40,9 @@ static sft_command_t  sft_hello_commands[] = {
       sft_conf_set_str_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
       offsetof(sft_hello_srv_conf_t, text),
-      NULL },
+      NULL,
+      sft_command_doc("text", "hello, world",
+          "What GET /hello answers.") },
 
     sft_null_command
 };

@@ -27,7 +27,8 @@
  * matching directory prefix that sets "perms", "deny" or "hide" wins for
  * that setting.  "allow_from" and "ssh_key" may be repeated.  Parsing is
  * strict: an unknown key, a bad value, a repeated key or a duplicate user
- * is an error naming the file and line.
+ * is an error naming the file and line, and a misspelt key the known one
+ * it is closest to.
  */
 
 #include <sft_config.h>
@@ -36,6 +37,7 @@
 #include <sft_users.h>
 #include <sft_auth.h>
 #include <sft_usage.h>
+#include <sft_suggest.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -64,6 +66,8 @@ static const char  *sft_perm_names[] = SFT_PERM_NAMES;
 
 static void *sft_users_create_conf(sft_cycle_t *cycle);
 static char *sft_users_init_conf(sft_cycle_t *cycle, void *conf);
+static sft_str_t *sft_users_key_known(sft_str_t *key);
+static sft_str_t *sft_users_key_suggest(sft_suggest_t *s, sft_str_t *key);
 static char *sft_users_set_pattern(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_users_set_max_checks(sft_conf_t *cf, sft_command_t *cmd,
@@ -96,77 +100,108 @@ static sft_command_t  sft_users_commands[] = {
       sft_conf_set_path_slot,
       0,
       offsetof(sft_users_conf_t, file),
-      NULL },
+      NULL,
+      sft_command_doc("file", "",
+          "The user store: names, argon2id hashes, homes, permissions, "
+          "quotas.") },
 
     { sft_string("first_user"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_str_slot,
       0,
       offsetof(sft_users_conf_t, first_user),
-      NULL },
+      NULL,
+      sft_command_doc("name", "",
+          "Create the user store on the first start with this user and "
+          "print its random password once.") },
 
     { sft_string("login_cache_ttl_secs"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_sec_slot,
       0,
       offsetof(sft_users_conf_t, cache_ttl),
-      NULL },
+      NULL,
+      sft_command_doc("seconds", "300",
+          "How long an accepted password is answered from the verification "
+          "cache; 0 turns the cache off.") },
 
     { sft_string("max_concurrent_password_checks"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_users_set_max_checks,
       0,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("number | auto", "auto",
+          "How many argon2id checks may run at once over all workers; more "
+          "wait in a queue.") },
 
     { sft_string("login_max_failures"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_num_slot,
       0,
       offsetof(sft_users_conf_t, max_failures),
-      NULL },
+      NULL,
+      sft_command_doc("number", "5",
+          "Failed logins from one source within login_failure_window "
+          "before it is banned.") },
 
     { sft_string("login_failure_window"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_sec_slot,
       0,
       offsetof(sft_users_conf_t, failure_window),
-      NULL },
+      NULL,
+      sft_command_doc("time", "10m",
+          "The window login failures are counted in.") },
 
     { sft_string("login_ban_time"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_sec_slot,
       0,
       offsetof(sft_users_conf_t, ban_time),
-      NULL },
+      NULL,
+      sft_command_doc("time", "15m",
+          "How long a banned source is refused.") },
 
     { sft_string("max_connections_per_address"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_num_slot,
       0,
       offsetof(sft_users_conf_t, max_conns_per_addr),
-      NULL },
+      NULL,
+      sft_command_doc("number", "32",
+          "Connections one source may have open at once, over all "
+          "protocols.") },
 
     { sft_string("login_ipv6_prefix"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_num_slot,
       0,
       offsetof(sft_users_conf_t, ipv6_prefix),
-      NULL },
+      NULL,
+      sft_command_doc("bits", "64",
+          "IPv6 clients in one prefix of this length (1 to 128) count as "
+          "one source.") },
 
     { sft_string("deny_pattern"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_users_set_pattern,
       0,
       offsetof(sft_users_conf_t, deny),
-      NULL },
+      NULL,
+      sft_command_doc("regex", "",
+          "Paths matching this extended regular expression are refused to "
+          "every user.") },
 
     { sft_string("hide_pattern"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_users_set_pattern,
       0,
       offsetof(sft_users_conf_t, hide),
-      NULL },
+      NULL,
+      sft_command_doc("regex", "",
+          "Paths matching this extended regular expression are left out of "
+          "every listing.") },
 
     sft_null_command
 };
@@ -706,12 +741,16 @@ sft_users_read(sft_str_t *file, sft_uint_t missing_ok, sft_log_t *log)
 sft_users_t *
 sft_users_parse(sft_str_t *file, u_char *text, size_t len, sft_log_t *log)
 {
-    u_char        *p, *end, *eol, *eq, *k, *kend, err[256];
-    sft_str_t      name, key, path, value;
-    sft_uint_t     line, i;
-    sft_pool_t    *pool;
-    sft_user_t    *u, *users_elts;
-    sft_users_t   *users;
+    u_char         *p, *end, *eol, *eq, *k, *kend, err[256];
+    sft_int_t       rc;
+    sft_str_t       name, key, path, value, *hint;
+    sft_uint_t      line, i;
+    sft_pool_t     *pool;
+    sft_user_t     *u, *users_elts;
+    sft_users_t    *users;
+    sft_suggest_t   suggest;
+
+    hint = NULL;
 
     pool = sft_create_pool(SFT_DEFAULT_POOL_SIZE, log);
     if (pool == NULL) {
@@ -852,10 +891,14 @@ sft_users_parse(sft_str_t *file, u_char *text, size_t len, sft_log_t *log)
             goto invalid;
         }
 
-        if (sft_users_set(users, u, &key, path.len ? &path : NULL, &value,
-                          err, sizeof(err))
-            != SFT_OK)
-        {
+        rc = sft_users_set(users, u, &key, path.len ? &path : NULL, &value,
+                           err, sizeof(err));
+
+        if (rc == SFT_DECLINED) {
+            hint = sft_users_key_suggest(&suggest, &key);
+        }
+
+        if (rc != SFT_OK) {
             goto invalid;
         }
     }
@@ -885,8 +928,10 @@ sft_users_parse(sft_str_t *file, u_char *text, size_t len, sft_log_t *log)
 invalid:
 
     sft_slprintf(sft_users_error, sft_users_error + sizeof(sft_users_error) - 1,
-                 "%s in %.*s:%lu", err, SFT_STR_FMT(file),
-                 (unsigned long) line)[0] = '\0';
+                 "%s in %.*s:%lu%s%.*s%s", err, SFT_STR_FMT(file),
+                 (unsigned long) line, hint ? ", did you mean \"" : "",
+                 hint ? (int) hint->len : 0, hint ? (char *) hint->data : "",
+                 hint ? "\"?" : "")[0] = '\0';
 
     sft_log_error(SFT_LOG_EMERG, log, 0, "%s", sft_users_error);
 
@@ -1089,6 +1134,52 @@ sft_users_delete(sft_users_t *users, sft_str_t *name)
 }
 
 
+/* every key a user's stanza may have */
+
+static sft_str_t  sft_users_keys[] = {
+    sft_string("password"), sft_string("home"), sft_string("storage"),
+    sft_string("disabled"), sft_string("quota_bytes"),
+    sft_string("quota_files"), sft_string("max_sessions"),
+    sft_string("upload_rate"), sft_string("download_rate"),
+    sft_string("allow_from"), sft_string("ssh_key"), sft_string("perms"),
+    sft_string("deny"), sft_string("hide")
+};
+
+
+static sft_str_t *
+sft_users_key_known(sft_str_t *key)
+{
+    sft_uint_t  i;
+
+    for (i = 0; i < sft_nelems(sft_users_keys); i++) {
+        if (key->len == sft_users_keys[i].len
+            && sft_strncmp(key->data, sft_users_keys[i].data, key->len) == 0)
+        {
+            return &sft_users_keys[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* the known key an unknown one is closest to, if any */
+
+static sft_str_t *
+sft_users_key_suggest(sft_suggest_t *s, sft_str_t *key)
+{
+    sft_uint_t  i;
+
+    sft_suggest_init(s, key);
+
+    for (i = 0; i < sft_nelems(sft_users_keys); i++) {
+        sft_suggest_add(s, &sft_users_keys[i]);
+    }
+
+    return sft_suggest_best(s);
+}
+
+
 #define SFT_USERS_SEEN(u, bit)                                                \
     if ((u)->seen & (bit)) {                                                  \
         goto duplicate;                                                       \
@@ -1115,15 +1206,7 @@ sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
             && !sft_str_eq(key, "hide"))
         {
             if (sft_users_find(users, key) == NULL
-                && !sft_str_eq(key, "password") && !sft_str_eq(key, "home")
-                && !sft_str_eq(key, "storage") && !sft_str_eq(key, "disabled")
-                && !sft_str_eq(key, "quota_bytes")
-                && !sft_str_eq(key, "quota_files")
-                && !sft_str_eq(key, "max_sessions")
-                && !sft_str_eq(key, "upload_rate")
-                && !sft_str_eq(key, "download_rate")
-                && !sft_str_eq(key, "allow_from")
-                && !sft_str_eq(key, "ssh_key"))
+                && sft_users_key_known(key) == NULL)
             {
                 goto unknown;
             }
@@ -1350,7 +1433,7 @@ unknown:
 
     sft_slprintf(errbuf, last, "unknown key \"%.*s\"",
                  SFT_STR_FMT(key))[0] = '\0';
-    return SFT_ERROR;
+    return SFT_DECLINED;
 
 duplicate:
 

@@ -117,6 +117,7 @@ sft_int_t sft_users_stat(sft_str_t *file, sft_users_ident_t *ident);
 sft_user_t *sft_users_find(sft_users_t *users, sft_str_t *name);
 sft_user_t *sft_users_add(sft_users_t *users, sft_str_t *name);
 sft_int_t sft_users_delete(sft_users_t *users, sft_str_t *name);
+/* SFT_ERROR for a bad value, SFT_DECLINED for an unknown key */
 sft_int_t sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
     sft_str_t *path, sft_str_t *value, u_char *errbuf, size_t errlen);
 u_char *sft_users_format(sft_user_t *u, sft_uint_t with_hash, size_t *len);

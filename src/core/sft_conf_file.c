@@ -5,10 +5,13 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
+#include <sft_suggest.h>
 
 
 static sft_int_t sft_conf_read_token(sft_conf_t *cf);
 static sft_int_t sft_conf_handler(sft_conf_t *cf, sft_int_t last);
+static sft_str_t *sft_conf_suggest(sft_conf_t *cf, sft_suggest_t *s,
+    sft_str_t *name);
 static sft_int_t sft_conf_param_name(sft_conf_t *cf, sft_str_t *name);
 static sft_uint_t sft_conf_param_overrides(sft_conf_t *cf, sft_str_t *name,
     char *rv);
@@ -31,7 +34,10 @@ static sft_command_t  sft_conf_commands[] = {
       sft_conf_include,
       0,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("file | mask", "",
+          "Read another file, or every file a glob matches, in place; at "
+          "most 32 levels deep.") },
 
     sft_null_command
 };
@@ -398,9 +404,10 @@ sft_conf_handler(sft_conf_t *cf, sft_int_t last)
     char           *rv;
     void           *conf, **confp;
     sft_uint_t      i, found;
-    sft_str_t      *name;
+    sft_str_t      *name, *hint;
     sft_module_t   *module;
     sft_command_t  *cmd;
+    sft_suggest_t   suggest;
 
     name = cf->args->elts;
     found = 0;
@@ -524,6 +531,15 @@ sft_conf_handler(sft_conf_t *cf, sft_int_t last)
         return SFT_ERROR;
     }
 
+    hint = sft_conf_suggest(cf, &suggest, name);
+
+    if (hint) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "unknown directive \"%s\", did you mean \"%.*s\"?",
+                           name->data, SFT_STR_FMT(hint));
+        return SFT_ERROR;
+    }
+
     sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
                        "unknown directive \"%s\"", name->data);
 
@@ -536,6 +552,38 @@ invalid:
                        name->data);
 
     return SFT_ERROR;
+}
+
+
+/* the directive valid here that an unknown one is closest to, if any */
+
+static sft_str_t *
+sft_conf_suggest(sft_conf_t *cf, sft_suggest_t *s, sft_str_t *name)
+{
+    sft_uint_t      i;
+    sft_module_t   *module;
+    sft_command_t  *cmd;
+
+    sft_suggest_init(s, name);
+
+    for (i = 0; i < cf->cycle->modules_n; i++) {
+        module = cf->cycle->modules[i];
+
+        if (module->commands == NULL
+            || (module->type != SFT_CONF_MODULE
+                && module->type != cf->module_type))
+        {
+            continue;
+        }
+
+        for (cmd = module->commands; cmd->name.len; cmd++) {
+            if (cmd->type & cf->cmd_type) {
+                sft_suggest_add(s, &cmd->name);
+            }
+        }
+    }
+
+    return sft_suggest_best(s);
 }
 
 

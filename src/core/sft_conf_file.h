@@ -56,6 +56,16 @@
 #define SFT_CONF_MAX_INCLUDE_DEPTH  32
 
 
+/*
+ * What the directive reference (siftpd --directives, docs/directives.md,
+ * siftpd.conf(5)) says of a directive; its context comes from the type.
+ */
+typedef struct {
+    const char           *syntax;       /* the arguments: "on | off" */
+    const char           *dflt;         /* "" when there is none */
+    const char           *text;         /* one sentence */
+} sft_command_doc_t;
+
 struct sft_command_s {
     sft_str_t             name;
     sft_uint_t            type;
@@ -63,9 +73,13 @@ struct sft_command_s {
     sft_uint_t            conf;
     sft_uint_t            offset;
     void                 *post;
+    sft_command_doc_t     doc;
 };
 
-#define sft_null_command  { sft_null_string, 0, NULL, 0, 0, NULL }
+#define sft_command_doc(syntax, dflt, text)  { syntax, dflt, text }
+
+#define sft_null_command                                                      \
+    { sft_null_string, 0, NULL, 0, 0, NULL, { NULL, NULL, NULL } }
 
 
 typedef struct sft_conf_file_s  sft_conf_file_t;

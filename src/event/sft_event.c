@@ -38,7 +38,9 @@ static sft_command_t  sft_events_commands[] = {
       sft_events_block,
       0,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("{ ... }", "",
+          "The block of the event loop's directives.") },
 
     sft_null_command
 };
@@ -72,14 +74,18 @@ static sft_command_t  sft_event_core_commands[] = {
       sft_conf_set_num_slot,
       0,
       offsetof(sft_event_conf_t, connections),
-      NULL },
+      NULL,
+      sft_command_doc("number", "1024",
+          "The connections one worker may have open at once.") },
 
     { sft_string("multi_accept"),
       SFT_EVENT_CONF|SFT_CONF_FLAG,
       sft_conf_set_flag_slot,
       0,
       offsetof(sft_event_conf_t, multi_accept),
-      NULL },
+      NULL,
+      sft_command_doc("on | off", "on",
+          "Accept every pending connection on an event, not one.") },
 
     sft_null_command
 };

@@ -162,53 +162,95 @@ typedef struct {
 
 /*
  * The directives, for a protocol's command table: "off" is the offset of
- * the sft_ssl_conf_t inside the protocol's server configuration, e.g.
+ * the sft_ssl_conf_t inside the protocol's server configuration, the last
+ * argument the directive's sft_command_doc(), e.g.
  *     SFT_SSL_COMMANDS(offsetof(sft_ftp_srv_conf_t, ssl)),
  */
 
-#define SFT_SSL_CMD(name, type, set, field, off)                              \
-    SFT_SSL_CMD_POST(name, type, set, field, off, NULL)
+#define SFT_SSL_CMD(name, type, set, field, off, ...)                         \
+    SFT_SSL_CMD_POST(name, type, set, field, off, NULL, __VA_ARGS__)
 
-#define SFT_SSL_CMD_POST(name, type, set, field, off, post)                   \
+#define SFT_SSL_CMD_POST(name, type, set, field, off, post, ...)              \
     { sft_string(name),                                                       \
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|type,                            \
       set, SFT_PROTO_SRV_CONF_OFFSET,                                         \
-      (off) + offsetof(sft_ssl_conf_t, field), post }
+      (off) + offsetof(sft_ssl_conf_t, field), post, __VA_ARGS__ }
 
 #define SFT_SSL_COMMANDS(off)                                                 \
     SFT_SSL_CMD("ssl_certificate", SFT_CONF_TAKE1,                            \
-                sft_ssl_set_file, certificate, off),                          \
+                sft_ssl_set_file, certificate, off,                           \
+                sft_command_doc("file", "",                                   \
+                    "The server certificate chain, PEM; without it the "      \
+                    "server has no TLS.")),                                   \
     SFT_SSL_CMD("ssl_certificate_key", SFT_CONF_TAKE1,                        \
-                sft_ssl_set_file, certificate_key, off),                      \
+                sft_ssl_set_file, certificate_key, off,                       \
+                sft_command_doc("file", "",                                   \
+                    "The key of ssl_certificate, PEM.")),                     \
     SFT_SSL_CMD("ssl_client_certificate", SFT_CONF_TAKE1,                     \
-                sft_conf_set_path_slot, client_certificate, off),             \
+                sft_conf_set_path_slot, client_certificate, off,              \
+                sft_command_doc("file", "",                                   \
+                    "The CA certificates client certificates are verified "   \
+                    "against, PEM.")),                                        \
     SFT_SSL_CMD_POST("ssl_verify_client", SFT_CONF_TAKE1,                     \
                 sft_conf_set_enum_slot, verify_client, off,                   \
-                sft_ssl_verify_client_names),                                 \
+                sft_ssl_verify_client_names,                                  \
+                sft_command_doc("on | optional | off", "off",                 \
+                    "Whether clients must, may or need not present a "        \
+                    "certificate.")),                                         \
     SFT_SSL_CMD_POST("ssl_client_user", SFT_CONF_TAKE1,                       \
                 sft_conf_set_enum_slot, client_user, off,                     \
-                sft_ssl_client_user_names),                                   \
+                sft_ssl_client_user_names,                                    \
+                sft_command_doc("subject_cn | san_email | off", "off",        \
+                    "Which field of a verified client certificate names the " \
+                    "user.")),                                                \
     SFT_SSL_CMD_POST("ssl_client_login", SFT_CONF_TAKE1,                      \
                 sft_conf_set_enum_slot, client_login, off,                    \
-                sft_ssl_client_login_names),                                  \
+                sft_ssl_client_login_names,                                   \
+                sft_command_doc("password | certificate", "password",         \
+                    "Whether a verified certificate naming the user logs in " \
+                    "without a password.")),                                  \
     SFT_SSL_CMD("ssl_protocols", SFT_CONF_1MORE,                              \
-                sft_ssl_set_protocols, protocols, off),                       \
+                sft_ssl_set_protocols, protocols, off,                        \
+                sft_command_doc("protocol ...", "TLSv1.2 TLSv1.3",            \
+                    "The TLS versions accepted: TLSv1, TLSv1.1, TLSv1.2, "    \
+                    "TLSv1.3.")),                                             \
     SFT_SSL_CMD("ssl_ciphers", SFT_CONF_TAKE1,                                \
-                sft_conf_set_str_slot, ciphers, off),                         \
+                sft_conf_set_str_slot, ciphers, off,                          \
+                sft_command_doc("list",                                       \
+                    "ECDHE with AES-GCM or ChaCha20-Poly1305",                \
+                    "The TLS 1.2 cipher suites, in OpenSSL syntax.")),        \
     SFT_SSL_CMD("ssl_ecdh_curve", SFT_CONF_TAKE1,                             \
-                sft_conf_set_str_slot, ecdh_curve, off),                      \
+                sft_conf_set_str_slot, ecdh_curve, off,                       \
+                sft_command_doc("list", "X25519:prime256v1",                  \
+                    "The key exchange groups, colon separated.")),            \
     SFT_SSL_CMD("ssl_prefer_server_ciphers", SFT_CONF_FLAG,                   \
-                sft_conf_set_flag_slot, prefer_server_ciphers, off),          \
+                sft_conf_set_flag_slot, prefer_server_ciphers, off,           \
+                sft_command_doc("on | off", "on",                             \
+                    "Choose the cipher by the server's order, not the "       \
+                    "client's.")),                                            \
     SFT_SSL_CMD("ssl_session_tickets", SFT_CONF_FLAG,                         \
-                sft_conf_set_flag_slot, session_tickets, off),                \
+                sft_conf_set_flag_slot, session_tickets, off,                 \
+                sft_command_doc("on | off", "on",                             \
+                    "Resume sessions by tickets, under a key drawn at each "  \
+                    "start.")),                                               \
     SFT_SSL_CMD("ssl_session_cache", SFT_CONF_TAKE1,                          \
-                sft_ssl_set_session_cache, session_cache, off),               \
+                sft_ssl_set_session_cache, session_cache, off,                \
+                sft_command_doc("off | number", "20480",                      \
+                    "Sessions each worker keeps for resumption.")),           \
     SFT_SSL_CMD("ssl_session_timeout", SFT_CONF_TAKE1,                        \
-                sft_conf_set_sec_slot, session_timeout, off),                 \
+                sft_conf_set_sec_slot, session_timeout, off,                  \
+                sft_command_doc("time", "300s",                               \
+                    "How long a session may be resumed.")),                   \
     SFT_SSL_CMD("ssl_self_signed", SFT_CONF_FLAG,                             \
-                sft_conf_set_flag_slot, self_signed, off),                    \
+                sft_conf_set_flag_slot, self_signed, off,                     \
+                sft_command_doc("on | off", "off",                            \
+                    "Create a self-signed certificate and key at start when " \
+                    "ssl_certificate names missing files.")),                 \
     SFT_SSL_CMD("ssl_ktls", SFT_CONF_FLAG,                                    \
-                sft_conf_set_flag_slot, ktls, off)
+                sft_conf_set_flag_slot, ktls, off,                            \
+                sft_command_doc("on | off", "on",                             \
+                    "Let the kernel seal TLS records of downloads where it "  \
+                    "can."))
 
 
 /* configuration */

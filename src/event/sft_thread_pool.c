@@ -32,7 +32,11 @@ static sft_command_t  sft_thread_pool_commands[] = {
       sft_thread_pool,
       0,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("name threads=number [max_queue=number]",
+          "default threads=4",
+          "A pool of threads in each worker for blocking work such as "
+          "password checks and file system calls.") },
 
     sft_null_command
 };

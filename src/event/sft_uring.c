@@ -45,7 +45,10 @@ static sft_command_t  sft_uring_commands[] = {
       sft_conf_set_flag_slot,
       0,
       offsetof(sft_uring_conf_t, enable),
-      NULL },
+      NULL,
+      sft_command_doc("on | off", "off",
+          "Read and write files of the pooled copy through one io_uring "
+          "per worker (256 entries).") },
 
     sft_null_command
 };

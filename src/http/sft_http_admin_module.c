@@ -52,14 +52,18 @@ static sft_command_t  sft_http_admin_commands[] = {
       sft_conf_set_flag_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
       offsetof(sft_http_admin_srv_conf_t, api),
-      NULL },
+      NULL,
+      sft_command_doc("on | off", "on",
+          "Serve the REST API under /api/v1/.") },
 
     { sft_string("metrics"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
       sft_conf_set_flag_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
       offsetof(sft_http_admin_srv_conf_t, metrics),
-      NULL },
+      NULL,
+      sft_command_doc("on | off", "on",
+          "Serve the Prometheus metrics at /metrics.") },
 
     sft_null_command
 };

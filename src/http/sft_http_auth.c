@@ -49,14 +49,19 @@ static sft_command_t  sft_http_auth_commands[] = {
       sft_http_auth_token_file,
       SFT_PROTO_SRV_CONF_OFFSET,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("file", "",
+          "A file of bearer tokens for the API and metrics; without it "
+          "only loopback clients are served.") },
 
     { sft_string("metrics_auth"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
       sft_conf_set_flag_slot,
       SFT_PROTO_SRV_CONF_OFFSET,
       offsetof(sft_http_auth_srv_conf_t, metrics_auth),
-      NULL },
+      NULL,
+      sft_command_doc("on | off", "on",
+          "Whether /metrics needs a token as the API does.") },
 
     sft_null_command
 };

@@ -53,7 +53,10 @@ static sft_command_t  sft_http_static_commands[] = {
       sft_conf_set_path_slot,
       SFT_PROTO_MAIN_CONF_OFFSET,
       offsetof(sft_http_static_main_conf_t, root),
-      NULL },
+      NULL,
+      sft_command_doc("directory", "",
+          "Serve the files below this directory, read into memory with the "
+          "configuration.") },
 
     sft_null_command
 };

@@ -38,7 +38,10 @@ static sft_command_t  sft_storage_commands[] = {
       sft_storage_block,
       0,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("name { ... }", "",
+          "A named storage for the users' homes, with its driver and "
+          "settings.") },
 
     sft_null_command
 };
@@ -74,7 +77,9 @@ static sft_command_t  sft_storage_core_commands[] = {
       sft_storage_driver,
       offsetof(sft_storage_conf_ctx_t, conf),
       0,
-      NULL },
+      NULL,
+      sft_command_doc("name", "",
+          "The storage driver: posix.") },
 
     sft_null_command
 };

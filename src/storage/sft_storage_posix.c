@@ -140,14 +140,19 @@ static sft_command_t  sft_posix_commands[] = {
       sft_posix_root,
       offsetof(sft_storage_conf_ctx_t, conf),
       0,
-      NULL },
+      NULL,
+      sft_command_doc("path", "",
+          "The directory the storage keeps its files in; made at start "
+          "when missing.") },
 
     { sft_string("fsync"),
       SFT_STORAGE_CONF|SFT_CONF_FLAG,
       sft_conf_set_flag_slot,
       offsetof(sft_storage_conf_ctx_t, conf),
       offsetof(sft_posix_conf_t, fsync),
-      NULL },
+      NULL,
+      sft_command_doc("on | off", "off",
+          "Flush an upload to disk before it is committed.") },
 
     sft_null_command
 };

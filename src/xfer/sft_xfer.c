@@ -43,7 +43,9 @@ static sft_command_t  sft_xfer_commands[] = {
       sft_xfer_set_log,
       0,
       0,
-      NULL },
+      NULL,
+      sft_command_doc("file | off", "off",
+          "Log every finished transfer in xferlog format.") },
 
     sft_null_command
 };

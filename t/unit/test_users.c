@@ -113,7 +113,7 @@ main(void)
     struct dirent            *de;
     struct sockaddr_storage   ss;
 
-    printf("1..39\n");
+    printf("1..41\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_STDERR;      /* the errors are expected */
@@ -189,6 +189,10 @@ main(void)
         "duplicate user \"alice\" in users.conf:3", log);
     bad("[alice]\n\n# c\ncolour = blue\n",
         "unknown key \"colour\" in users.conf:4", log);
+    bad("[alice]\npasword = x\n", "unknown key \"pasword\" in users.conf:2, "
+        "did you mean \"password\"?", log);
+    bad("[alice]\nquota_byte = 1\n", "unknown key \"quota_byte\" in "
+        "users.conf:2, did you mean \"quota_bytes\"?", log);
     bad("[a]\nperms = list,fly\n",
         "invalid value \"list,fly\" of \"perms\" in users.conf:2", log);
     bad("home = /\n", "a setting outside a \"[user]\" stanza in "
