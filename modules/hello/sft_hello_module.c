@@ -3,15 +3,22 @@
  * "hello_text" and GET /hello answering with it.  It shows what a module
  * author writes: a directive table, configuration create/merge, a route,
  * and a counter of its own in /metrics and /api/v1/stats.
+ *
+ * For the tests of the workers' seccomp filter, "hello_syscall_probe on"
+ * opens GET /hello/personality: the worker queries its personality(2), a
+ * call it never makes otherwise, and answers with the result and errno.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_http.h>
 
+#include <sys/syscall.h>
+
 
 typedef struct {
     sft_str_t   text;
+    sft_flag_t  syscall_probe;
 } sft_hello_srv_conf_t;
 
 
@@ -20,6 +27,7 @@ static char *sft_hello_merge_srv_conf(sft_conf_t *cf, void *parent,
     void *child);
 static char *sft_hello_init_main_conf(sft_conf_t *cf, void *conf);
 static sft_int_t sft_hello_handler(sft_http_request_t *r);
+static sft_int_t sft_hello_personality_handler(sft_http_request_t *r);
 
 
 /* set by sft_stat_register() to the counter's place in a stats slot */
@@ -43,6 +51,16 @@ static sft_command_t  sft_hello_commands[] = {
       NULL,
       sft_command_doc("text", "hello, world",
           "What GET /hello answers.") },
+
+    { sft_string("hello_syscall_probe"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_hello_srv_conf_t, syscall_probe),
+      NULL,
+      sft_command_doc("on | off", "off",
+          "Test hook: GET /hello/personality makes a system call no worker "
+          "needs, to show the seccomp filter.") },
 
     sft_null_command
 };
@@ -73,7 +91,16 @@ sft_module_t  sft_hello_module = {
 static void *
 sft_hello_create_srv_conf(sft_conf_t *cf)
 {
-    return sft_pcalloc(cf->pool, sizeof(sft_hello_srv_conf_t));
+    sft_hello_srv_conf_t  *hscf;
+
+    hscf = sft_pcalloc(cf->pool, sizeof(sft_hello_srv_conf_t));
+    if (hscf == NULL) {
+        return NULL;
+    }
+
+    hscf->syscall_probe = SFT_CONF_UNSET;
+
+    return hscf;
 }
 
 
@@ -86,6 +113,7 @@ sft_hello_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
     (void) cf;
 
     sft_conf_merge_str_value(conf->text, prev->text, "hello, world");
+    sft_conf_merge_value(conf->syscall_probe, prev->syscall_probe, 0);
 
     return SFT_CONF_OK;
 }
@@ -98,6 +126,9 @@ sft_hello_init_main_conf(sft_conf_t *cf, void *conf)
 
     if (sft_http_add_route(cf, "/hello", SFT_HTTP_GET, sft_hello_handler)
         != SFT_OK
+        || sft_http_add_route(cf, "/hello/personality", SFT_HTTP_GET,
+                              sft_hello_personality_handler)
+           != SFT_OK
         || sft_stat_register(cf->cycle, sft_hello_stats,
                              sft_nelems(sft_hello_stats))
            != SFT_OK)
@@ -119,4 +150,34 @@ sft_hello_handler(sft_http_request_t *r)
     sft_stat_add(sft_hello_stat_requests, 1);
 
     return sft_http_send_response(r, 200, "text/plain", &hscf->text);
+}
+
+
+static sft_int_t
+sft_hello_personality_handler(sft_http_request_t *r)
+{
+    int                    err;
+    long                   rc;
+    sft_str_t              body;
+    sft_hello_srv_conf_t  *hscf;
+    u_char                 buf[64];
+
+    hscf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_hello_module);
+
+    if (!hscf->syscall_probe) {
+        sft_str_set(&body, "no probe\n");
+        return sft_http_send_response(r, 404, "text/plain", &body);
+    }
+
+    /* 0xffffffff only reads the personality: the call changes nothing */
+
+    errno = 0;
+    rc = syscall(SYS_personality, 0xffffffffUL);
+    err = errno;
+
+    body.data = buf;
+    body.len = sft_slprintf(buf, buf + sizeof(buf),
+                            "personality %ld errno %d\n", rc, err) - buf;
+
+    return sft_http_send_response(r, 200, "text/plain", &body);
 }

@@ -1,10 +1,12 @@
 /*
  * sft_core_module.c -- the main-context directives: processes, pid file,
- * user, error log, limits, dynamic modules and the shared buffer pool.
+ * user, the seccomp filter, error log, limits, dynamic modules and the
+ * shared buffer pool.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
+#include <sft_seccomp.h>
 
 
 static void *sft_core_module_create_conf(sft_cycle_t *cycle);
@@ -65,6 +67,16 @@ static sft_command_t  sft_core_commands[] = {
       NULL,
       sft_command_doc("number", "",
           "The limit on open files (RLIMIT_NOFILE) of the workers.") },
+
+    { sft_string("seccomp"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_enum_slot,
+      0,
+      offsetof(sft_core_conf_t, seccomp),
+      &sft_seccomp_modes,
+      sft_command_doc("on | log | off", "on",
+          "Confine each worker to an allow-list of system calls: on refuses "
+          "others (ENOSYS, logged), log only logs them.") },
 
     { sft_string("pid"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
@@ -165,6 +177,7 @@ sft_core_module_create_conf(sft_cycle_t *cycle)
     ccf->worker_processes = SFT_CONF_UNSET;
     ccf->shutdown_timeout = SFT_CONF_UNSET_MSEC;
     ccf->rlimit_nofile = SFT_CONF_UNSET;
+    ccf->seccomp = SFT_CONF_UNSET_UINT;
     ccf->user = (uid_t) SFT_CONF_UNSET_UINT;
     ccf->group = (gid_t) SFT_CONF_UNSET_UINT;
     ccf->buffer_pool_bytes = SFT_CONF_UNSET_SIZE;

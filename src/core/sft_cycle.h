@@ -55,6 +55,8 @@ typedef struct {
     sft_msec_t              shutdown_timeout;
     sft_int_t               rlimit_nofile;
 
+    sft_uint_t              seccomp;
+
     sft_str_t               pid;
     sft_str_t               username;
     uid_t                   user;

@@ -28,7 +28,7 @@ sft_log_init(void)
 }
 
 
-static void
+void
 sft_log_write(sft_fd_t fd, u_char *buf, size_t len)
 {
     ssize_t  n;

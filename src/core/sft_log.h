@@ -57,6 +57,7 @@ void sft_log_stderr(sft_err_t err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 sft_int_t sft_log_parse_level(sft_str_t *name);
 sft_int_t sft_log_open_file(sft_log_file_t *file, sft_log_t *log);
+void sft_log_write(sft_fd_t fd, u_char *buf, size_t len);
 
 extern const char  *sft_log_levels[];
 extern sft_uint_t   sft_log_pid_slot;

@@ -6,6 +6,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_thread_pool.h>
+#include <sft_seccomp.h>
 #include <sft_setproctitle.h>
 #include <sys/prctl.h>
 
@@ -743,6 +744,12 @@ sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
                               sft_processes[sft_process_slot].channel[1])
         != SFT_OK)
     {
+        exit(2);
+    }
+
+    /* last, once every module has opened what it needs: no client yet */
+
+    if (sft_seccomp_install(cycle, ccf->seccomp) != SFT_OK) {
         exit(2);
     }
 }

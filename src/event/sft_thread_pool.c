@@ -322,7 +322,9 @@ sft_thread_pool_cycle(void *data)
     sft_thread_task_t  *task;
     sft_thread_pool_t  *tp = data;
 
+    /* signals are the event loop's, but SIGSYS reports a refused call */
     sigfillset(&set);
+    sigdelset(&set, SIGSYS);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
     for ( ;; ) {
