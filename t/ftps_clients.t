@@ -52,7 +52,7 @@ ftp {
         ssl_certificate      %%TESTDIR%%/tls/cert.pem;
         ssl_certificate_key  %%TESTDIR%%/tls/key.pem;
         ssl_self_signed      on;
-        login_timeout        3s;
+        login_timeout        10s;
         data_timeout         10s;
     }
 
@@ -237,8 +237,8 @@ sub closed_within {
     return $closed;
 }
 
-ok(closed_within($imp, 20), 'implicit: stalled handshake closed');
-ok(closed_within($exp, 20), 'explicit: stalled handshake closed');
+ok(closed_within($imp, 40), 'implicit: stalled handshake closed');
+ok(closed_within($exp, 40), 'explicit: stalled handshake closed');
 
 $out = `curl -sS -k --max-time 60 -u alice:pw-a -o $d/after ftps://127.0.0.1:$iport/big 2>&1`;
 ok(same("$d/big", "$d/after"), 'the server serves on after them')
