@@ -131,6 +131,8 @@ my @bad = (
       qr/test.conf:1: directive "events" has no opening "\{"/ ],
     [ "unterminated quote", "pid \"abc;\n",
       qr/test.conf:2: unexpected end of file in a quoted string/ ],
+    [ "escaped newline in a word", "pid a\\\nb.pid;\ndaemon maybe;\n",
+      qr/test.conf:3: invalid value "maybe" in "daemon" directive/ ],
     [ "missing include", "include nothere.conf;\n",
       qr/test.conf:1: open\(\) ".*nothere.conf" failed/ ],
     [ "bad listen", "http { server { listen 999.1.1.1:80; } }\n",

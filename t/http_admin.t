@@ -117,6 +117,9 @@ like(http_raw($port,
 is(status(http_raw($port, "GARBAGE\r\n\r\n")), 400, '400 bad request line');
 is(status(http_raw($port, "GET /x HTTP/1.1\r\n\r\n")), 400,
     '400 HTTP/1.1 without Host');
+is(status(http_raw($port, "POST /api/v1/stats HTTP/1.1\r\n"
+    . "Content-Length: 0\r\n\r\n")), 400,
+    '400 HTTP/1.1 without Host, with a Content-Length');
 is(status(http_raw($port, "GET /x HTTP/1.1\r\nHost: a\r\nBad Header\r\n\r\n")),
     400, '400 bad header line');
 is(status(http_raw($port, "GET /x HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n")),
@@ -131,6 +134,10 @@ is(status(http_raw($port, "BREW /x HTTP/1.1\r\nHost: a\r\n\r\n")), 501,
 is(status(http_raw($port,
     "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n")),
     501, '501 chunked body');
+is(status(http_raw($port, "POST /api/v1/stats HTTP/1.1\r\nHost: a\r\n"
+    . "Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n"
+    . "5\r\nhello\r\n0\r\n\r\n")), 501,
+    '501 chunked body, whatever its Content-Length');
 is(status(http_raw($port,
     "POST /api/v1/stats HTTP/1.1\r\nHost: a\r\nContent-Length: 101\r\n\r\n"
     . ("x" x 101))), 413, '413 body over client_max_body_size');

@@ -984,7 +984,11 @@ sft_users_valid_name(sft_str_t *name)
 }
 
 
-/* "/a/b/" -> "/a/b"; no "." or ".." components, no "//" */
+/*
+ * "/a/b/" -> "/a/b"; no "." or ".." components, no "//", no blank or
+ * control byte (one before a trailing "/" would end the path, and then
+ * be trimmed off the line it is written back to)
+ */
 
 static sft_int_t
 sft_users_norm_path(sft_str_t *path)
@@ -1003,7 +1007,7 @@ sft_users_norm_path(sft_str_t *path)
     }
 
     for (i = 0; i < path->len; i++) {
-        if (s[i] == '\0' || s[i] == '\n' || s[i] == ' ' || s[i] == '=') {
+        if (s[i] <= ' ' || s[i] == 0x7f || s[i] == '=') {
             return SFT_ERROR;
         }
 

@@ -740,6 +740,10 @@ sft_conf_read_token(sft_conf_t *cf)
                 if (ch == '\\' && f->pos + 1 < f->end) {
                     f->pos++;
                     ch = *f->pos;
+
+                    if (ch == '\n') {
+                        f->line++;
+                    }
                 }
 
                 *dst++ = ch;

@@ -115,6 +115,7 @@ struct sft_http_request_s {
 };
 
 
+sft_int_t sft_http_parse_request(sft_http_request_t *r);
 sft_int_t sft_http_parse_request_line(sft_http_request_t *r, u_char *p,
     u_char *end);
 sft_int_t sft_http_parse_header_line(sft_http_request_t *r, u_char *p,

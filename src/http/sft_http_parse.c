@@ -1,11 +1,19 @@
 /*
- * sft_http_parse.c -- strict parsers for one HTTP/1.x request line and one
- * header line, already framed (no CR/LF inside).
+ * sft_http_parse.c -- the request head: lines framed in the connection's
+ * buffer, across as many reads as they take, and strict parsers for the
+ * HTTP/1.x request line and each header line.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_http.h>
+#include <sft_asm.h>
+
+
+static sft_int_t sft_http_process_header(sft_http_request_t *r);
+
+
+#define SFT_HTTP_MAX_EMPTY_LINES   4
 
 
 /* RFC 9110 tchar */
@@ -175,6 +183,183 @@ sft_http_parse_header_line(sft_http_request_t *r, u_char *p, u_char *end)
 
     r->header_value.data = start;
     r->header_value.len = vend - start;
+
+    return SFT_OK;
+}
+
+
+/*
+ * Frames the request line and the header lines in r->hc's buffer from
+ * r->scan on, and checks the head as a whole once its empty line is in:
+ * SFT_OK (a body starts at r->scan, content_length says how long it is),
+ * SFT_AGAIN for more bytes, or the HTTP status to reply with.  A call goes
+ * on where the last one stopped; it needs of the connection only its
+ * buffer, its limits and its log.
+ */
+
+sft_int_t
+sft_http_parse_request(sft_http_request_t *r)
+{
+    u_char                 *nl, *end;
+    sft_int_t               rc;
+    sft_http_connection_t  *hc;
+
+    hc = r->hc;
+
+    while (!r->header_done) {
+
+        nl = (u_char *) sft_find_newline(r->scan, hc->last - r->scan);
+
+        if (nl == NULL) {
+            if (hc->last == hc->end) {
+                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                              "client sent too long %s",
+                              r->lines ? "header" : "URI");
+                return r->lines ? 431 : 414;
+            }
+
+            return SFT_AGAIN;
+        }
+
+        end = nl;
+
+        if (end > r->scan && end[-1] == '\r') {
+            end--;
+        }
+
+        if (r->lines == 0) {
+
+            if (end == r->scan) {
+                /* empty lines before a request are tolerated, a few */
+
+                if (++r->body_received > SFT_HTTP_MAX_EMPTY_LINES) {
+                    return 400;
+                }
+
+                r->scan = nl + 1;
+                hc->pos = r->scan;
+                continue;
+            }
+
+            rc = sft_http_parse_request_line(r, r->scan, end);
+
+            if (rc == SFT_HTTP_PARSE_INVALID_VERSION) {
+                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                              "client sent unsupported HTTP version");
+                return 505;
+            }
+
+            if (rc != SFT_OK) {
+                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                              "client sent invalid request line");
+                return 400;
+            }
+
+            r->body_received = 0;
+            r->keepalive = (r->http_minor >= 1);
+
+        } else if (end == r->scan) {
+            r->header_done = 1;
+
+        } else {
+            if (*r->scan == ' ' || *r->scan == '\t') {
+                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                              "client sent obsolete line folding");
+                return 400;
+            }
+
+            if (sft_http_parse_header_line(r, r->scan, end) != SFT_OK) {
+                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                              "client sent invalid header line");
+                return 400;
+            }
+
+            rc = sft_http_process_header(r);
+            if (rc != SFT_OK) {
+                return rc;
+            }
+        }
+
+        r->lines++;
+        r->scan = nl + 1;
+    }
+
+    /* the head is in: whatever its Content-Length says */
+
+    if (r->http_minor >= 1 && r->host.data == NULL) {
+        sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                      "client sent HTTP/1.1 request without \"Host\"");
+        return 400;
+    }
+
+    if (r->chunked) {
+        return 501;
+    }
+
+    if (!r->have_length) {
+        r->content_length = 0;
+    }
+
+    hc->pos = r->scan;
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_http_process_header(sft_http_request_t *r)
+{
+    sft_int_t   n;
+    sft_str_t  *name, *value;
+
+    name = &r->header_name;
+    value = &r->header_value;
+
+    if (sft_str_caseeq(name, "host")) {
+        if (r->host.data) {
+            return 400;
+        }
+        r->host = *value;
+
+    } else if (sft_str_caseeq(name, "content-length")) {
+        n = sft_atoi(value->data, value->len);
+
+        if (n == SFT_ERROR || (r->have_length && n != r->content_length)) {
+            sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                          "client sent invalid \"Content-Length\"");
+            return 400;
+        }
+
+        if ((size_t) n > r->hc->cscf->client_max_body_size) {
+            sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                          "client intended to send too large body: "
+                          "%ld bytes", (long) n);
+            return 413;
+        }
+
+        r->have_length = 1;
+        r->content_length = n;
+
+    } else if (sft_str_caseeq(name, "transfer-encoding")) {
+        r->chunked = 1;
+
+    } else if (sft_str_caseeq(name, "connection")) {
+        if (sft_str_caseeq(value, "close")) {
+            r->keepalive = 0;
+
+        } else if (sft_str_caseeq(value, "keep-alive")) {
+            r->keepalive = 1;
+        }
+
+    } else if (sft_str_caseeq(name, "authorization")) {
+        r->authorization = *value;
+
+    } else if (sft_str_caseeq(name, "content-type")) {
+        r->content_type = *value;
+
+    } else if (sft_str_caseeq(name, "if-none-match")) {
+        r->if_none_match = *value;
+    }
 
     return SFT_OK;
 }

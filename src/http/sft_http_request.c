@@ -7,13 +7,11 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_http.h>
-#include <sft_asm.h>
 
 
 static void sft_http_handler(sft_event_t *ev);
 static void sft_http_run(sft_http_connection_t *hc);
 static sft_int_t sft_http_read_request(sft_http_request_t *r);
-static sft_int_t sft_http_process_header(sft_http_request_t *r);
 static sft_int_t sft_http_read_body(sft_http_request_t *r);
 static void sft_http_dispatch(sft_http_request_t *r);
 static sft_int_t sft_http_error(sft_http_request_t *r, sft_uint_t status);
@@ -24,7 +22,6 @@ static void sft_http_lingering_handler(sft_event_t *ev);
 static u_char *sft_http_log_error(sft_log_t *log, u_char *buf, size_t len);
 
 
-#define SFT_HTTP_MAX_EMPTY_LINES   4
 #define SFT_HTTP_LINGERING_TIME    2000
 
 
@@ -291,167 +288,17 @@ sft_http_run(sft_http_connection_t *hc)
 static sft_int_t
 sft_http_read_request(sft_http_request_t *r)
 {
-    u_char                 *nl, *end;
-    sft_int_t               rc;
-    sft_http_connection_t  *hc;
+    sft_int_t  rc;
 
-    hc = r->hc;
-
-    while (!r->header_done) {
-
-        nl = (u_char *) sft_find_newline(r->scan, hc->last - r->scan);
-
-        if (nl == NULL) {
-            if (hc->last == hc->end) {
-                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                              "client sent too long %s",
-                              r->lines ? "header" : "URI");
-                return r->lines ? 431 : 414;
-            }
-
-            return SFT_AGAIN;
+    if (!r->header_done) {
+        rc = sft_http_parse_request(r);
+        if (rc != SFT_OK) {
+            return rc;
         }
-
-        end = nl;
-
-        if (end > r->scan && end[-1] == '\r') {
-            end--;
-        }
-
-        if (r->lines == 0) {
-
-            if (end == r->scan) {
-                /* empty lines before a request are tolerated, a few */
-
-                if (++r->body_received > SFT_HTTP_MAX_EMPTY_LINES) {
-                    return 400;
-                }
-
-                r->scan = nl + 1;
-                hc->pos = r->scan;
-                continue;
-            }
-
-            rc = sft_http_parse_request_line(r, r->scan, end);
-
-            if (rc == SFT_HTTP_PARSE_INVALID_VERSION) {
-                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                              "client sent unsupported HTTP version");
-                return 505;
-            }
-
-            if (rc != SFT_OK) {
-                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                              "client sent invalid request line");
-                return 400;
-            }
-
-            r->body_received = 0;
-            r->keepalive = (r->http_minor >= 1);
-
-        } else if (end == r->scan) {
-            r->header_done = 1;
-
-        } else {
-            if (*r->scan == ' ' || *r->scan == '\t') {
-                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                              "client sent obsolete line folding");
-                return 400;
-            }
-
-            if (sft_http_parse_header_line(r, r->scan, end) != SFT_OK) {
-                sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                              "client sent invalid header line");
-                return 400;
-            }
-
-            rc = sft_http_process_header(r);
-            if (rc != SFT_OK) {
-                return rc;
-            }
-        }
-
-        r->lines++;
-        r->scan = nl + 1;
-    }
-
-    if (r->body.data == NULL && r->content_length == -1) {
-
-        if (r->http_minor >= 1 && r->host.data == NULL) {
-            sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                          "client sent HTTP/1.1 request without \"Host\"");
-            return 400;
-        }
-
-        if (r->chunked) {
-            return 501;
-        }
-
-        r->content_length = 0;
-        hc->pos = r->scan;
     }
 
     if (r->content_length > 0) {
         return sft_http_read_body(r);
-    }
-
-    return SFT_OK;
-}
-
-
-static sft_int_t
-sft_http_process_header(sft_http_request_t *r)
-{
-    sft_int_t   n;
-    sft_str_t  *name, *value;
-
-    name = &r->header_name;
-    value = &r->header_value;
-
-    if (sft_str_caseeq(name, "host")) {
-        if (r->host.data) {
-            return 400;
-        }
-        r->host = *value;
-
-    } else if (sft_str_caseeq(name, "content-length")) {
-        n = sft_atoi(value->data, value->len);
-
-        if (n == SFT_ERROR || (r->have_length && n != r->content_length)) {
-            sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                          "client sent invalid \"Content-Length\"");
-            return 400;
-        }
-
-        if ((size_t) n > r->hc->cscf->client_max_body_size) {
-            sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                          "client intended to send too large body: "
-                          "%ld bytes", (long) n);
-            return 413;
-        }
-
-        r->have_length = 1;
-        r->content_length = n;
-
-    } else if (sft_str_caseeq(name, "transfer-encoding")) {
-        r->chunked = 1;
-
-    } else if (sft_str_caseeq(name, "connection")) {
-        if (sft_str_caseeq(value, "close")) {
-            r->keepalive = 0;
-
-        } else if (sft_str_caseeq(value, "keep-alive")) {
-            r->keepalive = 1;
-        }
-
-    } else if (sft_str_caseeq(name, "authorization")) {
-        r->authorization = *value;
-
-    } else if (sft_str_caseeq(name, "content-type")) {
-        r->content_type = *value;
-
-    } else if (sft_str_caseeq(name, "if-none-match")) {
-        r->if_none_match = *value;
     }
 
     return SFT_OK;
@@ -505,10 +352,6 @@ sft_http_read_body(sft_http_request_t *r)
 
     hc = r->hc;
 
-    if (r->chunked) {
-        return 501;
-    }
-
     if (r->body.data == NULL) {
         r->body.data = sft_pnalloc(r->pool, r->content_length);
         if (r->body.data == NULL) {
@@ -516,7 +359,6 @@ sft_http_read_body(sft_http_request_t *r)
         }
 
         r->body.len = r->content_length;
-        hc->pos = r->scan;
     }
 
     n = sft_min((size_t) (hc->last - hc->pos),

@@ -203,6 +203,10 @@ main(void)
         "invalid network \"10.0.0.0/33\" in users.conf:2", log);
     bad("[a]\nhome = /x/../y\n",
         "invalid value \"/x/../y\" of \"home\" in users.conf:2", log);
+    bad("[a]\nhome = /x/\t/\n",
+        "invalid value \"/x/\t/\" of \"home\" in users.conf:2", log);
+    bad("[a]\nperms /d\r/ = list\n",
+        "invalid directory \"/d\r/\" in users.conf:2", log);
     bad("[a]\npassword = $2y$10$abc\n", "invalid password hash, expected an "
         "argon2id PHC string \"$argon2id$v=19$m=..,t=..,p=..$salt$hash\" in "
         "users.conf:2", log);
