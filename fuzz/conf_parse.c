@@ -51,53 +51,69 @@ static sft_conf_enum_t  fuzz_kinds[] = {
 
 #define FUZZ_MAIN  (SFT_MAIN_CONF|SFT_DIRECT_CONF)
 #define FUZZ_ANY   (SFT_ANY_CONF|SFT_DIRECT_CONF)
+#define FUZZ_DOC   sft_command_doc("any", "none", "A stub the fuzzer drives.")
 
 static sft_command_t  fuzz_commands[] = {
 
     { sft_string("flag"), FUZZ_MAIN|SFT_CONF_FLAG, sft_conf_set_flag_slot,
-      0, offsetof(fuzz_conf_t, flag), NULL },
+      0, offsetof(fuzz_conf_t, flag), NULL,
+      FUZZ_DOC },
 
     { sft_string("str"), FUZZ_MAIN|SFT_CONF_TAKE1, sft_conf_set_str_slot,
-      0, offsetof(fuzz_conf_t, str), NULL },
+      0, offsetof(fuzz_conf_t, str), NULL,
+      FUZZ_DOC },
 
     { sft_string("path"), FUZZ_ANY|SFT_CONF_TAKE1, sft_conf_set_path_slot,
-      0, offsetof(fuzz_conf_t, path), NULL },
+      0, offsetof(fuzz_conf_t, path), NULL,
+      FUZZ_DOC },
 
     { sft_string("num"), FUZZ_MAIN|SFT_CONF_TAKE1, sft_conf_set_num_slot,
-      0, offsetof(fuzz_conf_t, num), NULL },
+      0, offsetof(fuzz_conf_t, num), NULL,
+      FUZZ_DOC },
 
     { sft_string("size"), FUZZ_ANY|SFT_CONF_TAKE1, sft_conf_set_size_slot,
-      0, offsetof(fuzz_conf_t, size), NULL },
+      0, offsetof(fuzz_conf_t, size), NULL,
+      FUZZ_DOC },
 
     { sft_string("off"), FUZZ_MAIN|SFT_CONF_TAKE1, sft_conf_set_off_slot,
-      0, offsetof(fuzz_conf_t, off), NULL },
+      0, offsetof(fuzz_conf_t, off), NULL,
+      FUZZ_DOC },
 
     { sft_string("msec"), FUZZ_ANY|SFT_CONF_TAKE1, sft_conf_set_msec_slot,
-      0, offsetof(fuzz_conf_t, msec), NULL },
+      0, offsetof(fuzz_conf_t, msec), NULL,
+      FUZZ_DOC },
 
     { sft_string("sec"), FUZZ_MAIN|SFT_CONF_TAKE1, sft_conf_set_sec_slot,
-      0, offsetof(fuzz_conf_t, sec), NULL },
+      0, offsetof(fuzz_conf_t, sec), NULL,
+      FUZZ_DOC },
 
     { sft_string("kind"), FUZZ_MAIN|SFT_CONF_TAKE1, sft_conf_set_enum_slot,
-      0, offsetof(fuzz_conf_t, kind), fuzz_kinds },
+      0, offsetof(fuzz_conf_t, kind), fuzz_kinds,
+      FUZZ_DOC },
 
     { sft_string("take"), FUZZ_ANY|SFT_CONF_TAKE123, fuzz_words,
-      0, 0, NULL },
+      0, 0, NULL,
+      FUZZ_DOC },
 
     { sft_string("more"), FUZZ_ANY|SFT_CONF_2MORE, fuzz_words,
-      0, 0, NULL },
+      0, 0, NULL,
+      FUZZ_DOC },
 
     { sft_string("words"), FUZZ_ANY|SFT_CONF_ANY, fuzz_words,
-      0, 0, NULL },
+      0, 0, NULL,
+      FUZZ_DOC },
 
     { sft_string("block"), FUZZ_ANY|SFT_CONF_BLOCK|SFT_CONF_ANY, fuzz_block,
-      0, 0, NULL },
+      0, 0, NULL,
+      FUZZ_DOC },
 
     { sft_string("map"), FUZZ_MAIN|SFT_CONF_BLOCK|SFT_CONF_NOARGS, fuzz_map,
-      0, 0, NULL },
+      0, 0, NULL,
+      FUZZ_DOC },
 
     { sft_string("include"), FUZZ_ANY|SFT_CONF_TAKE1, fuzz_include,
-      0, 0, NULL },
+      0, 0, NULL,
+      FUZZ_DOC },
 
     sft_null_command
 };

@@ -136,14 +136,27 @@ check_user(sft_users_t *users, sft_user_t *u)
 }
 
 
-/* "... in users:LINE": a line the input has */
+/* "... in users:LINE[, did you mean ...]": a line the input has */
 
 static void
 check_error(const uint8_t *data, size_t size)
 {
-    char           *colon, *end;
+    char           *colon, *end, *hint;
     size_t          i;
     unsigned long   line, lines;
+
+    /* a suggestion may follow the line: "..., did you mean "KEY"?"; the
+       message before it may quote the input, so take the last one */
+    hint = NULL;
+    end = (char *) sft_users_error;
+
+    while ((end = strstr(end, ", did you mean \"")) != NULL) {
+        hint = end++;
+    }
+
+    if (hint != NULL && hint[strlen(hint) - 1] == '?') {
+        *hint = '\0';
+    }
 
     colon = strrchr((char *) sft_users_error, ':');
     assert(colon != NULL);
