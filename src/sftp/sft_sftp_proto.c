@@ -24,8 +24,6 @@
 
 /* request types of our own, for the extensions that need a step */
 #define SFT_SFTP_FD_OP        230      /* fsync, FSETSTAT of an upload */
-
-#define SFT_SFTP_FD_PROBE     0x40000000  /* an fd operation: READ_* */
 #define SFT_SFTP_CHECK_FILE   231
 #define SFT_SFTP_COPY_DATA    232
 
@@ -35,17 +33,12 @@
 #define SFT_SFTP_CHECK_ALGOS  "md5,sha1,sha256,sha512,crc32,crc32c"
 
 
+/* the probe of a file open for reading: how its READs read */
+
 typedef struct {
     sft_fd_t              fd;
-    int                   err;          /* the thread's errno */
-    uint32_t              flags;        /* SSH_FILEXFER_ATTR_*; 0: fsync */
-    off_t                 size;
-    off_t                 old_size;     /* for the quota */
-    mode_t                mode;
-    time_t                atime;
-    time_t                mtime;
-    sft_uint_t            read_now;     /* the probe's SFT_SFTP_READ_* */
-} sft_sftp_fd_op_t;
+    sft_uint_t            read_now;     /* SFT_SFTP_READ_* */
+} sft_sftp_probe_t;
 
 
 /* check-file-name, check-file-handle */
@@ -81,11 +74,11 @@ static sft_int_t sft_sftp_ext_is(u_char *name, uint32_t nlen,
     const char *ext);
 static void sft_sftp_reply_ids(sft_sftp_session_t *s, uint32_t id,
     u_char *uids, uint32_t ulen, u_char *gids, uint32_t glen);
-static sft_int_t sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags);
-static void sft_sftp_fd_thread(void *data, sft_log_t *log);
-static void sft_sftp_fd_op_quota(sft_sftp_request_t *r);
+static sft_int_t sft_sftp_fd_next(sft_sftp_request_t *r);
 static void sft_sftp_fsetstat_write(sft_sftp_request_t *r);
-static void sft_sftp_task_done(sft_event_t *ev);
+static sft_int_t sft_sftp_read_probe(sft_sftp_request_t *r);
+static void sft_sftp_probe_thread(void *data, sft_log_t *log);
+static void sft_sftp_probe_done(sft_event_t *ev);
 static void sft_sftp_reply_readlink(sft_sftp_request_t *r);
 static sft_int_t sft_sftp_check_file(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, uint32_t id, sft_uint_t by_handle);
@@ -888,9 +881,11 @@ sft_sftp_extended(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
             return SFT_ERROR;
         }
 
+        /* the last step of an FD_OP: nothing after it */
         r->handle = h;
+        r->step = 3;
         h->busy++;
-        sft_sftp_result(r, sft_sftp_fd_op(r, 0));
+        sft_sftp_result(r, sft_vfs_fsync(&s->vfs, &r->req, &h->file));
         return SFT_OK;
     }
 
@@ -1004,17 +999,90 @@ bad:
 
 
 /*
- * An operation on the open file of r->handle, on the thread pool: flags 0
- * is fsync@openssh.com, else what an FSETSTAT of a file open for writing
- * applies to it (SSH_FILEXFER_ATTR_SIZE, _PERMISSIONS, _ACMODTIME) without
- * a path, so that it holds for a temporary upload too.
+ * FSETSTAT of a file open for writing: the mode and the size go to the
+ * open file now (a temporary upload keeps them through its rename), the
+ * times wait for CLOSE, after the last WRITE could change them.  A size
+ * is range-checked here, before the VFS does any arithmetic with it.
+ */
+
+static void
+sft_sftp_fsetstat_write(sft_sftp_request_t *r)
+{
+    if ((r->attr_flags & SSH_FILEXFER_ATTR_SIZE)
+        && sft_sftp_range(r->session, r->id, r->size, 0) != SFT_OK)
+    {
+        sft_sftp_request_done(r);
+        return;
+    }
+
+    r->type = SFT_SFTP_FD_OP;
+    r->handle->busy++;
+
+    sft_sftp_complete(r);
+}
+
+
+/*
+ * The steps of an FD_OP that the attributes ask for, each when the one
+ * before it succeeded: 1 the mode (refused: nothing changes), 2 the times
+ * kept for CLOSE, 3 the size; fsync@openssh.com starts at 3, done.
+ * SFT_AGAIN: a step runs.
  */
 
 static sft_int_t
-sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
+sft_sftp_fd_next(sft_sftp_request_t *r)
 {
-    sft_fd_t             fd;
-    sft_sftp_fd_op_t    *ctx;
+    sft_int_t            rc;
+    sft_sftp_handle_t   *h = r->handle;
+    sft_sftp_session_t  *s = r->session;
+
+    while (r->req.err == SFT_STORAGE_OK && r->step < 3) {
+        r->step++;
+
+        if (r->step == 1 && (r->attr_flags & SSH_FILEXFER_ATTR_PERMISSIONS)) {
+            rc = sft_vfs_fchmod(&s->vfs, &r->req, &h->file, h->path,
+                                h->path_len, (mode_t) r->perm);
+
+        } else if (r->step == 2
+                   && (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME))
+        {
+            h->atime = r->atime;
+            h->mtime = r->mtime;
+            h->set_times = 1;
+            continue;
+
+        } else if (r->step == 3 && (r->attr_flags & SSH_FILEXFER_ATTR_SIZE)) {
+            rc = sft_vfs_truncate(&s->vfs, &r->req, &h->file,
+                                  (off_t) r->size);
+
+        } else {
+            continue;
+        }
+
+        if (rc == SFT_AGAIN) {
+            s->pending++;
+            return SFT_AGAIN;
+        }
+
+        if (rc == SFT_OK) {
+            r->req.err = SFT_STORAGE_OK;
+        }
+    }
+
+    return SFT_OK;
+}
+
+
+/*
+ * The probe of a file open for reading, on the thread pool: a file in
+ * memory is read on the loop; one whose file system knows RWF_NOWAIT is
+ * read there when its pages are cached; any other on the thread pool.
+ */
+
+static sft_int_t
+sft_sftp_read_probe(sft_sftp_request_t *r)
+{
+    sft_sftp_probe_t    *ctx;
     sft_thread_task_t   *task;
     sft_sftp_handle_t   *h;
     sft_sftp_session_t  *s;
@@ -1022,240 +1090,71 @@ sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
     s = r->session;
     h = r->handle;
 
-    if (h->file.storage == NULL || h->file.storage->driver->file_fd == NULL
-        || s->thread_pool == NULL)
-    {
-        r->req.err = SFT_STORAGE_UNSUPPORTED;
-        return SFT_ERROR;
+    if (s->thread_pool == NULL) {
+        return SFT_DECLINED;
     }
 
-    fd = h->file.storage->driver->file_fd(&h->file);
-    if (fd == -1) {
-        r->req.err = SFT_STORAGE_UNSUPPORTED;
-        return SFT_ERROR;
-    }
-
-    /* not r->req.task: that one is the storage's, for a later step */
-
-    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_fd_op_t));
+    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_probe_t));
     if (task == NULL) {
-        r->req.err = SFT_STORAGE_BUSY;
-        return SFT_ERROR;
+        return SFT_DECLINED;
     }
 
     ctx = task->ctx;
-    ctx->fd = fd;
-    ctx->err = 0;
-    ctx->flags = flags;
-    ctx->size = (off_t) r->size;
-    ctx->old_size = h->file.size;
-    ctx->mode = (mode_t) r->perm;          /* sft_vfs_file_mode()'s */
-    ctx->atime = h->atime;
-    ctx->mtime = h->mtime;
+    ctx->fd = h->file.storage->driver->file_fd(&h->file);
     ctx->read_now = SFT_SFTP_READ_THREAD;
+
+    if (ctx->fd == SFT_INVALID_FILE) {
+        return SFT_DECLINED;
+    }
 
     r->ctx = ctx;
 
-    /* a larger size is charged first, as a WRITE to it would be */
-
-    if ((flags & SSH_FILEXFER_ATTR_SIZE) && ctx->size > ctx->old_size
-        && sft_vfs_charge_write(&s->vfs, &h->file, ctx->old_size,
-                                ctx->size - ctx->old_size)
-           != SFT_OK)
-    {
-        sft_log_error(SFT_LOG_INFO, s->log, 0,
-                      "quota exceeded: \"%s\" not extended", h->path);
-        ctx->flags = 0;
-        r->req.err = SFT_STORAGE_QUOTA;
-        return SFT_ERROR;
-    }
-
-    task->handler = sft_sftp_fd_thread;
-    task->event.handler = sft_sftp_task_done;
+    task->handler = sft_sftp_probe_thread;
+    task->event.handler = sft_sftp_probe_done;
     task->event.data = r;
     task->event.log = s->log;
 
     if (sft_thread_task_post(s->thread_pool, task) != SFT_OK) {
-        r->req.err = SFT_STORAGE_BUSY;
-        return SFT_ERROR;
+        r->ctx = NULL;
+        return SFT_DECLINED;
     }
 
     return SFT_AGAIN;
 }
 
 
-/* on the loop, after a size change: the quota follows the file's size */
-
 static void
-sft_sftp_fd_op_quota(sft_sftp_request_t *r)
+sft_sftp_probe_thread(void *data, sft_log_t *log)
 {
-    off_t                n;
-    sft_sftp_fd_op_t    *ctx = r->ctx;
-    sft_storage_file_t  *file;
-
-    if (ctx == NULL || !(ctx->flags & SSH_FILEXFER_ATTR_SIZE)) {
-        return;
-    }
-
-    file = &r->handle->file;
-
-    if (r->req.err != SFT_STORAGE_OK) {
-        if (ctx->size <= ctx->old_size) {
-            return;
-        }
-
-        /* not extended: the charge goes back */
-        n = ctx->size - ctx->old_size;
-        file->size = ctx->old_size;
-
-    } else if (ctx->size < ctx->old_size) {
-        n = ctx->old_size - ctx->size;
-        file->size = ctx->size;
-
-    } else {
-        return;
-    }
-
-    n = sft_min(n, file->charged);
-    sft_vfs_quota_credit(r->session->vfs.quota, n, 0);
-    file->charged -= n;
-}
-
-
-/*
- * FSETSTAT of a file open for writing: the size and the mode go to the
- * open file now (a temporary upload keeps them through its rename); the
- * times wait for CLOSE, after the last WRITE could change them.
- */
-
-static void
-sft_sftp_fsetstat_write(sft_sftp_request_t *r)
-{
-    mode_t               mode;
-    uint32_t             flags;
-    sft_sftp_handle_t   *h;
-    sft_sftp_session_t  *s;
-
-    s = r->session;
-    h = r->handle;
-
-    flags = r->attr_flags
-            & (SSH_FILEXFER_ATTR_SIZE|SSH_FILEXFER_ATTR_PERMISSIONS);
-
-    if ((flags & SSH_FILEXFER_ATTR_SIZE)
-        && sft_sftp_range(s, r->id, r->size, 0) != SFT_OK)
-    {
-        sft_sftp_request_done(r);
-        return;
-    }
-
-    /* a mode as the VFS allows it, as SETSTAT's */
-
-    if (flags & SSH_FILEXFER_ATTR_PERMISSIONS) {
-        mode = (mode_t) r->perm;
-
-        if (sft_vfs_file_mode(&s->vfs, h->path, h->path_len, &mode)
-            != SFT_OK)
-        {
-            sft_sftp_status(s, r->id, SSH_FX_PERMISSION_DENIED,
-                            "Permission denied");
-            sft_sftp_request_done(r);
-            return;
-        }
-
-        r->perm = mode;
-    }
-
-    /* a refused request changes nothing: the times only now */
-
-    if (r->attr_flags & SSH_FILEXFER_ATTR_ACMODTIME) {
-        h->atime = r->atime;
-        h->mtime = r->mtime;
-        h->set_times = 1;
-    }
-
-    if (flags == 0) {
-        sft_sftp_complete(r);
-        return;
-    }
-
-    r->type = SFT_SFTP_FD_OP;
-    h->busy++;
-
-    sft_sftp_result(r, sft_sftp_fd_op(r, flags));
-}
-
-
-static void
-sft_sftp_fd_thread(void *data, sft_log_t *log)
-{
-    int                rc;
     u_char             byte;
     struct iovec       iov;
     struct statfs      sf;
-    struct timespec    ts[2];
-    sft_sftp_fd_op_t  *ctx = data;
+    sft_sftp_probe_t  *ctx = data;
 
     (void) log;
 
-    rc = 0;
+    iov.iov_base = &byte;
+    iov.iov_len = 1;
 
-    /*
-     * the probe of a file open for reading: a file in memory is read on
-     * the loop; one whose file system knows RWF_NOWAIT is read there
-     * when its pages are cached; any other on the thread pool
-     */
+    if (fstatfs(ctx->fd, &sf) == 0
+        && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+    {
+        ctx->read_now = SFT_SFTP_READ_MEMORY;
 
-    if (ctx->flags == SFT_SFTP_FD_PROBE) {
-        iov.iov_base = &byte;
-        iov.iov_len = 1;
-
-        if (fstatfs(ctx->fd, &sf) == 0
-            && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
-        {
-            ctx->read_now = SFT_SFTP_READ_MEMORY;
-
-        } else if (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
-                   || errno == EAGAIN)
-        {
-            ctx->read_now = SFT_SFTP_READ_NOWAIT;
-        }
-
-        return;
+    } else if (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
+               || errno == EAGAIN)
+    {
+        ctx->read_now = SFT_SFTP_READ_NOWAIT;
     }
-
-    if (ctx->flags == 0) {
-        rc = fsync(ctx->fd);
-    }
-
-    if (rc == 0 && (ctx->flags & SSH_FILEXFER_ATTR_SIZE)) {
-        rc = ftruncate(ctx->fd, ctx->size);
-    }
-
-    if (rc == 0 && (ctx->flags & SSH_FILEXFER_ATTR_PERMISSIONS)) {
-        rc = fchmod(ctx->fd, ctx->mode);
-    }
-
-    if (rc == 0 && (ctx->flags & SSH_FILEXFER_ATTR_ACMODTIME)) {
-        ts[0].tv_sec = ctx->atime;
-        ts[0].tv_nsec = 0;
-        ts[1].tv_sec = ctx->mtime;
-        ts[1].tv_nsec = 0;
-        rc = futimens(ctx->fd, ts);
-    }
-
-    ctx->err = (rc == -1) ? errno : 0;
 }
 
 
 static void
-sft_sftp_task_done(sft_event_t *ev)
+sft_sftp_probe_done(sft_event_t *ev)
 {
     sft_sftp_request_t  *r = ev->data;
-    sft_sftp_fd_op_t    *fop = r->ctx;
 
-    r->req.err = sft_storage_map_errno(fop->err);
-    r->req.sys_err = fop->err;
+    r->req.err = SFT_STORAGE_OK;
 
     sft_sftp_op_done(&r->req);
 }
@@ -1973,11 +1872,6 @@ sft_sftp_op_done(sft_storage_req_t *req)
             r->handle->opened = 1;
         }
 
-        if (r->type == SFT_SFTP_FD_OP) {
-            /* the quota follows the size the file was given */
-            sft_sftp_fd_op_quota(r);
-        }
-
         if (r->handle) {
             sft_sftp_handle_release(s, r->handle);
         }
@@ -2070,7 +1964,7 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
         if (r->step == 1) {
             if (err == SFT_STORAGE_OK && r->ctx) {
-                h->read_now = ((sft_sftp_fd_op_t *) r->ctx)->read_now;
+                h->read_now = ((sft_sftp_probe_t *) r->ctx)->read_now;
             }
 
             err = SFT_STORAGE_OK;
@@ -2081,7 +1975,7 @@ sft_sftp_complete(sft_sftp_request_t *r)
             h->opened = 1;
             r->step = 1;
 
-            if (sft_sftp_fd_op(r, SFT_SFTP_FD_PROBE) == SFT_AGAIN) {
+            if (sft_sftp_read_probe(r) == SFT_AGAIN) {
                 s->pending++;
                 return;
             }
@@ -2191,7 +2085,8 @@ sft_sftp_complete(sft_sftp_request_t *r)
 
             if (h->set_times) {
                 h->busy++;
-                rc = sft_sftp_fd_op(r, SSH_FILEXFER_ATTR_ACMODTIME);
+                rc = sft_vfs_futimes(&s->vfs, &r->req, &h->file,
+                                     (time_t) h->atime, (time_t) h->mtime);
 
                 if (rc == SFT_AGAIN) {
                     s->pending++;
@@ -2330,15 +2225,17 @@ sft_sftp_complete(sft_sftp_request_t *r)
         break;
 
     case SFT_SFTP_FD_OP:
+        if (sft_sftp_fd_next(r) == SFT_AGAIN) {
+            return;
+        }
+
         h->busy--;
 
-        sft_sftp_fd_op_quota(r);
-
-        if (err == SFT_STORAGE_OK) {
+        if (r->req.err == SFT_STORAGE_OK) {
             sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
 
         } else {
-            sft_sftp_storage_status(s, r->id, err);
+            sft_sftp_storage_status(s, r->id, r->req.err);
         }
 
         break;

@@ -129,6 +129,14 @@ sft_int_t sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, sft_uint_t commit);
 sft_int_t sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file);
+sft_int_t sft_vfs_fsync(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file);
+sft_int_t sft_vfs_truncate(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, off_t size);
+sft_int_t sft_vfs_fchmod(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, const u_char *path, size_t len, mode_t mode);
+sft_int_t sft_vfs_futimes(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, time_t atime, time_t mtime);
 sft_int_t sft_vfs_opendir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir, const u_char *path, size_t len);
 sft_int_t sft_vfs_readdir(sft_vfs_session_t *s, sft_storage_req_t *req,
@@ -147,8 +155,6 @@ sft_int_t sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, time_t mtime);
 sft_int_t sft_vfs_settimes(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, time_t atime, time_t mtime);
-sft_int_t sft_vfs_file_mode(sft_vfs_session_t *s, const u_char *path,
-    size_t len, mode_t *mode);
 sft_int_t sft_vfs_chmod(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, mode_t mode);
 sft_int_t sft_vfs_statvfs(sft_vfs_session_t *s, sft_storage_req_t *req,
