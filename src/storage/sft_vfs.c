@@ -175,6 +175,27 @@ sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath, size_t len)
 }
 
 
+/* no permission to change anything anywhere: a read-only session */
+
+sft_uint_t
+sft_vfs_read_only(sft_vfs_session_t *s)
+{
+    sft_uint_t  i;
+
+    if (s->perms & ~SFT_PERM_READ) {
+        return 0;
+    }
+
+    for (i = 0; i < s->nrules; i++) {
+        if (s->rules[i].perms & ~SFT_PERM_READ) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
 /*
  * ".NAME.sft-PID-XXXXXX", the temporary name of an upload in progress, made
  * by the worker PID (".NAME.sft-XXXXXX" before names carried the owner):

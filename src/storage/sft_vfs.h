@@ -93,6 +93,7 @@ sft_storage_err_t sft_vfs_normalize(const u_char *cwd, size_t cwd_len,
     const u_char *path, size_t len, u_char *out, size_t *out_len);
 uint32_t sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath,
     size_t len);
+sft_uint_t sft_vfs_read_only(sft_vfs_session_t *s);
 sft_int_t sft_vfs_temp_name_owner(const u_char *name, size_t len);
 sft_uint_t sft_vfs_is_temp_name(const u_char *name, size_t len);
 sft_uint_t sft_vfs_visible(sft_vfs_session_t *s, sft_storage_dir_t *dir,
