@@ -67,11 +67,21 @@ def put(name, n):
 def size(name):
     return os.path.getsize(data + '/' + name)
 
+def truncate(name, n):
+    f = sftp.open(name, 'r+')
+    f.truncate(n)
+    f.close()
+
+def truncate_refused(name, f, n):
+    try:
+        f.truncate(n)
+        check(name, False, 'accepted')
+    except IOError:
+        check(name, True)
+
 # 60000 of 100000 bytes used; cut in place to 10000: 90000 left
 check('60000 bytes stored', put('a', 60000) and size('a') == 60000)
-f = sftp.open('a', 'r+')
-f.truncate(10000)
-f.close()
+truncate('a', 10000)
 check('cut in place to 10000', size('a') == 10000, size('a'))
 check('the cut credited: 90000 bytes fit', put('b', 90000), 'refused')
 check('and not one byte more', not put('c', 1), 'accepted')
@@ -79,21 +89,13 @@ check('nothing left of the refused upload', not os.path.exists(data + '/c'))
 
 # growth past the quota is refused, the file keeps its size
 f = sftp.open('b', 'r+')
-try:
-    f.truncate(90001)
-    check('growth past the quota refused', False, 'accepted')
-except IOError as e:
-    check('growth past the quota refused', True)
+truncate_refused('growth past the quota refused', f, 90001)
 f.close()
 check('the refused growth left the size', size('b') == 90000, size('b'))
 
 # growth within the quota is charged: cut b by 20000, grow a by 15000
-f = sftp.open('b', 'r+')
-f.truncate(70000)
-f.close()
-f = sftp.open('a', 'r+')
-f.truncate(25000)
-f.close()
+truncate('b', 70000)
+truncate('a', 25000)
 check('growth in place', size('a') == 25000, size('a'))
 check('the growth charged: 5000 bytes fit', put('d', 5000), 'refused')
 check('and not one byte more after it', not put('e', 1), 'accepted')
@@ -103,11 +105,7 @@ sftp.remove('d')
 f = sftp.open('g', 'w')
 f.write(b'g' * 1000)
 f.truncate(5000)
-try:
-    f.truncate(5001)
-    check('an upload grown past the quota refused', False, 'accepted')
-except IOError:
-    check('an upload grown past the quota refused', True)
+truncate_refused('an upload grown past the quota refused', f, 5001)
 f.truncate(2000)
 f.close()
 check('the upload has the last size', size('g') == 2000, size('g'))
