@@ -116,6 +116,14 @@ isnt($rc, 0, 'read-only user cannot put');
 like($out, qr/Permission denied/i, 'permission denied');
 ok(!-e "$d/data/ro/x", 'nothing stored');
 
+($rc, $out) = sftp('ro', 'key', "mkdir d\n");
+isnt($rc, 0, 'read-only user cannot mkdir');
+like($out, qr/Permission denied/i, 'mkdir: permission denied');
+ok(!-e "$d/data/ro/d", 'no directory made');
+like($t->read_file('error.log'),
+    qr/permission denied: mkdir in a read-only session.*client: 127\.0\.0\.1.*ro/,
+    'a change refused before the storage on a read-only session, logged');
+
 my $sh = system("timeout 20 ssh -p $port @opts -i $d/key alice\@127.0.0.1 true"
     . " >/dev/null 2>&1");
 isnt($sh, 0, 'exec refused');

@@ -86,6 +86,7 @@
 typedef struct sft_sftp_session_s  sft_sftp_session_t;
 typedef struct sft_sftp_request_s  sft_sftp_request_t;
 typedef struct sft_sftp_handle_s   sft_sftp_handle_t;
+typedef struct sft_sftp_handler_s  sft_sftp_handler_t;
 
 
 typedef struct {
@@ -152,22 +153,24 @@ struct sft_sftp_request_s {
     sft_pool_t               *pool;
     sft_storage_req_t         req;
     uint32_t                  id;
-    u_char                    type;
+    const sft_sftp_handler_t *handler;     /* of its type or extension */
     sft_sftp_handle_t        *handle;
     sft_sftp_request_t       *next;        /* the handle's WRITEs */
     uint64_t                  offset;      /* of a WRITE */
     size_t                    reserve;     /* of the output budget */
     sft_uint_t                step;
-    u_char                   *path;        /* a second path or a buf */
+    u_char                   *path;        /* SETSTAT's, kept for a step */
     size_t                    path_len;
+    u_char                   *data;        /* READ's reply, WRITE's bytes,
+                                              READLINK's target */
+    size_t                    data_len;
     uint32_t                  attr_flags;
     uint64_t                  size;
     uint32_t                  perm;
     uint32_t                  atime;
     uint32_t                  mtime;
-    uint32_t                  pflags;
-    void                     *ctx;         /* check-file, copy-data, an
-                                              fd operation */
+    void                     *ctx;         /* check-file, copy-data, the
+                                              read probe */
 };
 
 
@@ -251,14 +254,16 @@ void sft_sftp_resume(sft_sftp_session_t *s);
 u_char *sft_sftp_reply_space(sft_sftp_session_t *s, size_t len);
 void sft_sftp_op_finished(sft_sftp_session_t *s);
 
-/* sft_sftp_proto.c */
+/* sft_sftp_packet.c */
 sft_int_t sft_sftp_process(sft_sftp_session_t *s);
-void sft_sftp_free_handles(sft_sftp_session_t *s);
 sft_int_t sft_sftp_get_u8(sft_sftp_buf_t *b, u_char *v);
 sft_int_t sft_sftp_get_u32(sft_sftp_buf_t *b, uint32_t *v);
 sft_int_t sft_sftp_get_u64(sft_sftp_buf_t *b, uint64_t *v);
 sft_int_t sft_sftp_get_string(sft_sftp_buf_t *b, u_char **data,
     uint32_t *len);
+
+/* sft_sftp_handle.c */
+void sft_sftp_free_handles(sft_sftp_session_t *s);
 
 
 extern sft_uint_t  sft_sftp_stat_sessions;

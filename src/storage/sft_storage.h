@@ -69,6 +69,9 @@ typedef enum {
     SFT_STORAGE_LINK,             /* a hard link: path2 names path */
     SFT_STORAGE_USAGE,            /* bytes and files below a directory */
     SFT_STORAGE_FSTAT,            /* an open file, not its name */
+    SFT_STORAGE_FSYNC,            /* an open file to stable storage */
+    SFT_STORAGE_TRUNCATE,         /* an open file to offset bytes */
+    SFT_STORAGE_FSETATTR,         /* an open file's mode, times */
     SFT_STORAGE_NOPS
 } sft_storage_op_t;
 
@@ -80,8 +83,10 @@ typedef enum {
 #define SFT_STORAGE_WRITE_EXCL     0x08  /* refuse an existing name */
 #define SFT_STORAGE_WRITE_NOREPLACE 0x10 /* commit refuses to replace */
 
-/* set mtime: the atime too */
+/* set mtime: the atime too; fsetattr: which of mode, atime, mtime */
 #define SFT_STORAGE_SET_ATIME      0x20
+#define SFT_STORAGE_SET_MTIME      0x40
+#define SFT_STORAGE_SET_MODE       0x80
 
 
 typedef struct sft_storage_s         sft_storage_t;

@@ -89,6 +89,9 @@ static sft_int_t sft_posix_link(sft_storage_req_t *req);
 static sft_int_t sft_posix_usage(sft_storage_req_t *req);
 static int sft_posix_tree(int fd, sft_posix_visit_pt visit, void *data);
 static sft_int_t sft_posix_fstat(sft_storage_req_t *req);
+static sft_int_t sft_posix_fsync(sft_storage_req_t *req);
+static sft_int_t sft_posix_truncate(sft_storage_req_t *req);
+static sft_int_t sft_posix_fsetattr(sft_storage_req_t *req);
 static int sft_posix_sweep_visit(int dfd, const char *name,
     struct stat *sb, int level, void *data);
 static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
@@ -126,7 +129,10 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_symlink,
         sft_posix_link,
         sft_posix_usage,
-        sft_posix_fstat
+        sft_posix_fstat,
+        sft_posix_fsync,
+        sft_posix_truncate,
+        sft_posix_fsetattr
     },
     sft_posix_file_fd,
     sft_posix_sweep
@@ -1760,6 +1766,58 @@ sft_posix_fstat(sft_storage_req_t *req)
     }
 
     sft_storage_stat_from_sys(&req->st, &sb);
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_fsync(sft_storage_req_t *req)
+{
+    if (fsync(req->file->fd) == -1) {
+        return sft_posix_fail(req, "fsync()");
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_posix_truncate(sft_storage_req_t *req)
+{
+    if (ftruncate(req->file->fd, req->offset) == -1) {
+        return sft_posix_fail(req, "ftruncate()");
+    }
+
+    return SFT_OK;
+}
+
+
+/* the mode, then the times flags name; a time not named is left alone */
+
+static sft_int_t
+sft_posix_fsetattr(sft_storage_req_t *req)
+{
+    struct timespec  ts[2];
+
+    if ((req->flags & SFT_STORAGE_SET_MODE)
+        && fchmod(req->file->fd, req->mode) == -1)
+    {
+        return sft_posix_fail(req, "fchmod()");
+    }
+
+    if (!(req->flags & (SFT_STORAGE_SET_ATIME|SFT_STORAGE_SET_MTIME))) {
+        return SFT_OK;
+    }
+
+    ts[0].tv_sec = req->atime;
+    ts[0].tv_nsec = (req->flags & SFT_STORAGE_SET_ATIME) ? 0 : UTIME_OMIT;
+    ts[1].tv_sec = req->mtime;
+    ts[1].tv_nsec = (req->flags & SFT_STORAGE_SET_MTIME) ? 0 : UTIME_OMIT;
+
+    if (futimens(req->file->fd, ts) == -1) {
+        return sft_posix_fail(req, "futimens()");
+    }
 
     return SFT_OK;
 }

@@ -175,6 +175,27 @@ sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath, size_t len)
 }
 
 
+/* no permission to change anything anywhere: a read-only session */
+
+sft_uint_t
+sft_vfs_read_only(sft_vfs_session_t *s)
+{
+    sft_uint_t  i;
+
+    if (s->perms & ~SFT_PERM_READ) {
+        return 0;
+    }
+
+    for (i = 0; i < s->nrules; i++) {
+        if (s->rules[i].perms & ~SFT_PERM_READ) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
 /*
  * ".NAME.sft-PID-XXXXXX", the temporary name of an upload in progress, made
  * by the worker PID (".NAME.sft-XXXXXX" before names carried the owner):
@@ -533,6 +554,7 @@ sft_vfs_refuse_root(sft_storage_req_t *req, u_char *vpath)
 static void
 sft_vfs_post(sft_storage_req_t *req)
 {
+    off_t                  cut;
     sft_uint_t             i, n;
     sft_storage_dir_t     *dir;
     sft_storage_file_t    *file;
@@ -605,6 +627,29 @@ sft_vfs_post(sft_storage_req_t *req)
             n = sft_min((off_t) n, file->charged);
             sft_vfs_quota_credit(s->quota, n, 0);
             file->charged -= n;
+        }
+
+        break;
+
+    case SFT_STORAGE_TRUNCATE:
+
+        /* the quota follows the size the file was given */
+
+        file = req->file;
+
+        if (req->err != SFT_STORAGE_OK) {
+            cut = sft_min((off_t) req->len, file->charged);
+            sft_vfs_quota_credit(s->quota, cut, 0);
+            file->charged -= cut;
+            file->size -= (off_t) req->len;
+            break;
+        }
+
+        if (req->offset < file->size) {
+            cut = file->size - req->offset;
+            sft_vfs_quota_credit(s->quota, cut, 0);
+            file->charged -= sft_min(cut, file->charged);
+            file->size = req->offset;
         }
 
         break;
@@ -927,14 +972,123 @@ sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
 }
 
 
+/* an operation on an open file that needs nothing more: fstat, fsync */
+
+static sft_int_t
+sft_vfs_file_op(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_op_t op, sft_storage_file_t *file)
+{
+    sft_vfs_open_req(s, req, op, file->storage, 0);
+    req->file = file;
+
+    return sft_vfs_run(s, req);
+}
+
+
 /* the attributes of an open file (an upload: its temporary file) */
 
 sft_int_t
 sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file)
 {
-    sft_vfs_open_req(s, req, SFT_STORAGE_FSTAT, file->storage, 0);
+    return sft_vfs_file_op(s, req, SFT_STORAGE_FSTAT, file);
+}
+
+
+/* an open file's data to stable storage */
+
+sft_int_t
+sft_vfs_fsync(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file)
+{
+    return sft_vfs_file_op(s, req, SFT_STORAGE_FSYNC, file);
+}
+
+
+/*
+ * An open file cut or extended to size bytes: growth is charged first, as
+ * a write up to size would be (req->len holds it, given back if the
+ * driver fails), and a cut is credited when it is done.
+ */
+
+sft_int_t
+sft_vfs_truncate(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, off_t size)
+{
+    off_t  old;
+
+    sft_vfs_open_req(s, req, SFT_STORAGE_TRUNCATE, file->storage, 1);
     req->file = file;
+    req->offset = size;
+    req->len = 0;
+
+    if (size < 0 || !sft_storage_range_valid(size, 0)) {
+        req->err = SFT_STORAGE_INVALID;
+        return SFT_ERROR;
+    }
+
+    old = file->size;
+
+    if (size > old) {
+        if (sft_vfs_charge_write(s, file, old, size - old) != SFT_OK) {
+            sft_log_error(SFT_LOG_INFO, s->log, 0,
+                          "quota exceeded: \"%s\" not extended",
+                          file->name);
+            req->err = SFT_STORAGE_QUOTA;
+            return SFT_ERROR;
+        }
+
+        req->len = (size_t) (size - old);
+    }
+
+    return sft_vfs_run(s, req);
+}
+
+
+/*
+ * The mode of an open file (an upload, whose name may not be there yet):
+ * it needs "chmod" in the directory of path, as a chmod by name, and
+ * keeps the bits a client may set.
+ */
+
+sft_int_t
+sft_vfs_fchmod(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, const u_char *path, size_t len, mode_t mode)
+{
+    size_t  n;
+    u_char  vpath[SFT_STORAGE_PATH_MAX + 1];
+
+    sft_vfs_open_req(s, req, SFT_STORAGE_FSETATTR, file->storage, 0);
+    req->file = file;
+    req->flags = SFT_STORAGE_SET_MODE;
+    req->mode = sft_vfs_mode(mode);
+
+    if (sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n)
+        != SFT_STORAGE_OK
+        || !(sft_vfs_dir_perms(s, vpath) & SFT_PERM_CHMOD))
+    {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "permission denied: mode of \"%.*s\"", (int) len,
+                      path);
+        req->err = SFT_STORAGE_PERMISSION;
+        return SFT_ERROR;
+    }
+
+    return sft_vfs_run(s, req);
+}
+
+
+/* both times of an open file */
+
+sft_int_t
+sft_vfs_futimes(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, time_t atime, time_t mtime)
+{
+    sft_vfs_open_req(s, req, SFT_STORAGE_FSETATTR, file->storage, 0);
+    req->file = file;
+    req->flags = SFT_STORAGE_SET_ATIME|SFT_STORAGE_SET_MTIME;
+    req->atime = atime;
+    req->mtime = mtime;
 
     return sft_vfs_run(s, req);
 }
@@ -1068,35 +1222,6 @@ sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     return sft_vfs_simple(s, req, SFT_STORAGE_SETMTIME, path, len,
                           SFT_PERM_UPLOAD, 0);
-}
-
-
-/*
- * The mode a client sets on an open file (an upload, whose name may not
- * be there yet): it needs "chmod" in the directory of path, as a chmod by
- * name, and *mode keeps the bits a client may set.  SFT_ERROR: refused.
- */
-
-sft_int_t
-sft_vfs_file_mode(sft_vfs_session_t *s, const u_char *path, size_t len,
-    mode_t *mode)
-{
-    size_t  n;
-    u_char  vpath[SFT_STORAGE_PATH_MAX + 1];
-
-    if (sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n)
-        != SFT_STORAGE_OK
-        || !(sft_vfs_dir_perms(s, vpath) & SFT_PERM_CHMOD))
-    {
-        sft_log_error(SFT_LOG_INFO, s->log, 0,
-                      "permission denied: mode of \"%.*s\"", (int) len,
-                      path);
-        return SFT_ERROR;
-    }
-
-    *mode = sft_vfs_mode(*mode);
-
-    return SFT_OK;
 }
 
 

@@ -93,6 +93,7 @@ sft_storage_err_t sft_vfs_normalize(const u_char *cwd, size_t cwd_len,
     const u_char *path, size_t len, u_char *out, size_t *out_len);
 uint32_t sft_vfs_perms(sft_vfs_session_t *s, const u_char *vpath,
     size_t len);
+sft_uint_t sft_vfs_read_only(sft_vfs_session_t *s);
 sft_int_t sft_vfs_temp_name_owner(const u_char *name, size_t len);
 sft_uint_t sft_vfs_is_temp_name(const u_char *name, size_t len);
 sft_uint_t sft_vfs_visible(sft_vfs_session_t *s, sft_storage_dir_t *dir,
@@ -129,6 +130,14 @@ sft_int_t sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, sft_uint_t commit);
 sft_int_t sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file);
+sft_int_t sft_vfs_fsync(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file);
+sft_int_t sft_vfs_truncate(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, off_t size);
+sft_int_t sft_vfs_fchmod(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, const u_char *path, size_t len, mode_t mode);
+sft_int_t sft_vfs_futimes(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *file, time_t atime, time_t mtime);
 sft_int_t sft_vfs_opendir(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_dir_t *dir, const u_char *path, size_t len);
 sft_int_t sft_vfs_readdir(sft_vfs_session_t *s, sft_storage_req_t *req,
@@ -147,8 +156,6 @@ sft_int_t sft_vfs_setmtime(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, time_t mtime);
 sft_int_t sft_vfs_settimes(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, time_t atime, time_t mtime);
-sft_int_t sft_vfs_file_mode(sft_vfs_session_t *s, const u_char *path,
-    size_t len, mode_t *mode);
 sft_int_t sft_vfs_chmod(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len, mode_t mode);
 sft_int_t sft_vfs_statvfs(sft_vfs_session_t *s, sft_storage_req_t *req,

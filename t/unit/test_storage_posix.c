@@ -3,7 +3,8 @@
  * directory: symlinks cannot lead out (openat2 and the fallback walk),
  * uploads go through a hidden temporary name, abort leaves nothing,
  * append and write at offset, batched listings, error mapping, quota,
- * and operations completing through the thread pool.
+ * the operations on an open file (truncate with its quota, mode, times,
+ * fsync), and operations completing through the thread pool.
  */
 
 #include <sft_config.h>
@@ -230,7 +231,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..92\n");
+    printf("1..99\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -585,6 +586,42 @@ main(void)
     ok(sft_vfs_symlink(&s, r, P("l2"), P("sub/b")) == SFT_OK
        && (sft_usage_get(q.usage, &bytes, &files), bytes == 3 && files == 3),
        "a symbolic link is charged as a file");
+
+    /* an open file: a size, a mode, times, fsync, the quota kept */
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    (void) sft_vfs_open_write(&s, r, &f, P("q3.bin"), 0, 0);
+    r = R();
+    ok(sft_vfs_truncate(&s, r, &f, 10) == SFT_OK
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 13)
+       && files == 4, "a truncate up charges the growth");
+    r = R();
+    ok(sft_vfs_truncate(&s, r, &f, 16) == SFT_ERROR
+       && r->err == SFT_STORAGE_QUOTA && f.size == 10
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 13),
+       "a truncate past the quota refused, nothing charged");
+    r = R();
+    ok(sft_vfs_truncate(&s, r, &f, 4) == SFT_OK
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 7)
+       && (r = R(), sft_vfs_fstat(&s, r, &f) == SFT_OK)
+       && r->st.size == 4, "a truncate down cuts the file, credits the cut");
+    r = R();
+    ok(sft_vfs_fchmod(&s, r, &f, P("q3.bin"), 04755) == SFT_OK
+       && (r = R(), sft_vfs_fstat(&s, r, &f) == SFT_OK)
+       && (r->st.mode & 07777) == 0755,
+       "an open file's mode: the permission bits only");
+    r = R();
+    ok(sft_vfs_futimes(&s, r, &f, 1000000000, 1234567890) == SFT_OK
+       && (r = R(), sft_vfs_fstat(&s, r, &f) == SFT_OK)
+       && r->st.atime == 1000000000 && r->st.mtime == 1234567890,
+       "an open file's times");
+    r = R();
+    ok(sft_vfs_fsync(&s, r, &f) == SFT_OK, "an open file synced");
+    r = R();
+    (void) sft_vfs_close(&s, r, &f, 0);
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(bytes == 3 && files == 3, "its abort gives back what it kept");
 
     /* offsets past the largest one are refused before any arithmetic */
 
