@@ -113,7 +113,7 @@ main(void)
     struct dirent            *de;
     struct sockaddr_storage   ss;
 
-    printf("1..41\n");
+    printf("1..43\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_STDERR;      /* the errors are expected */
