@@ -19,6 +19,7 @@ use Time::HiRes qw/sleep/;
 use File::Copy qw/copy/;
 use Test::Siftpd qw/port/;
 use Test::Siftpd::FTP qw/ftp_login ftp_cmd/;
+use Test::Siftpd::Transfers;
 
 my $t = Test::Siftpd->new()->has(qw/ftp sftp/);
 my $d = $t->testdir();
@@ -27,56 +28,30 @@ plan(skip_all => 'curl without sftp')
     unless `curl -V 2>&1` =~ /^Protocols:.*\bsftp\b/m;
 
 # transfers in flight at the upgrade, a third each FTP, FTPS and SFTP, half
-# of them uploads; each moves $size bytes at $rate bytes/s, so that all are
-# midway when USR2 comes (30 run in about 10 s on two loaded cores)
+# of them uploads, 2 MB each at 200 KB/s, so that all are midway when USR2
+# comes (30 take about 20 s on two loaded cores)
 
-my $transfers = $ENV{TEST_SIFTPD_UPGRADE_TRANSFERS} // 30;
-my $size = 2 * 1024 * 1024;
-my $rate = 200 * 1024;
+my $n = $ENV{TEST_SIFTPD_UPGRADE_TRANSFERS} // 30;
 
 local $SIG{ALRM} = sub { die "upgrade.t timed out\n" };
 alarm(150);
 
-mkdir "$d/data";
-mkdir "$d/data/alice";
-mkdir "$d/up";
-
-$t->write_file_expand('siftpd.conf', <<'EOF');
-%%TEST_GLOBALS%%
-worker_processes 2;
-events { worker_connections 256; }
-users %%TESTDIR%%/users;
-storage local { driver posix; root %%TESTDIR%%/data; }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage local;
+Test::Siftpd::Transfers::conf($t, ftp => <<'EOF');
         ssl_certificate      %%TESTDIR%%/tls/cert.pem;
         ssl_certificate_key  %%TESTDIR%%/tls/key.pem;
         ssl_self_signed      on;
         tls_login optional;
         tls_data optional;
-        data_timeout 60s;
-    }
-}
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/ssh/host_ed25519_key;
-        storage local;
-    }
-}
 EOF
 
 $t->user_add('alice', 'pw-a',
     perms => 'list,download,upload,overwrite,delete,rename');
 my $key = $t->user_key('alice');
 
-for my $n (0 .. 2) {
-    open my $fh, '>', "$d/data/alice/src$n.bin" or die;
-    print $fh pack('N', $_ * 7919 + $n) x 256 for 1 .. $size / 1024;
-    close $fh;
-}
+my $ftp = port(8021);
+my $sftp = port(8022);
+my $x = Test::Siftpd::Transfers->new($t, n => $n, ftp => $ftp,
+    sftp => $sftp, key => $key);
 
 # the master runs a copy of the binary, which the second case replaces
 copy($t->binary(), "$d/siftpd") or die "copy: $!";
@@ -86,62 +61,14 @@ $t->run(undef, binary => "$d/siftpd");
 my $old = $t->pid();
 ok($t->wait_for(sub { scalar($t->workers()) == 2 }, 20), 'two workers');
 
-# the transfers, each a curl of its own
+# the transfers; one login first: the others are answered from the
+# verification cache, not queued for argon2id (where a burst from one
+# address is refused)
 
-my $ftp = port(8021);
-my $sftp = port(8022);
-my $curl = "curl -sS --limit-rate $rate --max-time 100 --insecure";
-my (%running, @checks);
-
-# one login first: the others are answered from the verification cache,
-# not queued for argon2id (where a burst from one address is refused)
 close(ftp_login($ftp, 'alice', 'pw-a'));
 
-for my $i (0 .. $transfers - 1) {
-    my $proto = (qw/ftp ftps sftp/)[$i % 3];
-    my $up = ($i / 3) % 2;
-    my $src = 'src' . ($i % 3) . '.bin';
-    my ($url, $auth);
-
-    if ($proto eq 'sftp') {
-        $url = "sftp://127.0.0.1:$sftp/";
-        $auth = "-u alice: --key $key --pubkey $key.pub";
-    } else {
-        $url = "ftp://127.0.0.1:$ftp/";
-        $auth = '-u alice:pw-a' . ($proto eq 'ftps' ? ' --ssl-reqd' : '');
-    }
-
-    my $cmd = $up
-        ? "$curl $auth -T $d/data/alice/$src ${url}up$i.bin"
-        : "$curl $auth -o $d/up/down$i.bin $url$src";
-
-    my $pid = fork() // die "fork: $!";
-    if ($pid == 0) {
-        open STDOUT, '>', "$d/curl$i.out";
-        open STDERR, '>&', \*STDOUT;
-        exec 'sh', '-c', $cmd;
-        exit 127;
-    }
-
-    $running{$pid} = $i;
-    push @checks, [$proto, $up, $src, $i];
-}
-
-# midway: every download has bytes, every upload a temporary file
-
-sub temp_files {
-    opendir my $dh, "$d/data/alice" or return 0;
-    my $n = grep { /\.sft-/ } readdir $dh;
-    closedir $dh;
-    return $n;
-}
-
-my @downs = map { "$d/up/down$_->[3].bin" } grep { !$_->[1] } @checks;
-my $ups = grep { $_->[1] } @checks;
-
-ok($t->wait_for(sub {
-    !grep({ !-s $_ } @downs) && temp_files() == $ups }, 30),
-    "$transfers transfers running");
+$x->start();
+ok($x->midway(), "$n transfers running");
 
 # USR2: the new master on the same listeners, the pid file handed over
 
@@ -154,7 +81,6 @@ ok($t->wait_for(sub { scalar($t->workers($new)) == 2 }, 30),
     'USR2: the new master started its workers');
 is(scalar(grep { $_ != $new } $t->workers()), 2,
     'USR2: the old workers serve on');
-is((grep { !-s $_ } @downs) + 0, 0, 'USR2: no transfer cut');
 
 # WINCH: the old workers take no session any more, the new ones do
 
@@ -166,7 +92,7 @@ my @new_workers = $t->workers($new);
 my %new_worker = map { $_ => 1 } @new_workers;
 my %owners;
 
-for my $n (1 .. 6) {
+for my $k (1 .. 6) {
     my $s = ftp_login($ftp, 'alice', 'pw-a');
     my $owner = $t->conn_owner($s, @new_workers, $t->workers());
     $owners{$owner && $new_worker{$owner} ? 'new' : 'other'}++;
@@ -192,24 +118,7 @@ ok($t->wait_for(sub { waitpid($old, WNOHANG) == $old }, 90),
     'QUIT: the old master exited');
 delete $t->{_pid};
 
-while (%running) {
-    my $pid = waitpid(-1, 0);
-    last if $pid <= 0;
-    my $i = delete $running{$pid} // next;
-    $checks[$i][4] = $? >> 8;
-}
-
-my @bad;
-for my $c (@checks) {
-    my ($proto, $up, $src, $i, $rc) = @$c;
-    my ($a, $b) = $up ? ("$d/data/alice/$src", "$d/data/alice/up$i.bin")
-                      : ("$d/data/alice/$src", "$d/up/down$i.bin");
-    push @bad, "$proto " . ($up ? 'upload' : 'download') . " $i: curl $rc "
-        . $t->read_file("curl$i.out")
-        unless defined $rc && $rc == 0 && system('cmp', '-s', $a, $b) == 0;
-}
-
-is(join("\n", @bad), '', "all $transfers transfers complete, byte for byte");
+is(join("\n", $x->finish()), '', "all $n transfers complete, byte for byte");
 ok(!-e "$d/siftpd.pid.oldbin", 'QUIT: the old pid file removed');
 is($t->pidfile_pid(), $new, 'the pid file names the new master');
 
@@ -229,7 +138,8 @@ my ($rc) = $t->siftpd('-c', "$d/siftpd.conf", '-s', 'upgrade');
 is($rc, 1, '-s upgrade reads the broken configuration too, and fails');
 
 kill 'USR2', $new;
-ok($t->wait_log(qr/new binary \d+ exited with code 1, the old binary serves on/),
+ok($t->wait_log(
+    qr/new binary \d+ exited with code 1, the old binary serves on/),
     'broken configuration: the new binary exits, one log line says so');
 ok($t->wait_for(sub { !-e "$d/siftpd.pid.oldbin" }, 10)
     && $t->pidfile_pid() == $new, 'broken configuration: pid file restored');

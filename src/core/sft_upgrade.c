@@ -90,7 +90,8 @@ sft_upgrade_env(sft_cycle_t *cycle)
     for (n = 0; environ[n]; n++) { /* void */ }
 
     ls = cycle->listening.elts;
-    len = sizeof(SFT_UPGRADE_ENV "=") + cycle->listening.nelts * sizeof("2147483647;");
+    len = sizeof(SFT_UPGRADE_ENV "=")
+          + cycle->listening.nelts * sizeof("2147483647;");
 
     env = sft_alloc((n + 2) * sizeof(char *) + len, cycle->log);
     if (env == NULL) {

@@ -314,30 +314,56 @@ sub wait_new_master {
     return $new;
 }
 
-# of @pids, the one that holds the server side of the client socket $s
-sub conn_owner {
-    my ($self, $s, @pids) = @_;
-    my $inode;
+# the IPv4 TCP sockets: inode => [local port, remote port]
+sub _tcp_sockets {
+    my %s;
 
-    open my $fh, '<', '/proc/net/tcp' or return undef;
+    open my $fh, '<', '/proc/net/tcp' or return {};
     while (my $l = <$fh>) {
         my @f = split ' ', $l;
         next unless @f > 9 && $f[1] =~ /:([0-9A-F]{4})$/;
         my $local = hex $1;
         next unless $f[2] =~ /:([0-9A-F]{4})$/;
-        next unless $local == $s->peerport() && hex($1) == $s->sockport();
-        $inode = $f[9];
-        last;
+        $s{$f[9]} = [$local, hex $1] if $f[9];
     }
     close $fh;
-    return undef unless $inode;
+
+    return \%s;
+}
+
+# the socket inodes process $pid holds
+sub _socket_inodes {
+    my ($pid) = @_;
+    my @i;
+
+    opendir my $dh, "/proc/$pid/fd" or return ();
+    for my $fd (grep { /^\d+$/ } readdir $dh) {
+        my $l = readlink "/proc/$pid/fd/$fd" // '';
+        push @i, $1 if $l =~ /^socket:\[(\d+)\]$/;
+    }
+    closedir $dh;
+
+    return @i;
+}
+
+# of @pids, the one that holds the server side of a connection of the
+# client $c: a socket of ours, or the pid of a client process (curl)
+sub conn_owner {
+    my ($self, $c, @pids) = @_;
+
+    my $tcp = _tcp_sockets();
+    my %server;
+
+    my @client = ref $c ? ([$c->sockport(), $c->peerport()])
+                        : map { $tcp->{$_} // () } _socket_inodes($c);
+
+    for my $inode (keys %$tcp) {
+        my ($l, $r) = @{$tcp->{$inode}};
+        $server{$inode} = 1 if grep { $_->[1] == $l && $_->[0] == $r } @client;
+    }
 
     for my $p (@pids) {
-        opendir my $dh, "/proc/$p/fd" or next;
-        for my $fd (grep { /^\d+$/ } readdir $dh) {
-            my $l = readlink "/proc/$p/fd/$fd" // '';
-            return $p if $l eq "socket:[$inode]";
-        }
+        return $p if grep { $server{$_} } _socket_inodes($p);
     }
 
     return undef;
