@@ -161,6 +161,48 @@ ok($t->wait_for(sub { !-e "$d/siftpd.pid.oldbin" }, 10)
 ok(served(), 'no binary: the master serves on');
 is(scalar($t->workers($new)), 2, 'no binary: its workers are there');
 
+# a new binary whose configuration moves the SFTP listener: it keeps the
+# FTP socket, closes the old SFTP one and binds the new; after WINCH the
+# old master has no workers, and when the new binary exits (QUIT) it
+# starts them again and gets its pid file back
+
+unlink "$d/siftpd";
+copy($t->binary(), "$d/siftpd") or die "copy: $!";
+chmod 0755, "$d/siftpd";
+
+my $sftp2 = port(8023);
+(my $moved = $conf) =~ s/:$sftp;/:$sftp2;/ or die 'no sftp listen';
+$t->write_file('siftpd.conf', $moved);
+
+kill 'USR2', $new;
+my $newer = $t->wait_new_master($new);
+ok($newer, 'moved listener: the new master runs');
+ok($t->wait_for(sub { scalar($t->workers($newer)) == 2 }, 30),
+    'moved listener: its workers run');
+like($t->read_file('error.log'),
+    qr/ $newer#\d+: closed listening socket 127\.0\.0\.1:$sftp\n/,
+    'moved listener: the inherited socket it does not name is closed');
+
+kill 'WINCH', $new;
+ok($t->wait_for(sub { !grep { $_ != $newer } $t->workers($new) }, 30),
+    'WINCH: the old workers are gone');
+
+my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$sftp2", Timeout => 10);
+my $banner = $s ? <$s> // '' : '';
+like($banner, qr/^SSH-2\.0-/, 'moved listener: the new address serves');
+ok($s && $t->conn_owner($s, $t->workers($newer)),
+    'moved listener: served by the new master\'s workers');
+close $s if $s;
+
+kill 'QUIT', $newer;
+ok($t->wait_log(qr/starting workers again/, 30),
+    'the new binary quit: the old master starts its workers again');
+ok($t->wait_for(sub { scalar($t->workers($new)) == 2 }, 30),
+    'the new binary quit: two workers again');
+ok($t->wait_for(sub { !-e "$d/siftpd.pid.oldbin" }, 10)
+    && $t->pidfile_pid() == $new, 'the new binary quit: pid file restored');
+ok(served(), 'the new binary quit: the master serves');
+
 $t->stop();
 ok(!kill(0, $new), 'the new master stopped on QUIT');
 
