@@ -299,8 +299,8 @@ sft_add_inherited_sockets(sft_cycle_t *cycle)
         fd = (q - p > 0 && q - p <= 9) ? (int) sft_atoi(p, q - p) : -1;
 
         if (fd < 0) {
-            sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
-                          "invalid socket number \"%*s\" in " SFT_UPGRADE_ENV
+            sft_log_error(SFT_LOG_ERR, cycle->log, 0,
+                          "invalid socket number \"%.*s\" in " SFT_UPGRADE_ENV
                           " environment variable, ignoring the rest of "
                           "the variable", (int) (q - p), p);
             break;
@@ -370,9 +370,19 @@ sft_upgrade_adopt(sft_cycle_t *cycle, int fd)
     ls->backlog = -1;
     ls->log = cycle->log;
 
-    /* a later upgrade hands on what it means to, nothing more */
+    /*
+     * accept() runs until EAGAIN; and a later upgrade hands on what it
+     * means to, nothing more
+     */
 
-    (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1
+        || fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+    {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
+                      "fcntl() of inherited %.*s failed",
+                      SFT_STR_FMT(&ls->addr_text));
+        return SFT_ERROR;
+    }
 
     return SFT_OK;
 }
