@@ -203,6 +203,27 @@ ok($t->wait_for(sub { !-e "$d/siftpd.pid.oldbin" }, 10)
     && $t->pidfile_pid() == $new, 'the new binary quit: pid file restored');
 ok(served(), 'the new binary quit: the master serves');
 
+# the new binary may be a single process: it gets the signals the old
+# master had blocked when it started it, and stops on QUIT when idle
+
+(my $single = $conf) =~ s/^worker_processes.*$/master_process off;/m
+    or die 'no worker_processes';
+$t->write_file('siftpd.conf', $single);
+
+kill 'USR2', $new;
+my $one = $t->wait_new_master($new);
+ok($one, 'single process: started');
+kill 'WINCH', $new;
+ok($t->wait_for(sub { !grep { $_ != $one } $t->workers($new) }, 30),
+    'single process: the old workers are gone');
+ok(served(), 'single process: serves');
+kill 'QUIT', $one;
+ok($t->wait_log(qr/new binary $one exited with code 0/, 30),
+    'single process: stops on QUIT');
+ok($t->wait_for(sub { scalar($t->workers($new)) == 2 }, 30)
+    && $t->pidfile_pid() == $new, 'single process: the old master is back');
+$t->write_file('siftpd.conf', $conf);
+
 $t->stop();
 ok(!kill(0, $new), 'the new master stopped on QUIT');
 

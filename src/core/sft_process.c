@@ -72,6 +72,18 @@ sft_init_signals(sft_log_t *log)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGPIPE, &sa, NULL);
 
+    /*
+     * the new binary of an upgrade inherits the old master's blocked
+     * signals: a single process (master_process off) would never see one
+     */
+
+    sigemptyset(&sa.sa_mask);
+
+    if (sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL) == -1) {
+        sft_log_error(SFT_LOG_EMERG, log, sft_errno, "sigprocmask() failed");
+        return SFT_ERROR;
+    }
+
     return SFT_OK;
 }
 

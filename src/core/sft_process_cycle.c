@@ -886,6 +886,16 @@ sft_single_process_cycle(sft_cycle_t *cycle)
             sft_worker_terminate(cycle);
         }
 
+        if (sft_quit) {
+            sft_quit = 0;
+
+            if (!sft_exiting) {
+                sft_worker_start_shutdown(cycle);
+            }
+        }
+
+        /* before the next wait, which no event may end when idle */
+
         if (sft_exiting
             && (sft_event_sessions == 0 || sft_terminate_event.timedout))
         {
@@ -896,14 +906,6 @@ sft_single_process_cycle(sft_cycle_t *cycle)
             }
 
             sft_master_process_exit(cycle);
-        }
-
-        if (sft_quit) {
-            sft_quit = 0;
-
-            if (!sft_exiting) {
-                sft_worker_start_shutdown(cycle);
-            }
         }
 
         if (sft_reconfigure || sft_change_binary) {
