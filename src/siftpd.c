@@ -53,9 +53,7 @@ main(int argc, char **argv)
         return 1;
     }
 
-    if (sft_upgrade_init(argv, log) != SFT_OK) {
-        return 1;
-    }
+    sft_upgrade_init(argv);
 
     if (sft_show_version_flag) {
         sft_show_version();

@@ -33,11 +33,12 @@ static sft_int_t sft_upgrade_adopt(sft_cycle_t *cycle, int fd);
 /*
  * argv[] is already the heap copy setproctitle made.  The path is made
  * absolute now: the binary at that path is what an upgrade runs, whatever
- * replaced it since.
+ * replaced it since.  Without one (no working directory) an upgrade is
+ * refused with a log line; nothing else needs it.
  */
 
-sft_int_t
-sft_upgrade_init(char **argv, sft_log_t *log)
+void
+sft_upgrade_init(char **argv)
 {
     u_char   *p, *last;
     ssize_t   n;
@@ -48,7 +49,7 @@ sft_upgrade_init(char **argv, sft_log_t *log)
     last = p + sizeof(sft_upgrade_path);
 
     if (argv[0] == NULL) {
-        return SFT_OK;
+        return;
     }
 
     if (strchr(argv[0], '/') == NULL) {
@@ -58,21 +59,18 @@ sft_upgrade_init(char **argv, sft_log_t *log)
         n = readlink("/proc/self/exe", sft_upgrade_path,
                      sizeof(sft_upgrade_path) - 1);
         sft_upgrade_path[n > 0 ? n : 0] = '\0';
-        return SFT_OK;
+        return;
     }
 
     if (argv[0][0] != '/') {
         if (getcwd(cwd, sizeof(cwd)) == NULL) {
-            sft_log_error(SFT_LOG_EMERG, log, sft_errno, "getcwd() failed");
-            return SFT_ERROR;
+            return;
         }
 
         p = sft_slprintf(p, last, "%s/", cwd);
     }
 
     (void) sft_slprintf(p, last, "%s", argv[0]);
-
-    return SFT_OK;
 }
 
 

@@ -7,7 +7,7 @@
 #define _SFT_UPGRADE_H_INCLUDED_
 
 
-sft_int_t sft_upgrade_init(char **argv, sft_log_t *log);
+void sft_upgrade_init(char **argv);
 pid_t sft_exec_new_binary(sft_cycle_t *cycle);
 void sft_upgrade_exited(sft_cycle_t *cycle, int status);
 void sft_upgrade_delete_pidfile(sft_cycle_t *cycle);
