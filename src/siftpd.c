@@ -55,6 +55,8 @@ main(int argc, char **argv)
         return 1;
     }
 
+    sft_upgrade_init(argv);
+
     if (sft_show_version_flag) {
         sft_show_version();
         return 0;
@@ -91,6 +93,15 @@ main(int argc, char **argv)
     }
 
     if (sft_preinit_modules() != SFT_OK) {
+        sft_destroy_pool(init_cycle.pool);
+        return 1;
+    }
+
+    /* started by a binary upgrade: its listeners are ours to take over */
+
+    if (!sft_test_config && !sft_signal
+        && sft_add_inherited_sockets(&init_cycle) != SFT_OK)
+    {
         sft_destroy_pool(init_cycle.pool);
         return 1;
     }
@@ -151,7 +162,9 @@ main(int argc, char **argv)
         return 1;
     }
 
-    if (ccf->daemon) {
+    /* a new binary stays the old master's child, which watches it */
+
+    if (ccf->daemon && !sft_inherited) {
         if (sft_daemon(cycle->log) != SFT_OK) {
             return 1;
         }
@@ -261,7 +274,8 @@ sft_get_options(int argc, char *const *argv)
                         if (strcmp(sft_signal, "stop") != 0
                             && strcmp(sft_signal, "quit") != 0
                             && strcmp(sft_signal, "reopen") != 0
-                            && strcmp(sft_signal, "reload") != 0)
+                            && strcmp(sft_signal, "reload") != 0
+                            && strcmp(sft_signal, "upgrade") != 0)
                         {
                             sft_log_stderr(0, "invalid option: \"-s %s\"",
                                            sft_signal);
@@ -314,7 +328,8 @@ sft_show_version(void)
             "  -q            : suppress non-error messages during "
             "configuration testing\n"
             "  -s signal     : send signal to a master process: stop, quit, "
-            "reopen, reload\n"
+            "reopen, reload,\n"
+            "                  upgrade\n"
             "  -p prefix     : set prefix path (default: " SFT_PREFIX ")\n"
             "  -c filename   : set configuration file (default: "
             SFT_CONF_PATH ")\n"

@@ -41,6 +41,7 @@ typedef void (*sft_connection_handler_pt)(sft_connection_t *c);
 #include <sft_connection.h>
 #include <sft_cycle.h>
 #include <sft_process.h>
+#include <sft_upgrade.h>
 #include <sft_stats.h>
 #include <sft_core_stats.h>
 #include <sft_buffer.h>

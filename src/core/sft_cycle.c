@@ -508,7 +508,10 @@ sft_delete_pidfile(sft_cycle_t *cycle)
 }
 
 
-/* "siftpd -s reload|stop|quit|reopen": signal the master named in the pid */
+/*
+ * "siftpd -s reload|stop|quit|reopen|upgrade": signal the master named in
+ * the pid file
+ */
 
 sft_int_t
 sft_signal_process(sft_cycle_t *cycle, char *sig)
@@ -552,6 +555,8 @@ sft_signal_process(sft_cycle_t *cycle, char *sig)
         signo = SIGQUIT;
     } else if (strcmp(sig, "reopen") == 0) {
         signo = SIGUSR1;
+    } else if (strcmp(sig, "upgrade") == 0) {
+        signo = SIGUSR2;
     } else {
         return 1;
     }

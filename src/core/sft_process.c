@@ -19,6 +19,8 @@ volatile sig_atomic_t  sft_quit;
 volatile sig_atomic_t  sft_reconfigure;
 volatile sig_atomic_t  sft_reopen;
 volatile sig_atomic_t  sft_sigalrm;
+volatile sig_atomic_t  sft_change_binary;
+volatile sig_atomic_t  sft_noaccept;
 
 
 static void
@@ -35,6 +37,8 @@ sft_signal_handler(int signo)
     case SIGHUP: sft_reconfigure = 1; break;
     case SIGUSR1: sft_reopen = 1; break;
     case SIGALRM: sft_sigalrm = 1; break;
+    case SIGUSR2: sft_change_binary = 1; break;
+    case SIGWINCH: sft_noaccept = 1; break;
     case SIGCHLD: sft_reap = 1; break;
     default: break;
     }
@@ -49,7 +53,7 @@ sft_init_signals(sft_log_t *log)
     size_t            i;
     struct sigaction  sa;
     static const int  sigs[] = { SIGQUIT, SIGTERM, SIGINT, SIGHUP, SIGUSR1,
-                                 SIGALRM, SIGCHLD };
+                                 SIGUSR2, SIGWINCH, SIGALRM, SIGCHLD };
 
     for (i = 0; i < sft_nelems(sigs); i++) {
         sft_memzero(&sa, sizeof(struct sigaction));
@@ -67,7 +71,18 @@ sft_init_signals(sft_log_t *log)
     sa.sa_handler = SIG_IGN;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGPIPE, &sa, NULL);
-    sigaction(SIGUSR2, &sa, NULL);
+
+    /*
+     * the new binary of an upgrade inherits the old master's blocked
+     * signals: a single process (master_process off) would never see one
+     */
+
+    sigemptyset(&sa.sa_mask);
+
+    if (sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL) == -1) {
+        sft_log_error(SFT_LOG_EMERG, log, sft_errno, "sigprocmask() failed");
+        return SFT_ERROR;
+    }
 
     return SFT_OK;
 }

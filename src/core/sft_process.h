@@ -64,6 +64,8 @@ extern volatile sig_atomic_t  sft_quit;
 extern volatile sig_atomic_t  sft_reconfigure;
 extern volatile sig_atomic_t  sft_reopen;
 extern volatile sig_atomic_t  sft_sigalrm;
+extern volatile sig_atomic_t  sft_change_binary;
+extern volatile sig_atomic_t  sft_noaccept;
 extern sft_uint_t             sft_exiting;
 
 #define SFT_PROCESS_SINGLE  0

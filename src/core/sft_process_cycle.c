@@ -19,6 +19,7 @@ static void sft_master_processes_changed(sft_cycle_t *cycle);
 static void sft_respawn_later(sft_cycle_t *cycle, sft_int_t slot);
 static sft_uint_t sft_respawn_due(sft_cycle_t *cycle);
 static void sft_respawn_cancel(void);
+static void sft_master_change_binary(sft_cycle_t *cycle);
 static void sft_master_process_exit(sft_cycle_t *cycle);
 static void sft_worker_process_cycle(sft_cycle_t *cycle, void *data);
 static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
@@ -45,6 +46,9 @@ static void sft_terminate_timer_handler(sft_event_t *ev);
 
 sft_uint_t  sft_exiting;
 
+/* WINCH after an upgrade: the workers were let go, the new binary serves */
+static sft_uint_t  sft_noaccepting;
+
 static sft_event_t  sft_shutdown_event;
 static sft_event_t  sft_terminate_event;   /* expired: exit with sessions */
 
@@ -69,6 +73,8 @@ sft_master_process_cycle(sft_cycle_t *cycle)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGUSR2);
+    sigaddset(&set, SIGWINCH);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGQUIT);
 
@@ -98,6 +104,19 @@ sft_master_process_cycle(sft_cycle_t *cycle)
         if (sft_reap) {
             sft_reap = 0;
             live = sft_reap_children(cycle);
+        }
+
+        /* the new binary is gone: the workers let go come back */
+
+        if (sft_noaccepting && sft_new_binary == 0
+            && !sft_terminate && !sft_quit)
+        {
+            sft_noaccepting = 0;
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                          "starting workers again");
+            sft_start_worker_processes(cycle, ccf->worker_processes,
+                                       SFT_PROCESS_RESPAWN);
+            live = 1;
         }
 
         if (!live && (sft_terminate || sft_quit)) {
@@ -143,8 +162,13 @@ sft_master_process_cycle(sft_cycle_t *cycle)
             continue;
         }
 
+        if (sft_change_binary || sft_noaccept) {
+            sft_master_change_binary(cycle);
+        }
+
         if (sft_reconfigure) {
             sft_reconfigure = 0;
+            sft_noaccepting = 0;
 
             sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "reconfiguring");
 
@@ -194,6 +218,49 @@ sft_master_process_cycle(sft_cycle_t *cycle)
             sft_reopen_files(cycle);
             sft_signal_worker_processes(cycle, SFT_CMD_REOPEN);
         }
+    }
+}
+
+
+/*
+ * USR2 starts the new binary beside this master; WINCH, while it runs,
+ * lets this master's workers finish their sessions and accept nothing
+ * more, so that only the new binary's workers take new ones.
+ */
+
+static void
+sft_master_change_binary(sft_cycle_t *cycle)
+{
+    if (sft_change_binary) {
+        sft_change_binary = 0;
+
+        if (sft_new_binary) {
+            sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                          "upgrade ignored: new binary %d is running",
+                          (int) sft_new_binary);
+
+        } else {
+            sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                          "changing binary");
+            sft_new_binary = sft_exec_new_binary(cycle);
+        }
+    }
+
+    if (sft_noaccept) {
+        sft_noaccept = 0;
+
+        if (sft_new_binary == 0) {
+            sft_log_error(SFT_LOG_INFO, cycle->log, 0,
+                          "WINCH ignored: no new binary is running");
+            return;
+        }
+
+        sft_log_error(SFT_LOG_NOTICE, cycle->log, 0,
+                      "stopping the workers, new binary %d serves",
+                      (int) sft_new_binary);
+        sft_noaccepting = 1;
+        sft_respawn_cancel();
+        sft_signal_worker_processes(cycle, SFT_CMD_QUIT);
     }
 }
 
@@ -272,6 +339,11 @@ sft_reap_children(sft_cycle_t *cycle)
 
         if (pid <= 0) {
             break;
+        }
+
+        if (pid == sft_new_binary) {
+            sft_upgrade_exited(cycle, status);
+            continue;
         }
 
         /* one that did not exit by itself could not clean up after it */
@@ -512,7 +584,7 @@ sft_master_process_exit(sft_cycle_t *cycle)
 {
     sft_uint_t  i;
 
-    sft_delete_pidfile(cycle);
+    sft_upgrade_delete_pidfile(cycle);
 
     sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exit");
 
@@ -821,6 +893,16 @@ sft_single_process_cycle(sft_cycle_t *cycle)
             sft_worker_terminate(cycle);
         }
 
+        if (sft_quit) {
+            sft_quit = 0;
+
+            if (!sft_exiting) {
+                sft_worker_start_shutdown(cycle);
+            }
+        }
+
+        /* before the next wait, which no event may end when idle */
+
         if (sft_exiting
             && (sft_event_sessions == 0 || sft_terminate_event.timedout))
         {
@@ -833,18 +915,12 @@ sft_single_process_cycle(sft_cycle_t *cycle)
             sft_master_process_exit(cycle);
         }
 
-        if (sft_quit) {
-            sft_quit = 0;
-
-            if (!sft_exiting) {
-                sft_worker_start_shutdown(cycle);
-            }
-        }
-
-        if (sft_reconfigure) {
+        if (sft_reconfigure || sft_change_binary) {
             sft_reconfigure = 0;
+            sft_change_binary = 0;
             sft_log_error(SFT_LOG_WARN, cycle->log, 0,
-                          "reload needs \"master_process on\", ignored");
+                          "reload and upgrade need \"master_process on\", "
+                          "ignored");
         }
 
         if (sft_reopen) {

@@ -248,10 +248,14 @@ sub run {
 
 sub pid { $_[0]->{_pid} }
 
-# worker pids, from the process table
+# worker pids, from the process table: the children of our master, or of
+# the master $pid (one a binary upgrade started)
 sub workers {
-    my ($self) = @_;
+    my ($self, $master) = @_;
     my @w;
+
+    $master //= $self->{_pid};
+    return () unless $master;
 
     opendir my $dh, '/proc' or return ();
     for my $p (grep { /^\d+$/ } readdir $dh) {
@@ -260,7 +264,7 @@ sub workers {
         close $fh;
         next unless defined $stat;
         my ($ppid) = $stat =~ /^\d+ \(.*\) \S (\d+)/;
-        push @w, $p if defined $ppid && $ppid == $self->{_pid};
+        push @w, $p if defined $ppid && $ppid == $master;
     }
     closedir $dh;
 
@@ -286,14 +290,109 @@ sub wait_log {
         $timeout);
 }
 
+# the pid in the pid file $name (default siftpd.pid), or 0
+sub pidfile_pid {
+    my ($self, $name) = @_;
+
+    my ($pid) = $self->read_file($name // 'siftpd.pid') =~ /^(\d+)\n/;
+    return $pid // 0;
+}
+
+# after USR2: waits until the pid file names a master other than $old and
+# returns its pid (0 if none came); that master is stopped with ours
+sub wait_new_master {
+    my ($self, $old, $timeout) = @_;
+    my $new = 0;
+
+    $self->wait_for(sub {
+        $new = $self->pidfile_pid();
+        $new = 0 if $new == $old;
+        return $new;
+    }, $timeout // 60);
+
+    push @{$self->{_adopted}}, $new if $new;
+    return $new;
+}
+
+# the IPv4 TCP sockets: inode => [local port, remote port]
+sub _tcp_sockets {
+    my %s;
+
+    open my $fh, '<', '/proc/net/tcp' or return {};
+    while (my $l = <$fh>) {
+        my @f = split ' ', $l;
+        next unless @f > 9 && $f[1] =~ /:([0-9A-F]{4})$/;
+        my $local = hex $1;
+        next unless $f[2] =~ /:([0-9A-F]{4})$/;
+        $s{$f[9]} = [$local, hex $1] if $f[9];
+    }
+    close $fh;
+
+    return \%s;
+}
+
+# the socket inodes process $pid holds
+sub _socket_inodes {
+    my ($pid) = @_;
+    my @i;
+
+    opendir my $dh, "/proc/$pid/fd" or return ();
+    for my $fd (grep { /^\d+$/ } readdir $dh) {
+        my $l = readlink "/proc/$pid/fd/$fd" // '';
+        push @i, $1 if $l =~ /^socket:\[(\d+)\]$/;
+    }
+    closedir $dh;
+
+    return @i;
+}
+
+# of @pids, the one that holds the server side of a connection of the
+# client $c: a socket of ours, or the pid of a client process (curl)
+sub conn_owner {
+    my ($self, $c, @pids) = @_;
+
+    my $tcp = _tcp_sockets();
+    my %server;
+
+    my @client = ref $c ? ([$c->sockport(), $c->peerport()])
+                        : map { $tcp->{$_} // () } _socket_inodes($c);
+
+    for my $inode (keys %$tcp) {
+        my ($l, $r) = @{$tcp->{$inode}};
+        $server{$inode} = 1 if grep { $_->[1] == $l && $_->[0] == $r } @client;
+    }
+
+    for my $p (@pids) {
+        return $p if grep { $server{$_} } _socket_inodes($p);
+    }
+
+    return undef;
+}
+
 sub reload {
     my ($self) = @_;
     kill 'HUP', $self->{_pid};
     return $self;
 }
 
+# a master that is not our child (a binary upgrade started it): QUIT, then
+# KILL with its workers if it is still there after 20 s
+sub _stop_adopted {
+    my ($self) = @_;
+
+    while (my $pid = shift @{$self->{_adopted} // []}) {
+        next unless kill 0, $pid;
+        kill 'QUIT', $pid;
+        next if $self->wait_for(sub { !kill 0, $pid }, 20);
+        kill 'KILL', $self->workers($pid), $pid;
+        Test::More::fail("master $pid stopped on QUIT");
+    }
+}
+
 sub stop {
     my ($self) = @_;
+
+    $self->_stop_adopted();
 
     my $pid = delete $self->{_pid};
     return $self unless $pid;
@@ -354,6 +453,10 @@ sub DESTROY {
 
     # a forked test helper must not stop the server it inherited
     return unless $self->{_owner} == $$;
+
+    for my $pid (@{$self->{_adopted} // []}) {
+        kill 'KILL', $self->workers($pid), $pid if kill 0, $pid;
+    }
 
     if (my $pid = delete $self->{_pid}) {
         kill 'KILL', $pid;
