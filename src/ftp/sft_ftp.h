@@ -12,6 +12,7 @@
 #include <sft_vfs.h>
 #include <sft_auth.h>
 #include <sft_event_openssl.h>
+#include <sft_xfer_rate.h>
 
 
 #define SFT_FTP_PRELOGIN_BUFFER   1024     /* control line limits */
@@ -180,10 +181,7 @@ struct sft_ftp_transfer_s {
     sft_buffer_waiter_t       waiter;
     sft_event_t               wake;        /* a chunk may be free */
 
-    /* the user's download_rate or upload_rate: a token bucket */
-    off_t                     rate;        /* bytes/s, 0: unlimited */
-    off_t                     tokens;
-    sft_msec_t                rate_last;
+    sft_xfer_rate_t           rate;        /* download_rate, upload_rate */
     sft_event_t               rate_ev;     /* tokens again */
 
     unsigned                  opened:1;    /* file or dir is open */
@@ -343,7 +341,6 @@ void sft_ftp_transfer_run(sft_ftp_session_t *s);
 void sft_ftp_data_event(sft_event_t *ev);
 void sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
 size_t sft_ftp_rate_allow(sft_ftp_session_t *s, size_t want);
-void sft_ftp_rate_spend(sft_ftp_session_t *s, size_t n);
 size_t sft_ftp_ascii_to_crlf(const u_char *in, size_t len, size_t *used,
     u_char *out, size_t size);
 size_t sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,

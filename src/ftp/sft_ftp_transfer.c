@@ -245,15 +245,12 @@ sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind)
     t->rate_ev.log = s->log;
 
     if (s->account) {
-        t->rate = (kind == SFT_FTP_RETR) ? s->account->download_rate
-                  : (kind == SFT_FTP_STOR || kind == SFT_FTP_APPE)
-                    ? s->account->upload_rate : 0;
-    }
-
-    if (t->rate) {
-        /* a quarter of a second's worth to start with */
-        t->tokens = sft_max(t->rate / 4, (off_t) 1);
-        t->rate_last = sft_current_msec;
+        sft_xfer_rate_init(&t->rate,
+                           (kind == SFT_FTP_RETR)
+                           ? s->account->download_rate
+                           : (kind == SFT_FTP_STOR || kind == SFT_FTP_APPE)
+                             ? s->account->upload_rate : 0,
+                           sft_current_msec);
     }
 
     s->transfer = t;
@@ -540,66 +537,24 @@ sft_ftp_transfer_wake(sft_event_t *ev)
 }
 
 
-/*
- * The user's rate: how much of want may move now (at least 1 byte), or 0
- * with the rate timer set for when tokens are back.  The bucket holds a
- * quarter of a second's worth, so a limited sendfile(2) goes in slices.
- */
+/* the user's rate: how much of want may move now, or 0 and the timer set */
 
 size_t
 sft_ftp_rate_allow(sft_ftp_session_t *s, size_t want)
 {
-    off_t                burst;
-    sft_msec_t           now, elapsed, delay;
+    size_t               n;
+    sft_msec_t           delay;
     sft_ftp_transfer_t  *t;
 
     t = s->transfer;
 
-    if (t->rate == 0) {
-        return want;
-    }
+    n = sft_xfer_rate_allow(&t->rate, want, sft_current_msec, &delay);
 
-    burst = sft_max(t->rate / 4, (off_t) 1);
-
-    now = sft_current_msec;
-    elapsed = now - t->rate_last;
-
-    if (elapsed > 0) {
-        t->rate_last = now;
-        t->tokens += (elapsed >= 1000) ? burst
-                                       : t->rate * (off_t) elapsed / 1000;
-        if (t->tokens > burst) {
-            t->tokens = burst;
-        }
-    }
-
-    if (t->tokens > 0) {
-        return (size_t) sft_min((off_t) want, t->tokens);
-    }
-
-    /* until an eighth of the bucket is back, at least 10 ms */
-
-    delay = (sft_msec_t) ((burst / 8 - t->tokens) * 1000 / t->rate);
-    delay = sft_max(delay, (sft_msec_t) 10);
-
-    if (!t->rate_ev.timer_set) {
+    if (n == 0 && !t->rate_ev.timer_set) {
         sft_add_timer(&t->rate_ev, delay);
     }
 
-    return 0;
-}
-
-
-void
-sft_ftp_rate_spend(sft_ftp_session_t *s, size_t n)
-{
-    sft_ftp_transfer_t  *t;
-
-    t = s->transfer;
-
-    if (t->rate) {
-        t->tokens -= (off_t) n;
-    }
+    return n;
 }
 
 
@@ -711,7 +666,7 @@ sft_ftp_send_file(sft_ftp_session_t *s)
             break;      /* the file got shorter */
         }
 
-        sft_ftp_rate_spend(s, n);
+        sft_xfer_rate_spend(&t->rate, n);
         t->bytes += n;
     }
 
@@ -760,7 +715,7 @@ sft_ftp_send_copy(sft_ftp_session_t *s)
                 return;
             }
 
-            sft_ftp_rate_spend(s, n);
+            sft_xfer_rate_spend(&t->rate, n);
             t->out_pos += n;
             t->bytes += n;
         }
@@ -1226,7 +1181,7 @@ sft_ftp_recv_file(sft_ftp_session_t *s)
         }
 
         t->bytes += n;
-        sft_ftp_rate_spend(s, n);
+        sft_xfer_rate_spend(&t->rate, n);
 
         if (t->ascii) {
             cr = t->cr;
@@ -1286,7 +1241,7 @@ sft_ftp_splice_init(sft_ftp_session_t *s, sft_ftp_transfer_t *t)
 
     /* splice(2) refuses O_APPEND files: APPE takes the pooled copy */
 
-    if (!s->conf->splice || t->ascii || t->rate || (s->tls && s->prot_p)
+    if (!s->conf->splice || t->ascii || t->rate.rate || (s->tls && s->prot_p)
         || (t->file.flags & SFT_STORAGE_WRITE_APPEND)
         || st->driver->file_fd == NULL
         || st->driver->file_fd(&t->file) == SFT_INVALID_FILE)
