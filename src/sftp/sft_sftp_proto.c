@@ -15,8 +15,6 @@
 #include <sft_storage_digest.h>
 #include <sft_xfer.h>
 #include <sys/uio.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 
 
 #define SFT_SFTP_SMALL_REPLY  1024
@@ -1052,7 +1050,8 @@ sft_sftp_fd_op(sft_sftp_request_t *r, uint32_t flags)
     ctx->mode = (mode_t) r->perm;          /* sft_vfs_file_mode()'s */
     ctx->atime = h->atime;
     ctx->mtime = h->mtime;
-    ctx->read_now = SFT_SFTP_READ_THREAD;
+    ctx->read_now = h->file.storage->in_memory ? SFT_SFTP_READ_MEMORY
+                                               : SFT_SFTP_READ_THREAD;
 
     r->ctx = ctx;
 
@@ -1192,7 +1191,6 @@ sft_sftp_fd_thread(void *data, sft_log_t *log)
     int                rc;
     u_char             byte;
     struct iovec       iov;
-    struct statfs      sf;
     struct timespec    ts[2];
     sft_sftp_fd_op_t  *ctx = data;
 
@@ -1210,13 +1208,11 @@ sft_sftp_fd_thread(void *data, sft_log_t *log)
         iov.iov_base = &byte;
         iov.iov_len = 1;
 
-        if (fstatfs(ctx->fd, &sf) == 0
-            && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
-        {
-            ctx->read_now = SFT_SFTP_READ_MEMORY;
+        /* a storage in memory (in_memory) needs no probe */
 
-        } else if (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
-                   || errno == EAGAIN)
+        if (ctx->read_now != SFT_SFTP_READ_MEMORY
+            && (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
+                || errno == EAGAIN))
         {
             ctx->read_now = SFT_SFTP_READ_NOWAIT;
         }
