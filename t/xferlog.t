@@ -4,8 +4,9 @@
 # failed transfer, 18 fields that existing tools split on blanks) and the
 # counters behind /api/v1/stats and /metrics: sessions, logins and
 # transfers by direction and data path (sendfile and splice where they
-# serve, the pooled copy for TYPE A and where "sendfile off; splice off;"
-# turn them off); the log is reopened on USR1.  The session log records
+# serve, sendfile in slices and the pooled upload for a user with a rate,
+# the pooled copy for TYPE A and where "sendfile off; splice off;" turn
+# them off); the log is reopened on USR1.  The session log records
 # what a session changed, with the paths as the user sees them.
 
 use warnings;
@@ -53,6 +54,13 @@ EOF
 $t->user_add('alice', 'pw',
     perms => 'list,download,upload,overwrite,delete,rename,mkdir,rmdir,chmod');
 $t->user_key('alice');
+$t->user_add('rated', 'pw', perms => 'list,download,upload');
+mkdir "$d/data/rated";
+$t->write_file('data/rated/r', 'r' x 300000);
+my $users = $t->read_file('users');
+$users =~ s/^\[rated\]\n/[rated]\ndownload_rate = 4m\nupload_rate = 4m\n/m
+    or die 'no user rated';
+$t->write_file('users', $users);
 
 $t->run();
 $t->wait_for(sub { scalar($t->workers()) == 2 }, 10);
@@ -156,6 +164,19 @@ is($x->{download}{pooled}{count}, 2, 'the download took the pooled copy');
 is($x->{upload}{pooled}{count}, 2, 'so did the upload');
 is($x->{download}{sendfile}{count} + $x->{upload}{splice}{count}, 2,
     'neither used sendfile or splice');
+
+# a user with rates: sendfile in slices down, the pooled copy up (splice
+# cannot be held to a rate)
+
+system("curl -s -o $d/rgot ftp://rated:pw\@127.0.0.1:$port/r"
+    . " && curl -s -T $d/rgot ftp://rated:pw\@127.0.0.1:$port/rup");
+is($t->read_file('data/rated/rup'), 'r' x 300000,
+    'a rated user: download and upload intact');
+$x = stats()->{transfers};
+is("$x->{download}{sendfile}{count} $x->{download}{sendfile}{bytes}",
+    '2 400000', 'the rated download took sendfile');
+is("$x->{upload}{splice}{count} $x->{upload}{pooled}{count}",
+    '1 3', 'the rated upload took the pooled copy, not splice');
 
 # SFTP transfers: the same log, service sftp, and their own data path
 

@@ -199,23 +199,7 @@ static sft_command_t  sft_ftp_core_commands[] = {
       sft_command_doc("number", "10",
           "Invalid or refused commands in one session before it is closed.") },
 
-    { sft_string("sendfile"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
-      sft_conf_set_flag_slot,
-      SFT_PROTO_SRV_CONF_OFFSET,
-      offsetof(sft_ftp_srv_conf_t, sendfile),
-      NULL,
-      sft_command_doc("on | off", "on",
-          "Send plaintext downloads with sendfile(2).") },
-
-    { sft_string("splice"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
-      sft_conf_set_flag_slot,
-      SFT_PROTO_SRV_CONF_OFFSET,
-      offsetof(sft_ftp_srv_conf_t, splice),
-      NULL,
-      sft_command_doc("on | off", "on",
-          "Receive plaintext uploads with splice(2).") },
+    SFT_XFER_COMMANDS(offsetof(sft_ftp_srv_conf_t, xfer)),
 
     SFT_SSL_COMMANDS(offsetof(sft_ftp_srv_conf_t, ssl)),
 
@@ -465,8 +449,7 @@ sft_ftp_core_create_srv_conf(sft_conf_t *cf)
     fscf->tls_login = SFT_CONF_UNSET_UINT;
     fscf->tls_data = SFT_CONF_UNSET_UINT;
     fscf->tls_data_reuse = SFT_CONF_UNSET_UINT;
-    fscf->sendfile = SFT_CONF_UNSET;
-    fscf->splice = SFT_CONF_UNSET;
+    sft_xfer_conf_init(&fscf->xfer);
 
     return fscf;
 }
@@ -490,8 +473,7 @@ sft_ftp_core_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
     sft_conf_merge_uint_value(conf->max_login_failures,
                               prev->max_login_failures, 3);
     sft_conf_merge_uint_value(conf->max_errors, prev->max_errors, 10);
-    sft_conf_merge_value(conf->sendfile, prev->sendfile, 1);
-    sft_conf_merge_value(conf->splice, prev->splice, 1);
+    sft_xfer_conf_merge(&conf->xfer, &prev->xfer);
 
     if (conf->pasv_addrs == NULL) {
         conf->pasv_addrs = prev->pasv_addrs;

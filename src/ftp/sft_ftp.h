@@ -12,6 +12,7 @@
 #include <sft_vfs.h>
 #include <sft_auth.h>
 #include <sft_event_openssl.h>
+#include <sft_xfer_stream.h>
 
 
 #define SFT_FTP_PRELOGIN_BUFFER   1024     /* control line limits */
@@ -99,8 +100,7 @@ typedef struct {
     sft_msec_t                login_timeout;
     sft_uint_t                max_login_failures;
     sft_uint_t                max_errors;
-    sft_flag_t                sendfile;    /* binary downloads */
-    sft_flag_t                splice;      /* binary uploads */
+    sft_xfer_conf_t           xfer;        /* the kernel data paths */
 
     sft_ssl_conf_t            ssl;
     sft_ssl_t                 tls;         /* tls.ctx NULL: no TLS */
@@ -154,22 +154,12 @@ struct sft_ftp_transfer_s {
     u_char                   *path;        /* virtual, for the log */
     size_t                    path_len;
 
-    off_t                     offset;      /* in the file */
-    off_t                     end;         /* RETR: the size at open */
+    sft_xfer_stream_t         stream;      /* RETR, STOR, APPE */
     off_t                     bytes;       /* moved over the data conn */
-    int                       pipe[2];     /* splice */
-    size_t                    piped;       /* bytes in the pipe */
     sft_msec_t                begin;
     off_t                     range_start; /* RETR after RANG */
     off_t                     range_last;
 
-    u_char                   *chunk;       /* from the buffer pool */
-    size_t                    chunk_size;
-    u_char                   *rbuf;        /* pooled download: read ahead */
-    size_t                    rlen;
-    size_t                    rpos;
-    u_char                   *wbuf;        /* pooled upload: being written */
-    size_t                    wlen;
     u_char                   *out;         /* listing text */
     size_t                    out_len;
     size_t                    out_pos;
@@ -177,14 +167,6 @@ struct sft_ftp_transfer_s {
     uint32_t                  perms;       /* of the listed directory */
     sft_uint_t                reason;      /* SFT_FTP_END_* */
     sft_storage_err_t         err;
-    sft_buffer_waiter_t       waiter;
-    sft_event_t               wake;        /* a chunk may be free */
-
-    /* the user's download_rate or upload_rate: a token bucket */
-    off_t                     rate;        /* bytes/s, 0: unlimited */
-    off_t                     tokens;
-    sft_msec_t                rate_last;
-    sft_event_t               rate_ev;     /* tokens again */
 
     unsigned                  opened:1;    /* file or dir is open */
     unsigned                  started:1;   /* 150 sent, data may flow */
@@ -196,16 +178,11 @@ struct sft_ftp_transfer_s {
     unsigned                  finishing:1;
     unsigned                  single:1;    /* LIST of one file */
     unsigned                  ascii:1;     /* TYPE A: convert newlines */
-    unsigned                  cr:1;        /* upload: a CR held back */
-    unsigned                  reading:1;   /* pooled download: a read runs */
-    unsigned                  writing:1;   /* pooled upload: a write runs */
-    unsigned                  copy:1;      /* pooled download, no sendfile */
-    unsigned                  splice:1;    /* upload socket -> pipe -> file */
+    unsigned                  streaming:1; /* the stream runs */
+    unsigned                  streamed:1;  /* the stream was set up */
     unsigned                  abor_late:1; /* ABOR while it was ending */
-    unsigned                  direct:2;    /* pooled download's reads */
     unsigned                  unique:1;    /* STOU */
     unsigned                  ranged:1;    /* RETR after RANG */
-    unsigned                  sealed_by:2; /* TLS download: SFT_SSL_SEALED_* */
 };
 
 
@@ -342,12 +319,6 @@ void sft_ftp_transfer_abort(sft_ftp_session_t *s, sft_uint_t reply);
 void sft_ftp_transfer_run(sft_ftp_session_t *s);
 void sft_ftp_data_event(sft_event_t *ev);
 void sft_ftp_transfer_req(sft_ftp_session_t *s, sft_ftp_transfer_t *t);
-size_t sft_ftp_rate_allow(sft_ftp_session_t *s, size_t want);
-void sft_ftp_rate_spend(sft_ftp_session_t *s, size_t n);
-size_t sft_ftp_ascii_to_crlf(const u_char *in, size_t len, size_t *used,
-    u_char *out, size_t size);
-size_t sft_ftp_ascii_from_crlf(u_char *dst, const u_char *src, size_t len,
-    sft_uint_t *cr);
 
 /* sft_ftp_list.c */
 u_char *sft_ftp_list_format(sft_ftp_session_t *s, sft_uint_t kind,

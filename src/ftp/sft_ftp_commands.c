@@ -1001,7 +1001,9 @@ sft_ftp_stat(sft_ftp_session_t *s)
 
     if (s->transfer) {
         p = sft_slprintf(p, last, "     Transfer in progress: %lld bytes\r\n",
-                         (long long) s->transfer->bytes);
+                         (long long) (s->transfer->streaming
+                                      ? s->transfer->stream.bytes
+                                      : s->transfer->bytes));
 
     } else {
         p = sft_slprintf(p, last, "     No data connection\r\n");

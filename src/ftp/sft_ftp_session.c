@@ -1171,10 +1171,6 @@ void
 sft_ftp_session_free(sft_ftp_session_t *s)
 {
     if (s->transfer && s->transfer->pool) {
-        if (s->transfer->rate_ev.timer_set) {
-            sft_del_timer(&s->transfer->rate_ev);
-        }
-
         sft_destroy_pool(s->transfer->pool);
         s->transfer = NULL;
     }

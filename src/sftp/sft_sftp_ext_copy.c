@@ -172,12 +172,12 @@ sft_sftp_copy_overlap(sft_sftp_copy_t *ctx, sft_sftp_handle_t *from)
 
     w = &ctx->to->file;
 
-    if (w->temp_file || w->storage->driver->file_fd == NULL) {
+    if (w->temp_file) {
         return SFT_OK;
     }
 
-    rfd = from->file.storage->driver->file_fd(&from->file);
-    wfd = w->storage->driver->file_fd(w);
+    rfd = sft_storage_file_fd(&from->file);
+    wfd = sft_storage_file_fd(w);
 
     /* fstat(2) of open files: the inodes are in memory */
 

@@ -10,8 +10,6 @@
 #include <sft_sftp_proto.h>
 
 #include <sys/uio.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 
 
 /* the probe of a file open for reading: how its READs read */
@@ -133,7 +131,7 @@ sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
     iov.iov_base = p + 13;
     iov.iov_len = len;
 
-    n = preadv2(h->file.storage->driver->file_fd(&h->file), &iov, 1,
+    n = preadv2(sft_storage_file_fd(&h->file), &iov, 1,
                 (off_t) offset,
                 h->read_now == SFT_SFTP_READ_NOWAIT ? RWF_NOWAIT : 0);
 
@@ -360,7 +358,7 @@ sft_sftp_read_probe(sft_sftp_request_t *r)
     s = r->session;
     h = r->handle;
 
-    if (s->thread_pool == NULL || h->file.storage->driver->file_fd == NULL) {
+    if (s->thread_pool == NULL) {
         return SFT_DECLINED;
     }
 
@@ -370,8 +368,9 @@ sft_sftp_read_probe(sft_sftp_request_t *r)
     }
 
     ctx = task->ctx;
-    ctx->fd = h->file.storage->driver->file_fd(&h->file);
-    ctx->read_now = SFT_SFTP_READ_THREAD;
+    ctx->fd = sft_storage_file_fd(&h->file);
+    ctx->read_now = h->file.storage->in_memory ? SFT_SFTP_READ_MEMORY
+                                               : SFT_SFTP_READ_THREAD;
 
     if (ctx->fd == SFT_INVALID_FILE) {
         return SFT_DECLINED;
@@ -397,7 +396,6 @@ sft_sftp_probe_thread(void *data, sft_log_t *log)
 {
     u_char             byte;
     struct iovec       iov;
-    struct statfs      sf;
     sft_sftp_probe_t  *ctx = data;
 
     (void) log;
@@ -405,13 +403,11 @@ sft_sftp_probe_thread(void *data, sft_log_t *log)
     iov.iov_base = &byte;
     iov.iov_len = 1;
 
-    if (fstatfs(ctx->fd, &sf) == 0
-        && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
-    {
-        ctx->read_now = SFT_SFTP_READ_MEMORY;
+    /* a storage in memory (in_memory) needs no probe */
 
-    } else if (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
-               || errno == EAGAIN)
+    if (ctx->read_now != SFT_SFTP_READ_MEMORY
+        && (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
+            || errno == EAGAIN))
     {
         ctx->read_now = SFT_SFTP_READ_NOWAIT;
     }

@@ -472,6 +472,24 @@ sft_storage_thread_done(sft_event_t *ev)
 }
 
 
+/* the descriptor of an open file, or SFT_INVALID_FILE: a driver without
+   SFT_STORAGE_CAP_FD (s3) has none, and the data moves through chunks */
+
+sft_fd_t
+sft_storage_file_fd(sft_storage_file_t *file)
+{
+    sft_storage_driver_t  *drv;
+
+    drv = file->storage->driver;
+
+    if (!(drv->caps & SFT_STORAGE_CAP_FD)) {
+        return SFT_INVALID_FILE;
+    }
+
+    return drv->file_fd(file);
+}
+
+
 sft_storage_err_t
 sft_storage_map_errno(int err)
 {

@@ -88,6 +88,15 @@ typedef enum {
 #define SFT_STORAGE_SET_MTIME      0x40
 #define SFT_STORAGE_SET_MODE       0x80
 
+/* what a driver can do beyond the operations every driver has */
+#define SFT_STORAGE_CAP_FD         0x01  /* an open file has a descriptor
+                                            (sendfile, splice) */
+#define SFT_STORAGE_CAP_RANDOM_WRITE 0x02  /* writes at any offset */
+#define SFT_STORAGE_CAP_APPEND     0x04
+#define SFT_STORAGE_CAP_RENAME     0x08
+#define SFT_STORAGE_CAP_LINKS      0x10  /* symbolic and hard links */
+#define SFT_STORAGE_CAP_MODES      0x20  /* chmod */
+
 
 typedef struct sft_storage_s         sft_storage_t;
 typedef struct sft_storage_req_s     sft_storage_req_t;
@@ -234,8 +243,9 @@ typedef sft_uint_t (*sft_storage_live_pt)(pid_t pid);
 struct sft_storage_driver_s {
     sft_str_t              name;
     sft_uint_t             blocking;      /* ops block: use the thread pool */
+    sft_uint_t             caps;          /* SFT_STORAGE_CAP_* */
     sft_storage_op_pt      ops[SFT_STORAGE_NOPS];
-    sft_fd_t             (*file_fd)(sft_storage_file_t *file);
+    sft_fd_t             (*file_fd)(sft_storage_file_t *file);   /* CAP_FD */
 
     /* in the master: remove what dead workers left (temporary uploads) */
     void                 (*sweep)(sft_storage_t *st,
@@ -273,6 +283,7 @@ typedef struct {
 sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
 sft_int_t sft_storage_run(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);
+sft_fd_t sft_storage_file_fd(sft_storage_file_t *file);
 sft_storage_err_t sft_storage_map_errno(int err);
 const char *sft_storage_strerror(sft_storage_err_t err);
 void sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb);

@@ -107,6 +107,8 @@ static atomic_uint  sft_posix_temp_counter;
 static sft_storage_driver_t  sft_posix_driver = {
     sft_string("posix"),
     1,
+    SFT_STORAGE_CAP_FD|SFT_STORAGE_CAP_RANDOM_WRITE|SFT_STORAGE_CAP_APPEND
+    |SFT_STORAGE_CAP_RENAME|SFT_STORAGE_CAP_LINKS|SFT_STORAGE_CAP_MODES,
     {
         sft_posix_stat,
         sft_posix_lstat,

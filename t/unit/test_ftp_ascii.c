@@ -1,13 +1,14 @@
 /*
- * test_ftp_ascii.c -- the FTP TYPE A converters (LF to CRLF for downloads,
- * CRLF to LF for uploads, with CRLF split across chunk boundaries and lone
- * CRs kept) and the PORT and EPRT argument parsers with the bounce rule.
+ * test_ftp_ascii.c -- the TYPE A line-ending filter of src/xfer (LF to
+ * CRLF for downloads, CRLF to LF for uploads, with CRLF split across chunk
+ * boundaries and lone CRs kept) and the PORT and EPRT argument parsers with the bounce rule.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_ftp.h>
 #include <sft_asm.h>
+#include <sft_xfer_eol.h>
 #include "sft_tap.h"
 
 
@@ -95,7 +96,7 @@ to_crlf_pieces(const u_char *in, size_t len, u_char *out, unsigned seed)
             isz = len - pos;
         }
 
-        n = sft_ftp_ascii_to_crlf(in + pos, isz, &used, out + o, osz);
+        n = sft_xfer_eol_to_crlf(in + pos, isz, &used, out + o, osz);
 
         if (n == 0 && used == 0) {
             return (size_t) -1;     /* no progress */
@@ -133,7 +134,7 @@ from_crlf_pieces(const u_char *in, size_t len, u_char *out, unsigned seed)
         memcpy(chunk + cr, in + pos, n);
         pos += n;
 
-        n = sft_ftp_ascii_from_crlf(chunk, chunk + cr, n, &cr);
+        n = sft_xfer_eol_from_crlf(chunk, chunk + cr, n, &cr);
         memcpy(out + o, chunk, n);
         o += n;
     }
@@ -165,18 +166,18 @@ main(void)
 
     /* LF -> CRLF */
 
-    n = sft_ftp_ascii_to_crlf((u_char *) "a\nb\n", 4, &used, out, 64);
+    n = sft_xfer_eol_to_crlf((u_char *) "a\nb\n", 4, &used, out, 64);
     ok(n == 6 && used == 4 && memcmp(out, "a\r\nb\r\n", 6) == 0,
        "to CRLF: two lines");
 
-    n = sft_ftp_ascii_to_crlf((u_char *) "a\n", 2, &used, out, 2);
+    n = sft_xfer_eol_to_crlf((u_char *) "a\n", 2, &used, out, 2);
     ok(n == 1 && used == 1 && out[0] == 'a',
        "to CRLF: a LF does not split when one byte is left");
 
-    n = sft_ftp_ascii_to_crlf((u_char *) "\n", 1, &used, out, 1);
+    n = sft_xfer_eol_to_crlf((u_char *) "\n", 1, &used, out, 1);
     ok(n == 0 && used == 0, "to CRLF: no room for CRLF, nothing used");
 
-    n = sft_ftp_ascii_to_crlf((u_char *) "x\r\n", 3, &used, out, 8);
+    n = sft_xfer_eol_to_crlf((u_char *) "x\r\n", 3, &used, out, 8);
     ok(n == 4 && memcmp(out, "x\r\r\n", 4) == 0,
        "to CRLF: a CR before LF is data (every LF gets a CR)");
 
@@ -189,7 +190,7 @@ main(void)
         cr = fc->cr_in;
         buf[0] = 'X';
         memcpy(buf + cr, fc->in, strlen(fc->in));
-        n = sft_ftp_ascii_from_crlf(buf, buf + cr, strlen(fc->in), &cr);
+        n = sft_xfer_eol_from_crlf(buf, buf + cr, strlen(fc->in), &cr);
 
         ok(n == strlen(fc->out) && memcmp(buf, fc->out, n) == 0
            && cr == fc->cr_out, fc->name);
@@ -206,7 +207,7 @@ main(void)
 
         cr = 0;
         memcpy(out, in, 128);
-        n = sft_ftp_ascii_from_crlf(out, out, 128, &cr);
+        n = sft_xfer_eol_from_crlf(out, out, 128, &cr);
         m = ref_from_crlf(in, 128, exp);
 
         if (n != m || memcmp(out, exp, m) != 0 || cr != 0) {
@@ -217,14 +218,14 @@ main(void)
 
         cr = 0;
         memcpy(out, in, i + 1);
-        n = sft_ftp_ascii_from_crlf(out, out, i + 1, &cr);
+        n = sft_xfer_eol_from_crlf(out, out, i + 1, &cr);
 
         if (cr != 1 || n != i) {
             good = 0;
         }
 
         memcpy(out + n + 1, in + i + 1, 127 - i);
-        n += sft_ftp_ascii_from_crlf(out + n, out + n + 1, 127 - i, &cr);
+        n += sft_xfer_eol_from_crlf(out + n, out + n + 1, 127 - i, &cr);
 
         if (n != m || memcmp(out, exp, m) != 0 || cr != 0) {
             good = 0;

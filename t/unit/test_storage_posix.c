@@ -124,9 +124,11 @@ temp_files(const char *rel)
 static void
 symlink_tests(sft_vfs_session_t *s, const char *how)
 {
-    char                name[128], buf[64];
-    sft_storage_req_t  *r;
-    sft_storage_file_t  f;
+    char                   name[128], buf[64];
+    sft_fd_t               fd;
+    sft_storage_req_t     *r;
+    sft_storage_file_t     f;
+    sft_storage_driver_t   nocaps, *drv;
 
     r = R();
     snprintf(name, sizeof(name), "%s: absolute link out refused", how);
@@ -162,11 +164,23 @@ symlink_tests(sft_vfs_session_t *s, const char *how)
         ok(sft_vfs_read(s, r, &f, (u_char *) buf, sizeof(buf), 0) == SFT_OK
            && r->nbytes == 5 && memcmp(buf, "inner", 5) == 0
            && f.size == 5, name);
+
+        snprintf(name, sizeof(name), "%s: the open file's descriptor", how);
+        nocaps = *f.storage->driver;
+        nocaps.caps &= ~SFT_STORAGE_CAP_FD;
+        drv = f.storage->driver;
+        fd = sft_storage_file_fd(&f);
+        f.storage->driver = &nocaps;
+        ok(fd >= 0 && fd == f.fd
+           && sft_storage_file_fd(&f) == SFT_INVALID_FILE, name);
+        f.storage->driver = drv;
+
         r = R();
         (void) sft_vfs_close(s, r, &f, 1);
 
     } else {
         ok(0, name);
+        ok(0, "the open file's descriptor");
     }
 
     r = R();
@@ -231,7 +245,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..99\n");
+    printf("1..101\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;

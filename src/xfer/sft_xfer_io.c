@@ -1,0 +1,227 @@
+/*
+ * sft_xfer_io.c -- chunk reads and writes of an open storage file.  A file
+ * with a descriptor on a storage in memory (tmpfs) is read and written
+ * with pread(2) and pwrite(2) on the event loop; another file with a
+ * descriptor is read with RWF_NOWAIT, which fails with EAGAIN unless the
+ * page cache has the data, saving the thread pool round trip per chunk;
+ * everything else is a VFS operation, on the thread pool for a blocking
+ * driver.  Writes are charged to the quota through the VFS either way.
+ *
+ * sft_xfer_read() and sft_xfer_write() return SFT_OK (io->nbytes read;
+ * 0 at the end of the file), SFT_AGAIN (io->handler runs when it is done,
+ * with the same results) or SFT_ERROR (io->err).
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_vfs.h>
+#include <sft_xfer_io.h>
+
+
+static ssize_t sft_xfer_read_direct(sft_xfer_io_t *io, u_char *buf,
+    size_t len, off_t offset);
+static sft_int_t sft_xfer_write_direct(sft_xfer_io_t *io, u_char *buf,
+    size_t len, off_t offset);
+static void sft_xfer_io_req(sft_xfer_io_t *io, size_t wlen);
+static sft_int_t sft_xfer_io_result(sft_xfer_io_t *io, sft_int_t rc);
+static void sft_xfer_io_done(sft_storage_req_t *req);
+
+
+/* io->vfs, file, pool, log, handler and data are set */
+
+void
+sft_xfer_io_init(sft_xfer_io_t *io)
+{
+    io->how = SFT_XFER_IO_VFS;
+    io->busy = 0;
+    io->fd = sft_storage_file_fd(io->file);
+
+    if (io->fd == SFT_INVALID_FILE) {
+        return;
+    }
+
+    if (io->file->storage->in_memory) {
+        io->how = SFT_XFER_IO_MEMORY;
+        return;
+    }
+
+#ifdef RWF_NOWAIT
+    io->how = SFT_XFER_IO_NOWAIT;
+#endif
+}
+
+
+sft_int_t
+sft_xfer_read(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
+{
+    ssize_t  n;
+
+    if (io->how != SFT_XFER_IO_VFS) {
+        n = sft_xfer_read_direct(io, buf, len, offset);
+
+        if (n >= 0) {
+            io->err = SFT_STORAGE_OK;
+            io->nbytes = n;
+            return SFT_OK;
+        }
+
+        /* not in the page cache, or an error the VFS reports */
+    }
+
+    sft_xfer_io_req(io, 0);
+
+    return sft_xfer_io_result(io, sft_vfs_read(io->vfs, &io->req, io->file,
+                                               buf, len, offset));
+}
+
+
+/* bytes, or -1: the VFS reads this chunk */
+
+static ssize_t
+sft_xfer_read_direct(sft_xfer_io_t *io, u_char *buf, size_t len,
+    off_t offset)
+{
+    ssize_t       n;
+#ifdef RWF_NOWAIT
+    struct iovec  iov;
+#endif
+
+    for ( ;; ) {
+
+#ifdef RWF_NOWAIT
+        if (io->how == SFT_XFER_IO_NOWAIT) {
+            iov.iov_base = buf;
+            iov.iov_len = len;
+
+            n = preadv2(io->fd, &iov, 1, offset, RWF_NOWAIT);
+
+        } else
+#endif
+        {
+            n = pread(io->fd, buf, len, offset);
+        }
+
+        if (n >= 0) {
+            return n;
+        }
+
+        if (sft_errno == EINTR) {
+            continue;
+        }
+
+        if (sft_errno == EOPNOTSUPP) {
+            io->how = SFT_XFER_IO_VFS;      /* no RWF_NOWAIT on this file */
+        }
+
+        return -1;
+    }
+}
+
+
+sft_int_t
+sft_xfer_write(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
+{
+    if (io->how == SFT_XFER_IO_MEMORY) {
+        return sft_xfer_write_direct(io, buf, len, offset);
+    }
+
+    sft_xfer_io_req(io, len);
+
+    return sft_xfer_io_result(io, sft_vfs_write(io->vfs, &io->req, io->file,
+                                                buf, len, offset));
+}
+
+
+/* a chunk to tmpfs, charged to the quota as a VFS write is */
+
+static sft_int_t
+sft_xfer_write_direct(sft_xfer_io_t *io, u_char *buf, size_t len,
+    off_t offset)
+{
+    size_t   done;
+    ssize_t  n;
+
+    if (sft_vfs_charge_write(io->vfs, io->file, offset, len) != SFT_OK) {
+        sft_log_error(SFT_LOG_INFO, io->log, 0,
+                      "quota exceeded: upload of \"%s\" stopped",
+                      io->file->name);
+        io->err = SFT_STORAGE_QUOTA;
+        return SFT_ERROR;
+    }
+
+    for (done = 0; done < len; done += n) {
+        n = pwrite(io->fd, buf + done, len - done, offset + done);
+
+        if (n == -1) {
+            if (sft_errno == EINTR) {
+                n = 0;
+                continue;
+            }
+
+            io->err = sft_storage_map_errno(sft_errno);
+            sft_log_error(SFT_LOG_ERR, io->log, sft_errno,
+                          "pwrite() \"%s\" failed", io->file->name);
+            return SFT_ERROR;
+        }
+    }
+
+    io->err = SFT_STORAGE_OK;
+    io->nbytes = len;
+
+    return SFT_OK;
+}
+
+
+/* a VFS request; wlen: the length of a write, which must be written whole */
+
+static void
+sft_xfer_io_req(sft_xfer_io_t *io, size_t wlen)
+{
+    io->wlen = wlen;
+
+    sft_memzero(&io->req, sizeof(sft_storage_req_t));
+    io->req.pool = io->pool;
+    io->req.handler = sft_xfer_io_done;
+    io->req.data = io;
+}
+
+
+/* a VFS operation's return, or its completion: the results in io */
+
+static sft_int_t
+sft_xfer_io_result(sft_xfer_io_t *io, sft_int_t rc)
+{
+    if (rc == SFT_AGAIN) {
+        io->busy = 1;
+        return SFT_AGAIN;
+    }
+
+    io->err = (rc == SFT_OK) ? SFT_STORAGE_OK : io->req.err;
+    io->nbytes = io->req.nbytes;
+
+    if (io->err == SFT_STORAGE_OK
+        && (io->nbytes < 0
+            || (io->wlen && io->nbytes != (ssize_t) io->wlen)))
+    {
+        io->err = SFT_STORAGE_IO;       /* a short write */
+    }
+
+    if (io->err != SFT_STORAGE_OK) {
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+static void
+sft_xfer_io_done(sft_storage_req_t *req)
+{
+    sft_xfer_io_t  *io = req->data;
+
+    io->busy = 0;
+
+    (void) sft_xfer_io_result(io, req->err == SFT_STORAGE_OK ? SFT_OK
+                                                              : SFT_ERROR);
+    io->handler(io);
+}
