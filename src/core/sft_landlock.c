@@ -172,8 +172,9 @@ typedef struct {
 
 /*
  * Read by libraries in a worker, found with strace on the workers of the
- * test suite: glibc's localtime() looks at the zone file again, and the
- * sanitizers read the process's own maps (LeakSanitizer at exit).
+ * test suite: glibc's localtime() looks at the zone file again; the
+ * sanitizers read the process's own maps (LeakSanitizer at exit, which
+ * fails without them) and its executable, for the names in a report.
  */
 
 static const struct {
@@ -183,6 +184,7 @@ static const struct {
     { "/etc/localtime", SFT_LANDLOCK_READ },
 #if (SFT_SANITIZERS)
     { "/proc/self", SFT_LANDLOCK_READ },
+    { "/proc/self/exe", SFT_LANDLOCK_READ },
 #endif
 };
 
