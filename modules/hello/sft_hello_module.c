@@ -2,18 +2,29 @@
  * sft_hello_module.c -- an example third-party HTTP module: the directive
  * "hello_text" and GET /hello answering with it.  It shows what a module
  * author writes: a directive table, configuration create/merge, a route,
- * and a counter of its own in /metrics and /api/v1/stats.
+ * a counter of its own in /metrics and /api/v1/stats, and a worker start
+ * hook.
  *
  * For the tests of the workers' seccomp filter, "hello_syscall_probe on"
  * opens GET /hello/personality: the worker queries its personality(2), a
  * call it never makes otherwise, and answers with the result and errno.
+ * "hello_probe_path FILE;" is a hook for the tests of Landlock: each worker
+ * opens FILE at its start, on its own thread and on a thread of the
+ * "default" pool, with open(2) and not through the storage layer, and
+ * logs what happened (Landlock must refuse what no module declared).
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
+#include <sft_thread_pool.h>
 #include <sft_http.h>
 
 #include <sys/syscall.h>
+
+
+typedef struct {
+    sft_str_t   probe_path;
+} sft_hello_main_conf_t;
 
 
 typedef struct {
@@ -22,12 +33,17 @@ typedef struct {
 } sft_hello_srv_conf_t;
 
 
+static void *sft_hello_create_main_conf(sft_conf_t *cf);
 static void *sft_hello_create_srv_conf(sft_conf_t *cf);
 static char *sft_hello_merge_srv_conf(sft_conf_t *cf, void *parent,
     void *child);
 static char *sft_hello_init_main_conf(sft_conf_t *cf, void *conf);
 static sft_int_t sft_hello_handler(sft_http_request_t *r);
 static sft_int_t sft_hello_personality_handler(sft_http_request_t *r);
+static sft_int_t sft_hello_init_process(sft_cycle_t *cycle);
+static void sft_hello_probe(u_char *path, const char *where, sft_log_t *log);
+static void sft_hello_probe_thread(void *data, sft_log_t *log);
+static void sft_hello_probe_done(sft_event_t *ev);
 
 
 /* set by sft_stat_register() to the counter's place in a stats slot */
@@ -62,12 +78,22 @@ static sft_command_t  sft_hello_commands[] = {
           "Test hook: GET /hello/personality makes a system call no worker "
           "needs, to show the seccomp filter.") },
 
+    { sft_string("hello_probe_path"),
+      SFT_PROTO_MAIN_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_path_slot,
+      SFT_PROTO_MAIN_CONF_OFFSET,
+      offsetof(sft_hello_main_conf_t, probe_path),
+      NULL,
+      sft_command_doc("file", "",
+          "Test hook: each worker opens FILE at its start, bypassing the "
+          "storage layer, and logs the result, to show Landlock.") },
+
     sft_null_command
 };
 
 
 static sft_proto_module_t  sft_hello_module_ctx = {
-    NULL,
+    sft_hello_create_main_conf,
     sft_hello_init_main_conf,
     sft_hello_create_srv_conf,
     sft_hello_merge_srv_conf
@@ -81,11 +107,18 @@ sft_module_t  sft_hello_module = {
     SFT_HTTP_MODULE,                       /* module type */
     NULL,                                  /* init master */
     NULL,                                  /* init module */
-    NULL,                                  /* init process */
+    sft_hello_init_process,                /* init process */
     NULL,                                  /* exit process */
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
+
+
+static void *
+sft_hello_create_main_conf(sft_conf_t *cf)
+{
+    return sft_pcalloc(cf->pool, sizeof(sft_hello_main_conf_t));
+}
 
 
 static void *
@@ -180,4 +213,82 @@ sft_hello_personality_handler(sft_http_request_t *r)
                             "personality %ld errno %d\n", rc, err) - buf;
 
     return sft_http_send_response(r, 200, "text/plain", &body);
+}
+
+
+static sft_int_t
+sft_hello_init_process(sft_cycle_t *cycle)
+{
+    void                   *ctx;
+    sft_str_t               name = sft_string("default");
+    sft_thread_task_t      *task;
+    sft_thread_pool_t      *tp;
+    sft_hello_main_conf_t  *hmcf;
+
+    ctx = cycle->conf_ctx[sft_http_module.index];
+
+    if (ctx == NULL) {
+        return SFT_OK;
+    }
+
+    hmcf = sft_proto_get_module_main_conf(ctx, sft_hello_module);
+
+    if (hmcf->probe_path.len == 0) {
+        return SFT_OK;
+    }
+
+    sft_hello_probe(hmcf->probe_path.data, "the worker", cycle->log);
+
+    tp = sft_thread_pool_get(cycle, &name);
+
+    task = sft_thread_task_alloc(cycle->pool, sizeof(u_char *));
+    if (tp == NULL || task == NULL) {
+        return SFT_ERROR;
+    }
+
+    *(u_char **) task->ctx = hmcf->probe_path.data;
+    task->handler = sft_hello_probe_thread;
+    task->event.handler = sft_hello_probe_done;
+    task->event.data = task;
+    task->event.log = cycle->log;
+
+    return sft_thread_task_post(tp, task);
+}
+
+
+static void
+sft_hello_probe(u_char *path, const char *where, sft_log_t *log)
+{
+    int  fd;
+
+    fd = open((char *) path, O_RDONLY|O_CLOEXEC);
+
+    if (fd == -1) {
+        sft_log_error(SFT_LOG_NOTICE, log, sft_errno,
+                      "hello_probe_path: open(\"%s\") in %s failed",
+                      path, where);
+        return;
+    }
+
+    close(fd);
+
+    sft_log_error(SFT_LOG_NOTICE, log, 0,
+                  "hello_probe_path: open(\"%s\") in %s succeeded",
+                  path, where);
+}
+
+
+static void
+sft_hello_probe_thread(void *data, sft_log_t *log)
+{
+    sft_hello_probe(*(u_char **) data, "a pool thread", log);
+}
+
+
+/* the task lives in the cycle's pool: nothing to free */
+
+static void
+sft_hello_probe_done(sft_event_t *ev)
+{
+    (void) ev;
 }

@@ -34,6 +34,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_thread_pool.h>
+#include <sft_landlock.h>
 #include <sft_users.h>
 #include <sft_auth.h>
 #include <sft_usage.h>
@@ -559,7 +560,8 @@ sft_users_process_exited(sft_cycle_t *cycle, sft_uint_t slot, pid_t pid)
 /*
  * In the master, before the workers switch user: the users file's
  * directory, which the workers read the file through (the prefix may lie
- * where their user cannot look, as under /root), and a warning if they
+ * where their user cannot look, as under /root) and Landlock lets them
+ * read in (the file is replaced by a rename), and a warning if they
  * cannot read the file itself.
  */
 
@@ -596,6 +598,13 @@ sft_users_open_dir(sft_users_conf_t *ucf, sft_cycle_t *cycle)
 
     cln->handler = sft_users_dir_cleanup;
     cln->data = &ucf->dir;
+
+    if (sft_landlock_allow(cycle, &ucf->file,
+                           SFT_LANDLOCK_READ|SFT_LANDLOCK_PARENT)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
 
     if (stat((char *) ucf->file.data, &sb) == 0
         && !sft_core_workers_may(cycle, &sb, S_IROTH))

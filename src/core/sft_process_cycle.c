@@ -8,6 +8,7 @@
 #include <sft_thread_pool.h>
 #include <sft_seccomp.h>
 #include <sft_setproctitle.h>
+#include <sft_landlock.h>
 #include <sys/prctl.h>
 
 
@@ -778,6 +779,12 @@ sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
         sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
                       "prctl(PR_SET_NO_NEW_PRIVS) failed");
+        exit(2);
+    }
+
+    /* before the modules start threads: Landlock confines only this one */
+
+    if (sft_landlock_apply(cycle) != SFT_OK) {
         exit(2);
     }
 

@@ -8,6 +8,7 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
+#include <sft_landlock.h>
 #include <sft_storage.h>
 #include <sft_vfs.h>
 #include <dirent.h>
@@ -344,6 +345,14 @@ sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st, void *conf)
 
     cln->handler = sft_posix_cleanup;
     cln->data = p;
+
+    if (sft_landlock_allow(cf->cycle, &p->root,
+                           SFT_LANDLOCK_READ|SFT_LANDLOCK_WRITE
+                           |SFT_LANDLOCK_CREATE|SFT_LANDLOCK_REMOVE)
+        != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
 
     st->driver_data = p;
     st->in_memory = sft_posix_in_memory(p);
