@@ -79,7 +79,7 @@ $t->run();
 my @protos = ([ftp => port(8021), 'U'], [ftps => port(8990), "\x16"],
     [sftp => port(8022), 'S'], [http => port(8080), 'G']);
 
-my (@slow, %proto_of);
+my (@slow, %proto_of, %open_at);
 my $opened = time();
 
 for my $i (0 .. $n - 1) {
@@ -90,6 +90,7 @@ for my $i (0 .. $n - 1) {
     syswrite($s, $byte) if int($i / @protos) % 2;
     push @slow, $s;
     $proto_of{$s} = $name;
+    $open_at{$s} = time();
 }
 
 is(scalar(@slow), $n, "$n slow connections open");
@@ -113,14 +114,16 @@ like($o, qr{Remote working directory: /}, 'an SFTP login completes meanwhile')
 # every slow connection is closed by the server
 
 my $sel = IO::Select->new(@slow);
-my %closed;
+my (%closed, %buf);
+my $soonest = $timeout;
 
 while ($sel->count() && time() < $opened + $timeout + $grace) {
     for my $s ($sel->can_read(1)) {
-        my $got = sysread($s, my $buf, 4096);
+        my $got = sysread($s, $buf{$s}, 4096, length($buf{$s} // ''));
         next if defined $got && $got > 0;
         next if !defined $got && $!{EAGAIN};
         $closed{$proto_of{$s}}++;
+        $soonest = time() - $open_at{$s} if time() - $open_at{$s} < $soonest;
         $sel->remove($s);
     }
 }
@@ -130,8 +133,22 @@ for my $p (@protos) {
         "$p->[0]: every slow connection closed by its timeout");
 }
 
+# a lower bound only: a loaded machine closes them later, never sooner
+cmp_ok($soonest, '>', $timeout - 1,
+    sprintf('none closed before its timeout (the first after %.1f s)',
+        $soonest));
+
+my @ftp = grep { $proto_of{$_} eq 'ftp' } @slow;
+is(scalar(grep { ($buf{$_} // '') =~ /^421 Login timeout/m } @ftp),
+    scalar(@ftp), 'ftp: each told 421 before the close');
+
 my $log = $t->read_file('error.log');
-like($log, qr/timed out/i, 'the timeouts are logged');
+for my $l (['ftp', 'login timeout'], ['ftps', 'TLS handshake timed out'],
+    ['sftp', 'login grace time over'], ['http', 'client timed out'])
+{
+    my $lines = () = $log =~ /\] \d+#\d+: \*\d+ \Q$l->[1]\E, client: /g;
+    is($lines, $n / @protos, "$l->[0]: one log line per timeout");
+}
 
 close $_ for @slow;
 alarm(0);
