@@ -9,6 +9,16 @@
 #include <sft_seccomp.h>
 
 
+/*
+ * A worker inherits one wake-up eventfd per process slot of the buffer
+ * pool before it opens anything of its own; below this it could not even
+ * create its epoll instance.  A warning, not a refusal: the master copes
+ * with a worker that dies at its start (it respawns it after a growing
+ * delay), and a limit this low is how the tests make one die.
+ */
+#define SFT_RLIMIT_NOFILE_MIN  (SFT_MAX_PROCESSES + 64)
+
+
 static void *sft_core_module_create_conf(sft_cycle_t *cycle);
 static char *sft_core_module_init_conf(sft_cycle_t *cycle, void *conf);
 static char *sft_set_worker_processes(sft_conf_t *cf, sft_command_t *cmd,
@@ -66,7 +76,9 @@ static sft_command_t  sft_core_commands[] = {
       offsetof(sft_core_conf_t, rlimit_nofile),
       NULL,
       sft_command_doc("number", "",
-          "The limit on open files (RLIMIT_NOFILE) of the workers.") },
+          "The limit on open files (RLIMIT_NOFILE) of the workers; under "
+          "128, the descriptors a worker holds before it serves anyone and "
+          "a few connections, is warned about.") },
 
     { sft_string("seccomp"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
@@ -224,6 +236,16 @@ sft_core_module_init_conf(sft_cycle_t *cycle, void *conf)
                       "\"buffer_pool_bytes\" must hold at least two chunks "
                       "of \"transfer_chunk_bytes\"");
         return SFT_CONF_ERROR;
+    }
+
+    if (ccf->rlimit_nofile != SFT_CONF_UNSET
+        && ccf->rlimit_nofile < SFT_RLIMIT_NOFILE_MIN)
+    {
+        sft_log_error(SFT_LOG_WARN, cycle->log, 0,
+                      "\"worker_rlimit_nofile\" is under %d: a worker "
+                      "holds %d descriptors of the buffer pool before it "
+                      "serves anyone and may not start",
+                      SFT_RLIMIT_NOFILE_MIN, SFT_MAX_PROCESSES);
     }
 
     if (sft_core_stats_register(cycle) != SFT_OK) {

@@ -957,7 +957,8 @@ static sft_int_t
 sft_posix_open_write(sft_storage_req_t *req)
 {
     int                  fd, dfd, flags, i;
-    char                 name[SFT_STORAGE_NAME_MAX + 1];
+    char                 name[SFT_STORAGE_NAME_MAX + 1], *base;
+    size_t               len;
     mode_t               mode;
     struct stat          sb;
     sft_posix_t         *p = req->storage->driver_data;
@@ -1076,6 +1077,12 @@ sft_posix_open_write(sft_storage_req_t *req)
     file->size = sb.st_size;
     file->replaced_size = sb.st_size;
     file->mtime = sb.st_mtime;
+
+    /* the name the log lines of its writes give (no rename needs it) */
+    base = strrchr((char *) req->path, '/');
+    base = base ? base + 1 : (char *) req->path;
+    len = sft_min(strlen(base), SFT_STORAGE_NAME_MAX);
+    *sft_cpymem(file->name, base, len) = '\0';
 
     if (req->flags & SFT_STORAGE_WRITE_APPEND) {
         file->offset = sb.st_size;

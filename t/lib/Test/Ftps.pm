@@ -4,7 +4,7 @@ package Test::Ftps;
 # passive range of 41 ports from a free one, byte-for-byte comparison, and
 # Python ftplib code run after a prelude (an FTP_TLS context that does not
 # verify the server, and Reuse, which resumes the control connection's
-# session on data connections).
+# session on data connections; tls_prelude() is that part alone).
 
 use warnings;
 use strict;
@@ -12,7 +12,7 @@ use strict;
 use Exporter qw/import/;
 use Test::Siftpd qw/port/;
 
-our @EXPORT_OK = qw/add_user passive_range same py_run/;
+our @EXPORT_OK = qw/add_user passive_range same py_run tls_prelude/;
 
 # siftpd user add NAME, the password on stdin, extra arguments as given
 sub add_user {
@@ -40,7 +40,8 @@ sub same {
     return system('cmp', '-s', $a, $b) == 0;
 }
 
-my $prelude = <<'PY';
+# Python: an SSL context that does not verify, and Reuse
+my $tls_prelude = <<'PY';
 import ftplib, io, ssl, sys, os, socket
 ctx = ssl.create_default_context()
 ctx.check_hostname = False
@@ -52,6 +53,11 @@ class Reuse(ftplib.FTP_TLS):
             conn = self.context.wrap_socket(conn,
                 server_hostname=self.host, session=self.sock.session)
         return conn, size
+PY
+
+sub tls_prelude { $tls_prelude }
+
+my $prelude = $tls_prelude . <<'PY';
 big = open('big', 'rb').read()
 def open_tls(cls, port):
     f = cls(context=ctx, timeout=20)
