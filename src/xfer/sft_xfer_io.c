@@ -18,6 +18,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_vfs.h>
+#include <sft_xfer.h>
 #include <sft_xfer_io.h>
 
 
@@ -258,6 +259,10 @@ sft_xfer_io_ring_done(sft_uring_op_t *op)
     sft_xfer_io_t  *io = op->data;
 
     n = op->result;
+
+    if (n >= 0) {
+        sft_xfer_count_ring(io->wlen != 0, n);
+    }
 
     if (n < 0) {
         sft_log_error(SFT_LOG_ERR, io->log, (sft_err_t) -n, "io_uring %s "

@@ -250,5 +250,9 @@ sft_xfer_stream_finish(sft_xfer_stream_t *x)
         }
     }
 
+    if (x->io.ringed && x->path == SFT_XFER_POOLED) {
+        x->path = SFT_XFER_IO_URING;
+    }
+
     x->done(x);
 }
