@@ -1,7 +1,8 @@
 /*
  * sft_xfer.c -- the end of a file transfer, for every protocol: the
- * transfer counters (count and bytes by direction and data path, and the
- * file bytes sent and received over all paths) and the
+ * transfer counters (count and bytes by direction and data path, the
+ * file bytes sent and received over all paths, and the chunks io_uring
+ * read and wrote, whatever the path) and the
  * "transfer_log FILE;" line in xferlog format:
  *
  *   Mon Nov 30 08:48:12 2026 1 127.0.0.1 4194304 /docs/a_b.pdf b _ i r
@@ -55,6 +56,8 @@ static sft_uint_t  sft_xfer_stat_received;
 static sft_uint_t  sft_xfer_stat_sent;
 static sft_uint_t  sft_xfer_stat_count;     /* [direction][data path] */
 static sft_uint_t  sft_xfer_stat_bytes;     /* [direction][data path] */
+static sft_uint_t  sft_xfer_stat_ring_ops;  /* [read, write] */
+static sft_uint_t  sft_xfer_stat_ring_bytes;
 
 static const char *const  sft_xfer_directions[] = {
     "download", "upload", NULL
@@ -62,7 +65,12 @@ static const char *const  sft_xfer_directions[] = {
 
 /* in the order of sft_xfer_path_e */
 static const char *const  sft_xfer_paths[] = {
-    "sendfile", "splice", "pooled", "tls", "tls_sealed", "ktls", "sftp", NULL
+    "sendfile", "splice", "pooled", "tls", "tls_sealed", "ktls", "sftp",
+    "io_uring", NULL
+};
+
+static const char *const  sft_xfer_ring_ops[] = {
+    "read", "write", NULL
 };
 
 
@@ -83,6 +91,17 @@ static const sft_stat_def_t  sft_xfer_stats[] = {
       .label = { "direction", "path" },
       .values = { sft_xfer_directions, sft_xfer_paths },
       .index = &sft_xfer_stat_bytes },
+    { .name = "io_uring_ops_total", .json = "io_uring.$1.ops",
+      .help = "Chunk reads and writes of transfers done by io_uring, "
+              "any data path.",
+      .label = { "op" },
+      .values = { sft_xfer_ring_ops },
+      .index = &sft_xfer_stat_ring_ops },
+    { .name = "io_uring_bytes_total", .json = "io_uring.$1.bytes",
+      .help = "File bytes read and written by io_uring for transfers.",
+      .label = { "op" },
+      .values = { sft_xfer_ring_ops },
+      .index = &sft_xfer_stat_ring_bytes },
 };
 
 
@@ -212,6 +231,16 @@ sft_xfer_init_process(sft_cycle_t *cycle)
     sft_xfer_file = (xcf->file.fd != SFT_INVALID_FILE) ? &xcf->file : NULL;
 
     return SFT_OK;
+}
+
+
+/* a chunk read (write 0) or written by io_uring */
+
+void
+sft_xfer_count_ring(sft_uint_t write, size_t n)
+{
+    sft_stat_add(sft_xfer_stat_ring_ops + write, 1);
+    sft_stat_add(sft_xfer_stat_ring_bytes + write, n);
 }
 
 

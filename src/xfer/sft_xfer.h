@@ -19,6 +19,8 @@ typedef enum {
                                        siftpd (sft_event_openssl_records.c) */
     SFT_XFER_KTLS,                  /* pooled copy, records by kernel TLS */
     SFT_XFER_SFTP,                  /* SFTP READ/WRITE over SSH */
+    SFT_XFER_IO_URING,              /* pooled copy, plaintext, its file
+                                       I/O (some or all) by io_uring */
     SFT_XFER_NPATHS
 } sft_xfer_path_e;
 
@@ -44,6 +46,7 @@ typedef struct {
 
 
 void sft_xfer_done(sft_xfer_t *x);
+void sft_xfer_count_ring(sft_uint_t write, size_t n);
 
 
 #endif /* _SFT_XFER_H_INCLUDED_ */

@@ -4,8 +4,11 @@
  * with pread(2) and pwrite(2) on the event loop; another file with a
  * descriptor is read with RWF_NOWAIT, which fails with EAGAIN unless the
  * page cache has the data, saving the thread pool round trip per chunk;
- * everything else is a VFS operation, on the thread pool for a blocking
- * driver.  Writes are charged to the quota through the VFS either way.
+ * what would go to the thread pool goes through the worker's io_uring
+ * instead where it has one (a read, or a write whole; a short write's
+ * rest, or a chunk the ring declines, goes to the VFS); everything else is
+ * a VFS operation, on the thread pool for a blocking driver.  Writes are
+ * charged to the quota through the VFS either way.
  *
  * sft_xfer_read() and sft_xfer_write() return SFT_OK (io->nbytes read;
  * 0 at the end of the file), SFT_AGAIN (io->handler runs when it is done,
@@ -15,6 +18,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_vfs.h>
+#include <sft_xfer.h>
 #include <sft_xfer_io.h>
 
 
@@ -22,18 +26,25 @@ static ssize_t sft_xfer_read_direct(sft_xfer_io_t *io, u_char *buf,
     size_t len, off_t offset);
 static sft_int_t sft_xfer_write_direct(sft_xfer_io_t *io, u_char *buf,
     size_t len, off_t offset);
+static sft_int_t sft_xfer_io_ring(sft_xfer_io_t *io, u_char *buf,
+    size_t len, off_t offset, sft_uint_t write);
+static void sft_xfer_io_ring_done(sft_uring_op_t *op);
+static sft_int_t sft_xfer_io_charge(sft_xfer_io_t *io, size_t len,
+    off_t offset);
 static void sft_xfer_io_req(sft_xfer_io_t *io, size_t wlen);
 static sft_int_t sft_xfer_io_result(sft_xfer_io_t *io, sft_int_t rc);
 static void sft_xfer_io_done(sft_storage_req_t *req);
 
 
-/* io->vfs, file, pool, log, handler and data are set */
+/* io->vfs, file, pool, log, handler, data and release are set */
 
 void
 sft_xfer_io_init(sft_xfer_io_t *io)
 {
     io->how = SFT_XFER_IO_VFS;
     io->busy = 0;
+    io->ringed = 0;
+    sft_memzero(&io->ring, sizeof(sft_uring_op_t));
     io->fd = sft_storage_file_fd(io->file);
 
     if (io->fd == SFT_INVALID_FILE) {
@@ -66,6 +77,10 @@ sft_xfer_read(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
         }
 
         /* not in the page cache, or an error the VFS reports */
+    }
+
+    if (sft_xfer_io_ring(io, buf, len, offset, 0) == SFT_AGAIN) {
+        return SFT_AGAIN;
     }
 
     sft_xfer_io_req(io, 0);
@@ -125,6 +140,19 @@ sft_xfer_write(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
         return sft_xfer_write_direct(io, buf, len, offset);
     }
 
+    if (io->fd != SFT_INVALID_FILE && sft_uring_available()) {
+
+        /* charged before the ring sees the chunk; the VFS charges alike */
+
+        if (sft_xfer_io_charge(io, len, offset) != SFT_OK) {
+            return SFT_ERROR;
+        }
+
+        if (sft_xfer_io_ring(io, buf, len, offset, 1) == SFT_AGAIN) {
+            return SFT_AGAIN;
+        }
+    }
+
     sft_xfer_io_req(io, len);
 
     return sft_xfer_io_result(io, sft_vfs_write(io->vfs, &io->req, io->file,
@@ -141,11 +169,7 @@ sft_xfer_write_direct(sft_xfer_io_t *io, u_char *buf, size_t len,
     size_t   done;
     ssize_t  n;
 
-    if (sft_vfs_charge_write(io->vfs, io->file, offset, len) != SFT_OK) {
-        sft_log_error(SFT_LOG_INFO, io->log, 0,
-                      "quota exceeded: upload of \"%s\" stopped",
-                      io->file->name);
-        io->err = SFT_STORAGE_QUOTA;
+    if (sft_xfer_io_charge(io, len, offset) != SFT_OK) {
         return SFT_ERROR;
     }
 
@@ -172,12 +196,137 @@ sft_xfer_write_direct(sft_xfer_io_t *io, u_char *buf, size_t len,
 }
 
 
+/* a write on the loop or in the ring: the VFS charges it to the quota */
+
+static sft_int_t
+sft_xfer_io_charge(sft_xfer_io_t *io, size_t len, off_t offset)
+{
+    if (sft_vfs_charge_write(io->vfs, io->file, offset, len) != SFT_OK) {
+        sft_log_error(SFT_LOG_INFO, io->log, 0,
+                      "quota exceeded: upload of \"%s\" stopped",
+                      io->file->name);
+        io->err = SFT_STORAGE_QUOTA;
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+/* SFT_AGAIN: the ring runs it; else nothing moved, the VFS takes it */
+
+static sft_int_t
+sft_xfer_io_ring(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset,
+    sft_uint_t write)
+{
+    sft_int_t        rc;
+    sft_uring_op_t  *op;
+
+    if (io->fd == SFT_INVALID_FILE || io->how == SFT_XFER_IO_MEMORY) {
+        return SFT_DECLINED;
+    }
+
+    op = &io->ring;
+    op->fd = io->fd;
+    op->buf = buf;
+    op->len = len;
+    op->offset = offset;
+    op->handler = sft_xfer_io_ring_done;
+    op->data = io;
+    op->release = io->release;
+
+    rc = write ? sft_uring_write(op) : sft_uring_read(op);
+
+    if (rc != SFT_AGAIN) {
+        return SFT_DECLINED;
+    }
+
+    io->wlen = write ? len : 0;
+    io->busy = 1;
+    io->ringed = 1;
+
+    return SFT_AGAIN;
+}
+
+
+/* on the loop: the ring's result, or a short write's rest to the VFS */
+
+static void
+sft_xfer_io_ring_done(sft_uring_op_t *op)
+{
+    size_t          rest;
+    ssize_t         n;
+    sft_xfer_io_t  *io = op->data;
+
+    n = op->result;
+
+    if (n >= 0) {
+        sft_xfer_count_ring(io->wlen != 0, n);
+    }
+
+    if (n < 0) {
+        sft_log_error(SFT_LOG_ERR, io->log, (sft_err_t) -n, "io_uring %s "
+                      "of \"%s\" failed", io->wlen ? "write" : "read",
+                      io->file->name);
+        io->err = sft_storage_map_errno((sft_err_t) -n);
+        io->nbytes = -1;
+
+    } else if (io->wlen && (size_t) n < io->wlen) {
+        rest = io->wlen - n;
+
+        sft_xfer_io_req(io, rest);
+        io->ahead = n;
+
+        if (sft_xfer_io_result(io, sft_vfs_write(io->vfs, &io->req, io->file,
+                                                 op->buf + n, rest,
+                                                 op->offset + n))
+            == SFT_AGAIN)
+        {
+            return;     /* sft_xfer_io_done() completes it */
+        }
+
+    } else {
+        io->err = SFT_STORAGE_OK;
+        io->nbytes = n;
+    }
+
+    io->busy = 0;
+    io->handler(io);
+}
+
+
+/*
+ * The caller stops: SFT_OK, nothing ran; SFT_DONE, the ring operation is
+ * cancelled and its buffer, io->ring.buf, is not the caller's any more
+ * (io->release gets it once the kernel is done with it); SFT_AGAIN, an
+ * operation runs on, and io->handler runs at its end.
+ */
+
+sft_int_t
+sft_xfer_io_cancel(sft_xfer_io_t *io)
+{
+    if (!io->busy) {
+        return SFT_OK;
+    }
+
+    if (io->ring.slot == 0 || io->release == NULL) {
+        return SFT_AGAIN;
+    }
+
+    sft_uring_cancel(&io->ring);
+    io->busy = 0;
+
+    return SFT_DONE;
+}
+
+
 /* a VFS request; wlen: the length of a write, which must be written whole */
 
 static void
 sft_xfer_io_req(sft_xfer_io_t *io, size_t wlen)
 {
     io->wlen = wlen;
+    io->ahead = 0;
 
     sft_memzero(&io->req, sizeof(sft_storage_req_t));
     io->req.pool = io->pool;
@@ -209,6 +358,8 @@ sft_xfer_io_result(sft_xfer_io_t *io, sft_int_t rc)
     if (io->err != SFT_STORAGE_OK) {
         return SFT_ERROR;
     }
+
+    io->nbytes += io->ahead;
 
     return SFT_OK;
 }

@@ -1,11 +1,15 @@
 /*
  * sft_xfer_io.h -- a chunk of file I/O at an offset, into or out of the
  * caller's buffer: done at once on the event loop where that cannot block,
- * else a VFS operation (on the thread pool) that completes later.
+ * else an io_uring operation (io_uring on, a file with a descriptor) or a
+ * VFS operation (on the thread pool) that completes later.
  */
 
 #ifndef _SFT_XFER_IO_H_INCLUDED_
 #define _SFT_XFER_IO_H_INCLUDED_
+
+
+#include <sft_uring.h>
 
 
 typedef struct sft_xfer_io_s  sft_xfer_io_t;
@@ -28,16 +32,23 @@ struct sft_xfer_io_s {
     sft_log_t                *log;
     sft_xfer_io_handler_pt    handler;    /* an SFT_AGAIN's completion */
     void                     *data;
+    void                    (*release)(void *buf);  /* the caller's
+                                       buffers; NULL: no cancel of a ring
+                                       operation, its completion is awaited */
 
     /* the result of the last operation */
     ssize_t                   nbytes;
     sft_storage_err_t         err;
 
     sft_storage_req_t         req;        /* the VFS operation */
+    sft_uring_op_t            ring;       /* the io_uring operation */
     size_t                    wlen;       /* the running write's length */
+    size_t                    ahead;      /* of the chunk, written by the
+                                             ring before the VFS write */
     sft_fd_t                  fd;
     unsigned                  how:2;      /* SFT_XFER_IO_* */
-    unsigned                  busy:1;     /* a VFS operation runs */
+    unsigned                  busy:1;     /* an operation runs */
+    unsigned                  ringed:1;   /* one went through the ring */
 };
 
 
@@ -46,6 +57,7 @@ sft_int_t sft_xfer_read(sft_xfer_io_t *io, u_char *buf, size_t len,
     off_t offset);
 sft_int_t sft_xfer_write(sft_xfer_io_t *io, u_char *buf, size_t len,
     off_t offset);
+sft_int_t sft_xfer_io_cancel(sft_xfer_io_t *io);
 
 
 #endif /* _SFT_XFER_IO_H_INCLUDED_ */

@@ -45,6 +45,7 @@ sft_xfer_stream_init(sft_xfer_stream_t *x)
     x->io.log = x->log;
     x->io.handler = sft_xfer_stream_io_done;
     x->io.data = x;
+    x->io.release = sft_buffer_put;
     sft_xfer_io_init(&x->io);
 
     sft_xfer_rate_init(&x->bucket, x->rate, sft_current_msec);
@@ -192,6 +193,8 @@ void
 sft_xfer_stream_end(sft_xfer_stream_t *x, sft_uint_t reason,
     sft_storage_err_t err)
 {
+    sft_int_t  rc;
+
     if (x->ended) {
         return;
     }
@@ -210,8 +213,20 @@ sft_xfer_stream_end(sft_xfer_stream_t *x, sft_uint_t reason,
         sft_delete_posted_event(&x->wake);
     }
 
-    if (x->io.busy) {
+    rc = sft_xfer_io_cancel(&x->io);
+
+    if (rc == SFT_AGAIN) {
         return;     /* the running read's or write's completion ends it */
+    }
+
+    if (rc == SFT_DONE) {
+        /* the ring gives the chunk back to the pool when the kernel is done */
+        if (x->rbuf == x->io.ring.buf) {
+            x->rbuf = NULL;
+
+        } else {
+            x->wbuf = NULL;
+        }
     }
 
     sft_xfer_stream_finish(x);
@@ -233,6 +248,10 @@ sft_xfer_stream_finish(sft_xfer_stream_t *x)
             sft_buffer_put(*bufs[i]);
             *bufs[i] = NULL;
         }
+    }
+
+    if (x->io.ringed && x->path == SFT_XFER_POOLED) {
+        x->path = SFT_XFER_IO_URING;
     }
 
     x->done(x);

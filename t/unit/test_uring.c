@@ -18,6 +18,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include "sft_tap.h"
+#include "sft_test_uring.h"
 
 
 #define ENTRIES     8
@@ -63,33 +64,12 @@ release_read(void *buf)
 }
 
 
-/* the loop: submit, wait on the eventfd, complete, for 10 ms a round */
-
-static void
-spin(sft_uint_t *counter, sft_uint_t want, sft_uint_t rounds)
-{
-    sft_uint_t     i;
-    struct pollfd  pfd;
-
-    for (i = 0; i < rounds && *counter < want; i++) {
-        sft_uring_submit();
-
-        pfd.fd = sft_uring_fd();
-        pfd.events = POLLIN;
-
-        if (poll(&pfd, 1, 10) > 0) {
-            sft_uring_complete();
-        }
-    }
-}
-
-
 /* until the counter reaches want, at most 5 s */
 
 static void
 run(sft_uint_t *counter, sft_uint_t want)
 {
-    spin(counter, want, 500);
+    sft_test_uring_spin(counter, want, 500);
 }
 
 
@@ -100,7 +80,7 @@ idle(void)
 {
     sft_uint_t  never = 0;
 
-    spin(&never, 1, 10);
+    sft_test_uring_spin(&never, 1, 10);
 }
 
 

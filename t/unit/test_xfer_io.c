@@ -4,16 +4,21 @@
  * read and written at once on the loop and its writes are charged to the
  * quota; a disk-backed file reads from the page cache at once and writes
  * through the thread pool with a completion; a driver without descriptors
- * goes through the VFS for everything.
+ * goes through the VFS for everything.  With the worker's io_uring, what
+ * would go to the thread pool goes through the ring (a completion on the
+ * loop), and a cancelled ring operation never calls back but hands its
+ * buffer to io->release once the kernel is done with it.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_thread_pool.h>
+#include <sft_uring.h>
 #include <sft_vfs.h>
 #include <sft_xfer_io.h>
 #include <poll.h>
 #include "sft_tap.h"
+#include "sft_test_uring.h"
 
 
 #define P(s)  (u_char *) (s), strlen(s)
@@ -21,7 +26,7 @@
 
 static sft_pool_t         *pool;
 static sft_thread_pool_t   tp;
-static sft_uint_t          completions;
+static sft_uint_t          completions, released;
 
 
 static void
@@ -111,6 +116,74 @@ io_init(sft_xfer_io_t *io, sft_vfs_session_t *s, sft_storage_file_t *f,
 }
 
 
+static void
+release(void *buf)
+{
+    (void) buf;
+
+    released++;
+}
+
+
+/* the ring takes the thread pool's part; 7 results */
+
+static void
+test_ring(sft_vfs_session_t *s, u_char *buf, u_char *in, size_t len,
+    sft_log_t *log)
+{
+    sft_int_t           rc;
+    sft_xfer_io_t       io;
+    sft_storage_file_t  f;
+
+    rc = open_file(s, &f, "ring", 1);
+    io_init(&io, s, &f, log);
+    completions = 0;
+
+    rc = (rc == SFT_OK) ? sft_xfer_write(&io, buf, len, 0) : SFT_ERROR;
+    ok(rc == SFT_AGAIN && io.busy && io.ring.slot != 0,
+       "ring: a write goes to the ring, not to the thread pool");
+    sft_test_uring_spin(&completions, 1, 500);
+    ok(completions == 1 && !io.busy && io.ringed && io.err == SFT_STORAGE_OK
+       && io.nbytes == (ssize_t) len, "ring: its completion, written whole");
+
+    /* cancelled: no completion, the buffer released when the kernel is done */
+
+    io.release = release;
+    released = 0;
+    rc = sft_xfer_write(&io, buf, len, len);
+    ok(rc == SFT_AGAIN && sft_xfer_io_cancel(&io) == SFT_DONE && !io.busy,
+       "ring: a running write is cancelled at once");
+    sft_test_uring_spin(&released, 1, 500);
+    ok(released == 1 && completions == 1,
+       "ring: its buffer released, its handler never called");
+    close_file(s, &f, 1);
+
+    /* a read the page cache cannot serve (here: RWF_NOWAIT off) */
+
+    rc = open_file(s, &f, "ring", 0);
+    io_init(&io, s, &f, log);
+    io.how = SFT_XFER_IO_VFS;
+    completions = 0;
+    memset(in, 0, len);
+
+    rc = (rc == SFT_OK) ? sft_xfer_read(&io, in, len, 0) : SFT_ERROR;
+    ok(rc == SFT_AGAIN && io.ring.slot != 0, "ring: a read goes to the ring");
+    sft_test_uring_spin(&completions, 1, 500);
+    ok(completions == 1 && io.err == SFT_STORAGE_OK
+       && io.nbytes == (ssize_t) len && memcmp(in, buf, len) == 0,
+       "ring: read back");
+
+    /* the VFS's cancel waits: without release, so does the ring's */
+
+    completions = 0;
+    rc = sft_xfer_read(&io, in, len, len);
+    ok(rc == SFT_AGAIN && sft_xfer_io_cancel(&io) == SFT_AGAIN,
+       "ring: no release, a cancel waits for the completion");
+    sft_test_uring_spin(&completions, 1, 500);
+    close_file(s, &f, 0);
+}
+
+
 int
 main(void)
 {
@@ -129,7 +202,7 @@ main(void)
     sft_storage_file_t     f;
     sft_storage_driver_t   nocaps;
 
-    printf("1..12\n");
+    printf("1..19\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -179,6 +252,20 @@ main(void)
        && memcmp(in, buf, sizeof(in)) == 0,
        "disk: read back (from the page cache, or the pool)");
     close_file(&s, &f, 0);
+
+    /* the worker's io_uring, where the kernel gives one */
+
+    rc = sft_uring_init(8, log);
+
+    if (rc == SFT_OK) {
+        test_ring(&s, buf, in, sizeof(buf), log);
+        sft_uring_done();
+
+    } else {
+        for (rc = 0; rc < 7; rc++) {
+            ok(1, "# SKIP no io_uring");
+        }
+    }
 
     /* without SFT_STORAGE_CAP_FD: everything through the VFS */
 
