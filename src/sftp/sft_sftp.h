@@ -15,6 +15,7 @@
 #include <sft_peer.h>
 #include <sft_vfs.h>
 #include <sft_auth.h>
+#include <sft_xfer_rate.h>
 
 
 #define SFT_SFTP_MAX_PACKET     (256 * 1024)      /* as OpenSSH */
@@ -26,11 +27,6 @@
 #define SFT_SFTP_MAX_INFLIGHT   64
 #define SFT_SFTP_MAX_HANDLES    256
 #define SFT_SFTP_DIR_REPLY      (64 * 1024)
-
-/* how READs of a handle read: found by a probe at OPEN */
-#define SFT_SFTP_READ_THREAD    0         /* on the thread pool */
-#define SFT_SFTP_READ_NOWAIT    1         /* RWF_NOWAIT on the loop first */
-#define SFT_SFTP_READ_MEMORY    2         /* tmpfs, ramfs: on the loop */
 
 /* SFTP v3 packet types */
 #define SSH_FXP_INIT            1
@@ -144,7 +140,8 @@ struct sft_sftp_handle_s {
     unsigned                  released:1;  /* the session is gone */
     unsigned                  closed:1;    /* by the client's CLOSE */
     unsigned                  set_times:1; /* atime, mtime at CLOSE */
-    unsigned                  read_now:2;  /* SFT_SFTP_READ_* */
+    unsigned                  read_vfs:1;  /* READs only through the VFS
+                                              (no RWF_NOWAIT on the file) */
 };
 
 
@@ -210,6 +207,11 @@ struct sft_sftp_session_s {
     sft_thread_pool_t        *thread_pool;
     sft_vfs_session_t         vfs;
 
+    /* the user's rates: the main's, for all its channels */
+    sft_xfer_rate_t           download;
+    sft_xfer_rate_t           upload;
+    sft_event_t               rate_ev;     /* the buckets have tokens */
+
     /* channel data not yet parsed */
     u_char                   *in;
     size_t                    in_pos;
@@ -261,6 +263,9 @@ sft_int_t sft_sftp_get_u32(sft_sftp_buf_t *b, uint32_t *v);
 sft_int_t sft_sftp_get_u64(sft_sftp_buf_t *b, uint64_t *v);
 sft_int_t sft_sftp_get_string(sft_sftp_buf_t *b, u_char **data,
     uint32_t *len);
+
+/* sft_sftp_io.c */
+void sft_sftp_rate_init(sft_sftp_session_t *s);
 
 /* sft_sftp_handle.c */
 void sft_sftp_free_handles(sft_sftp_session_t *s);

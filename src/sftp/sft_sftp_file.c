@@ -162,27 +162,12 @@ sft_sftp_opendir_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b,
 }
 
 
-/* step 0: the open is over; step 1: the probe of a file for reading */
-
 static void
 sft_sftp_open_complete(sft_sftp_request_t *r)
 {
     sft_storage_err_t    err = r->req.err;
     sft_sftp_handle_t   *h = r->handle;
     sft_sftp_session_t  *s = r->session;
-
-    if (r->step == 1) {
-        err = SFT_STORAGE_OK;
-
-    } else if (err == SFT_STORAGE_OK && !h->is_dir && !h->write) {
-        h->opened = 1;
-        r->step = 1;
-
-        if (sft_sftp_read_probe(r) == SFT_AGAIN) {
-            s->pending++;
-            return;
-        }
-    }
 
     h->busy--;
 
@@ -205,7 +190,7 @@ sft_sftp_open_complete(sft_sftp_request_t *r)
 static void
 sft_sftp_open_abort(sft_sftp_request_t *r)
 {
-    if (r->step == 0 && r->req.err == SFT_STORAGE_OK) {
+    if (r->req.err == SFT_STORAGE_OK) {
         r->handle->opened = 1;
     }
 }

@@ -1,23 +1,15 @@
 /*
- * sft_sftp_io.c -- READ and WRITE of an open file: a READ answered at once
- * from the page cache or tmpfs when the probe at OPEN found the file's
- * pages there, else read on the thread pool; the WRITEs of a handle one
- * at a time, in the order they came.
+ * sft_sftp_io.c -- READ and WRITE of an open file through the transfer
+ * engine's chunk I/O: a READ answered at once from the page cache or tmpfs
+ * straight into the output, else read into the request; the WRITEs of a
+ * handle one at a time, in the order they came; the user's download_rate
+ * and upload_rate, as a token bucket per direction of the SSH session,
+ * which holds back the next READ or WRITE while it is empty.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_sftp_proto.h>
-
-#include <sys/uio.h>
-
-
-/* the probe of a file open for reading: how its READs read */
-
-typedef struct {
-    sft_fd_t              fd;
-    sft_uint_t            read_now;     /* SFT_SFTP_READ_* */
-} sft_sftp_probe_t;
 
 
 static sft_int_t sft_sftp_read_parse(sft_sftp_session_t *s,
@@ -29,8 +21,12 @@ static sft_int_t sft_sftp_write_parse(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, uint32_t id, const sft_sftp_handler_t *hd);
 static void sft_sftp_write(sft_sftp_request_t *r);
 static void sft_sftp_write_complete(sft_sftp_request_t *r);
-static void sft_sftp_probe_thread(void *data, sft_log_t *log);
-static void sft_sftp_probe_done(sft_event_t *ev);
+static void sft_sftp_io_setup(sft_sftp_session_t *s, sft_sftp_handle_t *h,
+    sft_xfer_io_t *io, sft_pool_t *pool);
+static sft_xfer_io_t *sft_sftp_io_new(sft_sftp_request_t *r);
+static void sft_sftp_io_result(sft_sftp_request_t *r, sft_int_t rc);
+static void sft_sftp_io_done(sft_xfer_io_t *io);
+static void sft_sftp_rate_handler(sft_event_t *ev);
 
 
 const sft_sftp_handler_t  sft_sftp_read_handler = {
@@ -51,6 +47,7 @@ sft_sftp_read_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     uint32_t             len;
     uint64_t             offset;
     sft_int_t            rc;
+    sft_xfer_io_t       *io;
     sft_sftp_handle_t   *h;
     sft_sftp_request_t  *r;
 
@@ -77,12 +74,10 @@ sft_sftp_read_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_DONE;
     }
 
-    if (h->read_now != SFT_SFTP_READ_THREAD) {
-        rc = sft_sftp_read_now(s, h, id, len, offset);
+    rc = sft_sftp_read_now(s, h, id, len, offset);
 
-        if (rc != SFT_DECLINED) {
-            return rc;
-        }
+    if (rc != SFT_DECLINED) {
+        return rc;
     }
 
     r = sft_sftp_request_new(s, hd, id, 13 + len);
@@ -100,9 +95,18 @@ sft_sftp_read_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_ERROR;
     }
 
+    io = sft_sftp_io_new(r);
+    if (io == NULL) {
+        sft_sftp_request_done(r);
+        return SFT_ERROR;
+    }
+
+    /* the loop's try was sft_sftp_read_now()'s */
+    io->how = SFT_XFER_IO_VFS;
+
     h->busy++;
-    sft_sftp_result(r, sft_vfs_read(&s->vfs, &r->req, &h->file, r->data + 13,
-                                    len, (off_t) offset));
+    sft_sftp_io_result(r, sft_xfer_read(io, r->data + 13, len,
+                                        (off_t) offset));
 
     return SFT_OK;
 }
@@ -110,64 +114,53 @@ sft_sftp_read_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
 
 /*
  * A READ answered at once, with no request: the file is read straight
- * into the output, behind the reply's header, if its pages are in memory
- * (see the probe at OPEN).  SFT_DECLINED: they are not,
- * the read goes to the thread pool.
+ * into the output, behind the reply's header, where that does not wait
+ * (tmpfs, the page cache).  SFT_DECLINED: it would, the read goes to
+ * the VFS.
  */
 
 static sft_int_t
 sft_sftp_read_now(sft_sftp_session_t *s, sft_sftp_handle_t *h, uint32_t id,
     uint32_t len, uint64_t offset)
 {
-    u_char        *p;
-    ssize_t        n;
-    struct iovec   iov;
+    u_char         *p;
+    sft_int_t       rc;
+    sft_xfer_io_t   io;
+
+    if (h->read_vfs) {
+        return SFT_DECLINED;
+    }
 
     p = sft_sftp_reply_space(s, 13 + len);
     if (p == NULL) {
         return SFT_ERROR;
     }
 
-    iov.iov_base = p + 13;
-    iov.iov_len = len;
+    sft_sftp_io_setup(s, h, &io, s->pool);
 
-    n = preadv2(sft_storage_file_fd(&h->file), &iov, 1,
-                (off_t) offset,
-                h->read_now == SFT_SFTP_READ_NOWAIT ? RWF_NOWAIT : 0);
+    rc = sft_xfer_read_now(&io, p + 13, len, (off_t) offset);
 
-    if (n == -1) {
-        if (errno == EOPNOTSUPP) {
-            h->read_now = SFT_SFTP_READ_THREAD;
-        }
+    /* no RWF_NOWAIT on this file, or no descriptor: the VFS from now on */
 
-        /* EAGAIN: not cached; any error: the thread pool reports it */
+    h->read_vfs = (io.how == SFT_XFER_IO_VFS);
+
+    if (rc != SFT_OK) {
         return SFT_DECLINED;
     }
 
-    /*
-     * only part of the range cached (readahead under way): the thread
-     * pool reads all of it, rather than a short answer the client must
-     * ask again for
-     */
-
-    if (h->read_now == SFT_SFTP_READ_NOWAIT && (size_t) n < len
-        && (off_t) offset + n < h->file.size)
-    {
-        return SFT_DECLINED;
-    }
-
-    if (n == 0) {
+    if (io.nbytes == 0) {
         sft_sftp_status(s, id, SSH_FX_EOF, "End of file");
         return SFT_OK;
     }
 
-    (void) sft_sftp_put_u32(p, 9 + (uint32_t) n);
+    (void) sft_sftp_put_u32(p, 9 + (uint32_t) io.nbytes);
     p[4] = SSH_FXP_DATA;
     (void) sft_sftp_put_u32(p + 5, id);
-    (void) sft_sftp_put_u32(p + 9, (uint32_t) n);
+    (void) sft_sftp_put_u32(p + 9, (uint32_t) io.nbytes);
 
-    h->bytes += n;
-    s->out_len += 13 + n;
+    h->bytes += io.nbytes;
+    s->out_len += 13 + io.nbytes;
+    sft_xfer_rate_spend(&s->main->download, (size_t) io.nbytes);
 
     return SFT_OK;
 }
@@ -203,6 +196,7 @@ sft_sftp_read_complete(sft_sftp_request_t *r)
             sft_memcpy(p, r->data, 13 + n);
             s->out_len += 13 + n;
             h->bytes += n;
+            sft_xfer_rate_spend(&s->main->download, n);
         }
     }
 
@@ -258,7 +252,14 @@ sft_sftp_write_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     sft_memcpy(r->data, data, len);
     r->data_len = len;
     r->offset = offset;
+
+    if (sft_sftp_io_new(r) == NULL) {
+        sft_sftp_request_done(r);
+        return SFT_ERROR;
+    }
+
     h->busy++;
+    sft_xfer_rate_spend(&s->main->upload, len);
 
     if (h->writes) {
         /* after the WRITEs before it */
@@ -285,12 +286,7 @@ sft_sftp_write_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
 static void
 sft_sftp_write(sft_sftp_request_t *r)
 {
-    sft_int_t            rc;
-    sft_sftp_handle_t   *h;
-    sft_sftp_session_t  *s;
-
-    s = r->session;
-    h = r->handle;
+    sft_sftp_handle_t  *h = r->handle;
 
     if (h->write_err != SFT_STORAGE_OK) {
         r->req.err = h->write_err;
@@ -298,9 +294,8 @@ sft_sftp_write(sft_sftp_request_t *r)
         return;
     }
 
-    rc = sft_vfs_write(&s->vfs, &r->req, &h->file, r->data, r->data_len,
-                       (off_t) r->offset);
-    sft_sftp_result(r, rc);
+    sft_sftp_io_result(r, sft_xfer_write(r->ctx, r->data, r->data_len,
+                                         (off_t) r->offset));
 }
 
 
@@ -320,12 +315,8 @@ sft_sftp_write_complete(sft_sftp_request_t *r)
 
         sft_sftp_storage_status(s, r->id, err);
 
-    } else if ((size_t) r->req.nbytes != r->req.len) {
-        h->write_err = SFT_STORAGE_IO;
-        sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Short write");
-
     } else {
-        h->bytes += r->req.len;
+        h->bytes += r->data_len;
         sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
     }
 
@@ -341,87 +332,131 @@ sft_sftp_write_complete(sft_sftp_request_t *r)
 }
 
 
-/*
- * The probe of a file open for reading, on the thread pool: a file in
- * memory is read on the loop; one whose file system knows RWF_NOWAIT is
- * read there when its pages are cached; any other on the thread pool.
- */
-
-sft_int_t
-sft_sftp_read_probe(sft_sftp_request_t *r)
-{
-    sft_sftp_probe_t    *ctx;
-    sft_thread_task_t   *task;
-    sft_sftp_handle_t   *h;
-    sft_sftp_session_t  *s;
-
-    s = r->session;
-    h = r->handle;
-
-    if (s->thread_pool == NULL) {
-        return SFT_DECLINED;
-    }
-
-    task = sft_thread_task_alloc(r->pool, sizeof(sft_sftp_probe_t));
-    if (task == NULL) {
-        return SFT_DECLINED;
-    }
-
-    ctx = task->ctx;
-    ctx->fd = sft_storage_file_fd(&h->file);
-    ctx->read_now = h->file.storage->in_memory ? SFT_SFTP_READ_MEMORY
-                                               : SFT_SFTP_READ_THREAD;
-
-    if (ctx->fd == SFT_INVALID_FILE) {
-        return SFT_DECLINED;
-    }
-
-    r->ctx = ctx;
-
-    task->handler = sft_sftp_probe_thread;
-    task->event.handler = sft_sftp_probe_done;
-    task->event.data = r;
-    task->event.log = s->log;
-
-    if (sft_thread_task_post(s->thread_pool, task) != SFT_OK) {
-        return SFT_DECLINED;
-    }
-
-    return SFT_AGAIN;
-}
-
+/* a READ's or WRITE's chunk I/O on the handle's file */
 
 static void
-sft_sftp_probe_thread(void *data, sft_log_t *log)
+sft_sftp_io_setup(sft_sftp_session_t *s, sft_sftp_handle_t *h,
+    sft_xfer_io_t *io, sft_pool_t *pool)
 {
-    u_char             byte;
-    struct iovec       iov;
-    sft_sftp_probe_t  *ctx = data;
+    io->vfs = &s->vfs;
+    io->file = &h->file;
+    io->pool = pool;
+    io->log = s->log;
+    io->handler = sft_sftp_io_done;
+    io->data = NULL;
 
-    (void) log;
+    sft_xfer_io_init(io);
 
-    iov.iov_base = &byte;
-    iov.iov_len = 1;
+    /* a short answer would make the client ask again for the rest */
+    io->whole = 1;
 
-    /* a storage in memory (in_memory) needs no probe */
-
-    if (ctx->read_now != SFT_SFTP_READ_MEMORY
-        && (preadv2(ctx->fd, &iov, 1, 0, RWF_NOWAIT) >= 0
-            || errno == EAGAIN))
-    {
-        ctx->read_now = SFT_SFTP_READ_NOWAIT;
+    if (h->read_vfs) {
+        io->how = SFT_XFER_IO_VFS;
     }
 }
 
 
-static void
-sft_sftp_probe_done(sft_event_t *ev)
+static sft_xfer_io_t *
+sft_sftp_io_new(sft_sftp_request_t *r)
 {
-    sft_sftp_request_t  *r = ev->data;
-    sft_sftp_probe_t    *ctx = r->ctx;
+    sft_xfer_io_t  *io;
 
-    r->handle->read_now = ctx->read_now;
-    r->req.err = SFT_STORAGE_OK;
+    io = sft_palloc(r->pool, sizeof(sft_xfer_io_t));
+    if (io == NULL) {
+        return NULL;
+    }
+
+    sft_sftp_io_setup(r->session, r->handle, io, r->pool);
+    io->data = r;
+    r->ctx = io;
+
+    return io;
+}
+
+
+/* the chunk I/O's results as the request's storage operation's */
+
+static void
+sft_sftp_io_result(sft_sftp_request_t *r, sft_int_t rc)
+{
+    sft_xfer_io_t  *io = r->ctx;
+
+    if (rc != SFT_AGAIN) {
+        r->req.err = io->err;
+        r->req.nbytes = io->nbytes;
+    }
+
+    sft_sftp_result(r, rc);
+}
+
+
+static void
+sft_sftp_io_done(sft_xfer_io_t *io)
+{
+    sft_sftp_request_t  *r = io->data;
+
+    r->req.err = io->err;
+    r->req.nbytes = io->nbytes;
 
     sft_sftp_op_done(&r->req);
+}
+
+
+/*
+ * The rates, checked before a READ or a WRITE is taken from the input:
+ * while the direction's bucket is empty the packet stays there (so do
+ * the ones behind it, in their order) and a timer runs the session
+ * again; the bytes are spent as they move.  1: wait.
+ */
+
+void
+sft_sftp_rate_init(sft_sftp_session_t *s)
+{
+    sft_xfer_rate_init(&s->download, s->account->download_rate,
+                       sft_current_msec);
+    sft_xfer_rate_init(&s->upload, s->account->upload_rate,
+                       sft_current_msec);
+
+    s->rate_ev.handler = sft_sftp_rate_handler;
+    s->rate_ev.data = s;
+    s->rate_ev.log = s->log;
+}
+
+
+sft_uint_t
+sft_sftp_rate_wait(sft_sftp_session_t *s, u_char type)
+{
+    sft_msec_t        delay;
+    sft_xfer_rate_t  *bucket;
+
+    if (type == SSH_FXP_READ) {
+        bucket = &s->main->download;
+
+    } else if (type == SSH_FXP_WRITE) {
+        bucket = &s->main->upload;
+
+    } else {
+        return 0;
+    }
+
+    if (sft_xfer_rate_allow(bucket, 1, sft_current_msec, &delay) != 0) {
+        return 0;
+    }
+
+    if (!s->main->rate_ev.timer_set) {
+        sft_add_timer(&s->main->rate_ev, delay);
+    }
+
+    return 1;
+}
+
+
+static void
+sft_sftp_rate_handler(sft_event_t *ev)
+{
+    sft_sftp_session_t  *s = ev->data;
+
+    ev->timedout = 0;
+
+    sft_sftp_resume(s);
 }

@@ -44,7 +44,9 @@ sft_sftp_process(sft_sftp_session_t *s)
             return SFT_ERROR;
         }
 
-        if (s->in_len - s->in_pos - 4 < len) {
+        if (s->in_len - s->in_pos - 4 < len
+            || sft_sftp_rate_wait(s, p[4]))
+        {
             return SFT_OK;
         }
 

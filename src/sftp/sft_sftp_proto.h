@@ -12,6 +12,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_sftp.h>
+#include <sft_xfer_io.h>
 
 
 #define SFT_SFTP_SMALL_REPLY  1024
@@ -101,7 +102,7 @@ void sft_sftp_fd_complete(sft_sftp_request_t *r);
 /* sft_sftp_io.c */
 extern const sft_sftp_handler_t  sft_sftp_read_handler;
 extern const sft_sftp_handler_t  sft_sftp_write_handler;
-sft_int_t sft_sftp_read_probe(sft_sftp_request_t *r);
+sft_uint_t sft_sftp_rate_wait(sft_sftp_session_t *s, u_char type);
 
 /* sft_sftp_handle.c */
 sft_int_t sft_sftp_get_handle(sft_sftp_session_t *s, sft_sftp_buf_t *b,

@@ -816,6 +816,8 @@ sft_sftp_login(sft_sftp_session_t *s)
     s->logged_in = 1;
     s->auth_tries = 0;
 
+    sft_sftp_rate_init(s);
+
     sft_del_timer(s->connection->read);
     sft_add_timer(s->connection->read, s->conf->idle_timeout);
 
@@ -1308,6 +1310,10 @@ sft_sftp_close(sft_sftp_session_t *s)
 
     if (s->delay.posted) {
         sft_delete_posted_event(&s->delay);
+    }
+
+    if (s->rate_ev.timer_set) {
+        sft_del_timer(&s->rate_ev);
     }
 
     if (s->counted) {

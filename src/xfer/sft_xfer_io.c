@@ -12,7 +12,10 @@
  *
  * sft_xfer_read() and sft_xfer_write() return SFT_OK (io->nbytes read;
  * 0 at the end of the file), SFT_AGAIN (io->handler runs when it is done,
- * with the same results) or SFT_ERROR (io->err).
+ * with the same results) or SFT_ERROR (io->err).  sft_xfer_read_now()
+ * is the read's part on the loop alone: SFT_DECLINED where sft_xfer_read()
+ * would go to the VFS, so that a caller can read into a buffer that must
+ * not wait, and into another one for the VFS.
  */
 
 #include <sft_config.h>
@@ -44,6 +47,7 @@ sft_xfer_io_init(sft_xfer_io_t *io)
     io->how = SFT_XFER_IO_VFS;
     io->busy = 0;
     io->ringed = 0;
+    io->whole = 0;
     sft_memzero(&io->ring, sizeof(sft_uring_op_t));
     io->fd = sft_storage_file_fd(io->file);
 
@@ -65,18 +69,8 @@ sft_xfer_io_init(sft_xfer_io_t *io)
 sft_int_t
 sft_xfer_read(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
 {
-    ssize_t  n;
-
-    if (io->how != SFT_XFER_IO_VFS) {
-        n = sft_xfer_read_direct(io, buf, len, offset);
-
-        if (n >= 0) {
-            io->err = SFT_STORAGE_OK;
-            io->nbytes = n;
-            return SFT_OK;
-        }
-
-        /* not in the page cache, or an error the VFS reports */
+    if (sft_xfer_read_now(io, buf, len, offset) == SFT_OK) {
+        return SFT_OK;
     }
 
     if (sft_xfer_io_ring(io, buf, len, offset, 0) == SFT_AGAIN) {
@@ -87,6 +81,38 @@ sft_xfer_read(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
 
     return sft_xfer_io_result(io, sft_vfs_read(io->vfs, &io->req, io->file,
                                                buf, len, offset));
+}
+
+
+sft_int_t
+sft_xfer_read_now(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
+{
+    ssize_t  n;
+
+    if (io->how == SFT_XFER_IO_VFS) {
+        return SFT_DECLINED;
+    }
+
+    n = sft_xfer_read_direct(io, buf, len, offset);
+
+    /* not in the page cache, or an error the VFS reports */
+
+    if (n < 0) {
+        return SFT_DECLINED;
+    }
+
+    /* part of the range cached (readahead under way) */
+
+    if (io->whole && io->how == SFT_XFER_IO_NOWAIT && (size_t) n < len
+        && offset + n < io->file->size)
+    {
+        return SFT_DECLINED;
+    }
+
+    io->err = SFT_STORAGE_OK;
+    io->nbytes = n;
+
+    return SFT_OK;
 }
 
 

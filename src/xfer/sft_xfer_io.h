@@ -49,11 +49,16 @@ struct sft_xfer_io_s {
     unsigned                  how:2;      /* SFT_XFER_IO_* */
     unsigned                  busy:1;     /* an operation runs */
     unsigned                  ringed:1;   /* one went through the ring */
+    unsigned                  whole:1;    /* reads: a short page cache read
+                                             before the end goes to the VFS
+                                             whole (set by the caller) */
 };
 
 
 void sft_xfer_io_init(sft_xfer_io_t *io);
 sft_int_t sft_xfer_read(sft_xfer_io_t *io, u_char *buf, size_t len,
+    off_t offset);
+sft_int_t sft_xfer_read_now(sft_xfer_io_t *io, u_char *buf, size_t len,
     off_t offset);
 sft_int_t sft_xfer_write(sft_xfer_io_t *io, u_char *buf, size_t len,
     off_t offset);

@@ -45,12 +45,20 @@ sft_xfer_rate_allow(sft_xfer_rate_t *r, size_t want, sft_msec_t now,
     burst = sft_xfer_rate_burst(r);
     elapsed = now - r->last;
 
+    /*
+     * a pause long enough to pay a debt (a READ of SFTP spends more than
+     * the bucket holds) and fill the bucket fills it, without the product
+     * of a long pause and the rate
+     */
+
     if (elapsed > 0) {
         r->last = now;
-        r->tokens += (elapsed >= 1000) ? burst
-                                       : r->rate * (off_t) elapsed / 1000;
-        if (r->tokens > burst) {
+
+        if ((off_t) elapsed > (burst - r->tokens) * 1000 / r->rate) {
             r->tokens = burst;
+
+        } else {
+            r->tokens += r->rate * (off_t) elapsed / 1000;
         }
     }
 

@@ -19,7 +19,7 @@ main(void)
     sft_msec_t       now, delay;
     sft_xfer_rate_t  r;
 
-    printf("1..12\n");
+    printf("1..13\n");
 
     sft_xfer_rate_init(&r, 0, 0);
     ok(sft_xfer_rate_allow(&r, 123456, 0, &delay) == 123456,
@@ -47,6 +47,8 @@ main(void)
     delay = 0;
     ok(sft_xfer_rate_allow(&r, 1, 5000, &delay) == 0 && delay == 1031,
        "overspent (a sendfile slice): the debt is waited out first");
+    ok(sft_xfer_rate_allow(&r, 1, 5000 + 1031, &delay) == 1,
+       "and then tokens again, even after more than a second");
 
     sft_xfer_rate_init(&r, 1, 0);
     ok(sft_xfer_rate_allow(&r, 10, 0, &delay) == 1,

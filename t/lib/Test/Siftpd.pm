@@ -134,6 +134,23 @@ sub user_key {
     return "$d/key";
 }
 
+# OpenSSH's sftp run on a batch as the user with the key of user_key,
+# at most 60 s; its exit code and output
+sub sftp_batch {
+    my ($self, $port, $user, $batch) = @_;
+    my $d = $self->{_testdir};
+
+    $self->write_file("batch-$user", $batch);
+
+    my $cmd = "timeout 60 sftp -b $d/batch-$user -P $port"
+        . ' -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'
+        . ' -o BatchMode=yes -o ConnectTimeout=10'
+        . " -i $d/key $user\@127.0.0.1 2>&1";
+    my $out = `$cmd`;
+
+    return ($? >> 8, $out);
+}
+
 sub read_file {
     my ($self, $name) = @_;
 
