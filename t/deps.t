@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 
 # deps.t -- auto/deps installs only what building and running needs, and
-# with --test adds the tools the tests drive; the README opens with its two
+# with --test adds the tools the tests drive; debian/control's
+# Build-Depends are its libraries; the README opens with its two
 # commands, the second builds io_uring in, and .ci/run runs it exactly.
 
 use warnings;
@@ -9,7 +10,7 @@ use strict;
 
 use Test::More;
 
-plan(tests => 10);
+plan(tests => 11);
 
 sub packages {
     my $out = `sh auto/deps --list @_`;
@@ -37,12 +38,26 @@ is(join(' ', grep { !$run->{$_} } @needed, qw/gcc libc6-dev make/), '',
     'the run command installs the compiler, make and every probed library');
 
 my @tools = qw/perl python3 python3-paramiko lftp sshpass openssh-client
-    openssl chromium logrotate systemd groff-base qemu-user
+    openssl chromium logrotate systemd groff-base dpkg-dev debhelper qemu-user
     gcc-aarch64-linux-gnu clang/;
 is(join(' ', grep { $run->{$_} } @tools), '',
     'the run command installs no test tool');
 is(join(' ', grep { !$test->{$_} } @tools, keys %$run), '',
     'the test command adds them to the run command\'s packages');
+
+# the source package builds from the same libraries (the compiler and make
+# come with build-essential, curl is for the README's first request)
+
+open $fh, '<', 'debian/control' or die "debian/control: $!";
+my $control = do { local $/; <$fh> };
+close $fh;
+my ($bd) = $control =~ /^Build-Depends:((?:.*\n)(?:[ \t].*\n)*)/m
+    or die 'debian/control names no Build-Depends';
+my @bd = sort map { s/\s*\(.*//r } grep { /\S/ }
+    map { s/^\s+|\s+$//gr } split /,/, $bd;
+is(join(' ', @bd), join(' ', sort 'debhelper-compat',
+        grep { !/^(gcc|libc6-dev|make|curl)$/ } keys %$run),
+    'debian/control builds from the libraries of auto/deps');
 
 my $help = `sh auto/deps --help`;
 like($help, qr/^\s+--test\s+.*test/m, '--help says what --test adds');
