@@ -28,7 +28,6 @@
 #define SFT_AUTH_CACHE_PROBE   4
 #define SFT_AUTH_ADDR_SLOTS    8192
 #define SFT_AUTH_ADDR_PROBE    32
-#define SFT_AUTH_MAX_PASSWORD  1024
 #define SFT_AUTH_RETRY_MSEC    10
 
 #define SFT_AUTH_REAL          0

@@ -25,6 +25,7 @@
 #define SFT_AUTH_M_COST            65536    /* the default cost */
 #define SFT_AUTH_T_COST            3
 #define SFT_AUTH_HASH_LEN          128      /* room for a PHC string */
+#define SFT_AUTH_MAX_PASSWORD      1024
 
 /* what a banned client is told, by every protocol */
 #define SFT_AUTH_BANNED_REPLY                                                \
