@@ -52,6 +52,10 @@ http {
         api_audit_log audit.log;
         client_max_body_size 64k;
     }
+    server {
+        listen 127.0.0.1:%%PORT_8081%%;
+        api off;
+    }
 }
 EOF2
 
@@ -107,6 +111,8 @@ is(req('POST', '', $reader, { name => 'nope', password => 'x' })->{status},
 is(req('DELETE', '/keeper', $reader)->{status}, 403,
     'read token cannot delete');
 is(req('GET', '/nope', $admin)->{status}, 404, 'unknown user: 404');
+is($http->get('http://127.0.0.1:' . port(8081) . '/api/v1/users')->{status},
+    404, 'api off: the users routes are closed too');
 
 # create
 
@@ -258,8 +264,10 @@ is(ftp_logins('bob', "bob-pw-$q", 3), '530', 'a deleted user is refused');
 my $audit = $t->read_file('audit.log');
 like($audit, qr/^\S+Z client=127\.0\.0\.1 token=ops method=POST route=\/api\/v1\/users user=bob status=201$/m,
     'audit: create');
-like($audit, qr/ token=ops method=PUT route=\/api\/v1\/users\/bob user=bob status=412 reason="/m,
+like($audit, qr/ token=ops method=PUT route=\/api\/v1\/users\/bob user=bob status=412 reason="the user changed since it was read"$/m,
     'audit: a refused change with its reason');
+like($audit, qr/ user=x1 status=422 reason="invalid value '\/a\/..\/..\/etc' of 'home'"$/m,
+    'audit: quotes in a reason do not end the field');
 like($audit, qr/ token=line 3 method=PATCH route=\/api\/v1\/users\/bob user=bob status=200$/m,
     'audit: the unnamed token by its line');
 like($audit, qr/ method=DELETE route=\/api\/v1\/users\/bob user=bob status=204$/m,

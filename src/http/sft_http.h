@@ -136,6 +136,7 @@ void sft_http_resume(sft_http_request_t *r);
 sft_int_t sft_http_add_route(sft_conf_t *cf, const char *path,
     sft_uint_t methods, sft_http_handler_pt handler);
 sft_uint_t sft_http_auth_check(sft_http_request_t *r);
+sft_uint_t sft_http_api_enabled(sft_http_request_t *r);
 
 
 extern sft_uint_t  sft_http_stat_requests;

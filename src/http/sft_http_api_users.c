@@ -313,6 +313,10 @@ sft_http_api_users(sft_http_request_t *r)
     sft_thread_task_t   *task;
     sft_http_api_job_t  *job;
 
+    if (!sft_http_api_enabled(r)) {
+        return sft_http_send_response(r, 404, NULL, NULL);
+    }
+
     ucf = (sft_users_conf_t *) sft_get_conf(((sft_cycle_t *) sft_cycle)
                                             ->conf_ctx, sft_users_module);
 
@@ -384,6 +388,7 @@ sft_http_api_users(sft_http_request_t *r)
 static void
 sft_http_api_audit(sft_http_request_t *r, sft_http_api_job_t *job)
 {
+    char                     *q;
     u_char                   *p, *last;
     time_t                    now;
     struct tm                 tm;
@@ -414,6 +419,13 @@ sft_http_api_audit(sft_http_request_t *r, sft_http_api_job_t *job)
                      (unsigned long) job->status);
 
     if (job->status >= 400 && job->reason[0]) {
+        /* the reason's own quotes would end the field */
+        for (q = job->reason; *q; q++) {
+            if (*q == '"') {
+                *q = '\'';
+            }
+        }
+
         p = sft_slprintf(p, last, " reason=\"%s\"", job->reason);
     }
 
