@@ -286,6 +286,25 @@ is(stanza('zed'), $zed, 'and another');
 
 $t->stop();
 
+# wrong tokens count as failed logins of the address: then 429, and the
+# same ban refuses FTP
+
+my $conf = $t->read_file('siftpd.conf');
+$conf =~ s/login_max_failures 1000;/login_max_failures 3;/ or die;
+$t->write_file('siftpd.conf', $conf);
+unlink "$d/audit.log";
+$t->run();
+
+is(req('GET', '', 'wrong-token-0123456789abc')->{status}, 401,
+    "wrong token $_: 401") for 1 .. 3;
+is(req('GET', '', $admin)->{status}, 429,
+    'after login_max_failures wrong tokens: 429, even with a good one');
+like(ftp_login('keeper', 'keeper-pw'), qr/421/, 'and FTP is refused too');
+ok($t->wait_log(qr/admin API refused: address banned, client: 127\.0\.0\.1/),
+    'the ban logged with the client');
+
+$t->stop();
+
 # a scope other than read or admin is a configuration error
 
 $t->write_file('tokens', "$admin write\n");

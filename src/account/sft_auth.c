@@ -746,6 +746,22 @@ sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
 }
 
 
+/* a failed credential other than a password (an API token) */
+
+void
+sft_auth_failed(struct sockaddr *sa, sft_log_t *log)
+{
+    sft_auth_addr_t  a;
+
+    if (sft_auth.shm == NULL) {
+        return;
+    }
+
+    sft_auth_addr(sa, &a);
+    sft_auth_addr_result(&a, 1, log);
+}
+
+
 sft_int_t
 sft_auth_connection_open(struct sockaddr *sa)
 {

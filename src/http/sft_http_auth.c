@@ -8,12 +8,16 @@
  * wrong byte nor the token's length shows in the time taken.  A line is
  * "TOKEN [read|admin] [NAME]": a read token may only GET and HEAD, an
  * admin token (the default, what a bare token always meant) may change
- * users too; NAME is what the audit log shows (else "line N").
+ * users too; NAME is what the audit log shows (else "line N").  A wrong
+ * token counts as a failed login of its address (login_max_failures),
+ * and a banned address gets 429.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_http.h>
+#include <sft_thread_pool.h>
+#include <sft_auth.h>
 #include <sft_asm.h>
 #include <sodium.h>
 
@@ -507,9 +511,21 @@ sft_http_auth_check(sft_http_request_t *r)
         return 403;
     }
 
+    /* wrong tokens count with failed logins, and share their bans */
+
+    if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
+        sft_log_error(SFT_LOG_INFO, c->log, 0,
+                      "admin API refused: address banned");
+        return 429;
+    }
+
     token = sft_http_auth_bearer(&r->authorization);
 
     i = token.len ? sft_http_auth_match(ascf->tokens, &token) : 0;
+
+    if (token.len && i == 0) {
+        sft_auth_failed((struct sockaddr *) &c->sockaddr, c->log);
+    }
 
     if (i) {
         r->token_name = ascf->tokens->names[i - 1];

@@ -45,6 +45,7 @@ static const struct {
     { 413, "Content Too Large" },
     { 414, "URI Too Long" },
     { 422, "Unprocessable Content" },
+    { 429, "Too Many Requests" },
     { 431, "Request Header Fields Too Large" },
     { 500, "Internal Server Error" },
     { 501, "Not Implemented" },
