@@ -289,17 +289,33 @@ $t->stop();
 # wrong tokens count as failed logins of the address: then 429, and the
 # same ban refuses FTP
 
-my $conf = $t->read_file('siftpd.conf');
-$conf =~ s/login_max_failures 1000;/login_max_failures 3;/ or die;
-$t->write_file('siftpd.conf', $conf);
-unlink "$d/audit.log";
-$t->run();
+# (on ports of its own: the first server's may be taken again meanwhile)
+
+$t->write_file_expand('ban.conf', <<'EOF2');
+%%TEST_GLOBALS%%
+worker_processes 2;
+events { worker_connections 64; }
+users %%TESTDIR%%/users;
+login_max_failures 3;
+storage local { driver posix; root %%TESTDIR%%/data; }
+ftp { server { listen 127.0.0.1:%%PORT_8121%%; storage local; } }
+http {
+    server {
+        listen 127.0.0.1:%%PORT_8180%%;
+        api_token_file tokens;
+    }
+}
+EOF2
+
+$t->run('ban.conf');
+$base = 'http://127.0.0.1:' . port(8180) . '/api/v1/users';
 
 is(req('GET', '', 'wrong-token-0123456789abc')->{status}, 401,
     "wrong token $_: 401") for 1 .. 3;
 is(req('GET', '', $admin)->{status}, 429,
     'after login_max_failures wrong tokens: 429, even with a good one');
-like(ftp_login('keeper', 'keeper-pw'), qr/421/, 'and FTP is refused too');
+like($t->ftp_login(port(8121), 'keeper', 'keeper-pw'), qr/421/,
+    'and FTP is refused too');
 ok($t->wait_log(qr/admin API refused: address banned, client: 127\.0\.0\.1/),
     'the ban logged with the client');
 

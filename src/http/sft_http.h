@@ -29,7 +29,7 @@ typedef struct sft_http_request_s  sft_http_request_t;
 typedef sft_int_t (*sft_http_handler_pt)(sft_http_request_t *r);
 
 
-/* a path ending in "/" also matches every path beneath it */
+/* a path ending in a slash and "*" matches every path beneath it */
 typedef struct {
     sft_str_t                 path;
     sft_uint_t                methods;     /* SFT_HTTP_GET|... */

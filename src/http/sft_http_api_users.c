@@ -188,7 +188,7 @@ sft_http_api_init_main_conf(sft_conf_t *cf, void *conf)
 
     if (sft_http_add_route(cf, SFT_HTTP_API_PREFIX, SFT_HTTP_GET|SFT_HTTP_POST,
                            sft_http_api_users) != SFT_OK
-        || sft_http_add_route(cf, SFT_HTTP_API_PREFIX "/", any,
+        || sft_http_add_route(cf, SFT_HTTP_API_PREFIX "/*", any,
                               sft_http_api_users) != SFT_OK)
     {
         return SFT_CONF_ERROR;

@@ -410,12 +410,16 @@ static const struct {
 };
 
 
+/* "/a/" and "*" matches every path beneath "/a/"; other routes themselves */
+
 static sft_uint_t
 sft_http_route_match(sft_str_t *route, sft_str_t *path)
 {
-    if (route->len && route->data[route->len - 1] == '/') {
-        return path->len > route->len
-               && sft_memcmp(route->data, path->data, route->len) == 0;
+    if (route->len >= 2 && route->data[route->len - 1] == '*'
+        && route->data[route->len - 2] == '/')
+    {
+        return path->len >= route->len
+               && sft_memcmp(route->data, path->data, route->len - 1) == 0;
     }
 
     return route->len == path->len
