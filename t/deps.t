@@ -28,7 +28,7 @@ my $lib = do { local $/; <$fh> };
 close $fh;
 
 my @needed;
-for my $name (qw/OPENSSL LIBSSH ARGON2 SODIUM PCRE2 URING/) {
+for my $name (qw/OPENSSL LIBSSH ARGON2 SODIUM PCRE2 URING JANSSON/) {
     my ($pkg) = $lib =~ /^\s*$name\)\s*echo\s*"[^"]*\|([^|"]+)"/m
         or die "auto/lib names no package for $name";
     push @needed, $pkg;

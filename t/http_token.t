@@ -25,6 +25,8 @@ $t->write_file_expand('siftpd.conf', <<'EOF');
 %%TEST_GLOBALS%%
 worker_processes 2;
 events { worker_connections 64; }
+# wrong tokens count as failed logins: this test sends many
+login_max_failures 1000;
 http {
     server {
         listen 127.0.0.1:%%PORT_8080%%;

@@ -40,23 +40,7 @@ sub user {
 }
 
 # logs in with ftplib: "ok" or the server's reply to PASS
-sub login {
-    my ($user, $pass) = @_;
-    my $port = port(8021);
-    my $out = `python3 - <<'PY' 2>&1
-import ftplib
-try:
-    f = ftplib.FTP()
-    f.connect('127.0.0.1', $port, timeout=15)
-    f.login('$user', '$pass')
-    print('ok')
-    f.quit()
-except ftplib.error_perm as e:
-    print(str(e).split()[0])
-PY`;
-    chomp $out;
-    return $out;
-}
+sub login { $t->ftp_login(port(8021), @_) }
 
 is(user("first\n", 'add', 'alice'), 0, 'user add alice');
 

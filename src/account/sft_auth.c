@@ -28,7 +28,6 @@
 #define SFT_AUTH_CACHE_PROBE   4
 #define SFT_AUTH_ADDR_SLOTS    8192
 #define SFT_AUTH_ADDR_PROBE    32
-#define SFT_AUTH_MAX_PASSWORD  1024
 #define SFT_AUTH_RETRY_MSEC    10
 
 #define SFT_AUTH_REAL          0
@@ -744,6 +743,22 @@ sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
                       a->text, (long) sft_auth.conf->ban_time,
                       (unsigned long) failures);
     }
+}
+
+
+/* a failed credential other than a password (an API token) */
+
+void
+sft_auth_failed(struct sockaddr *sa, sft_log_t *log)
+{
+    sft_auth_addr_t  a;
+
+    if (sft_auth.shm == NULL) {
+        return;
+    }
+
+    sft_auth_addr(sa, &a);
+    sft_auth_addr_result(&a, 1, log);
 }
 
 

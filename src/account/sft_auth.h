@@ -25,6 +25,7 @@
 #define SFT_AUTH_M_COST            65536    /* the default cost */
 #define SFT_AUTH_T_COST            3
 #define SFT_AUTH_HASH_LEN          128      /* room for a PHC string */
+#define SFT_AUTH_MAX_PASSWORD      1024
 
 /* what a banned client is told, by every protocol */
 #define SFT_AUTH_BANNED_REPLY                                                \
@@ -73,6 +74,7 @@ sft_msec_t sft_auth_failure_delay(sft_uint_t failures_on_this_connection);
 sft_int_t sft_auth_connection_open(struct sockaddr *sa);
 void sft_auth_connection_close(struct sockaddr *sa);
 sft_uint_t sft_auth_banned(struct sockaddr *sa);
+void sft_auth_failed(struct sockaddr *sa, sft_log_t *log);
 
 /* hashing, for the CLI and the API */
 sft_int_t sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib,

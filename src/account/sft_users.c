@@ -43,6 +43,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <sodium.h>
+#include <sys/file.h>
 
 
 #define SFT_USERS_DEFAULT_PERMS  SFT_PERM_READ
@@ -1193,6 +1194,55 @@ sft_users_key_suggest(sft_suggest_t *s, sft_str_t *key)
 }
 
 
+/*
+ * Forgets what "key" set, so that sft_users_set() may set it anew: "perms"
+ * drops every rule (permissions, deny and hide of every directory).
+ */
+
+sft_int_t
+sft_users_unset(sft_user_t *u, sft_str_t *key)
+{
+    size_t      i;
+    sft_str_t   root = sft_string("/");
+
+    static const struct {
+        const char  *key;
+        sft_uint_t   bit;
+    } bits[] = {
+        { "password", 0x01 }, { "home", 0x02 }, { "storage", 0x04 },
+        { "disabled", 0x08 }, { "quota_bytes", 0x10 },
+        { "upload_rate", 0x20 }, { "download_rate", 0x40 },
+        { "quota_files", 0x80 }, { "max_sessions", 0x100 },
+    };
+
+    for (i = 0; i < sft_nelems(bits); i++) {
+        if (key->len == strlen(bits[i].key)
+            && sft_memcmp(key->data, bits[i].key, key->len) == 0)
+        {
+            u->seen &= ~bits[i].bit;
+            return SFT_OK;
+        }
+    }
+
+    if (sft_str_eq(key, "allow_from")) {
+        u->allow_from.nelts = 0;
+        return SFT_OK;
+    }
+
+    if (sft_str_eq(key, "ssh_key")) {
+        u->ssh_keys.nelts = 0;
+        return SFT_OK;
+    }
+
+    if (sft_str_eq(key, "perms")) {
+        u->rules.nelts = 0;
+        return sft_users_rule(u, &root) ? SFT_OK : SFT_ERROR;
+    }
+
+    return SFT_DECLINED;
+}
+
+
 #define SFT_USERS_SEEN(u, bit)                                                \
     if ((u)->seen & (bit)) {                                                  \
         goto duplicate;                                                       \
@@ -2022,37 +2072,79 @@ sft_users_format(sft_user_t *u, sft_uint_t with_hash, size_t *len)
 }
 
 
-/* the whole table to a temporary file beside it, fsync()ed, renamed over */
+/*
+ * Writers of the file (the CLI, the API in any worker) take this lock
+ * first, read the file, change it and write it: no change is lost.  The
+ * descriptor, or -1; close() it to unlock.
+ */
+
+int
+sft_users_lock(sft_str_t *file, sft_log_t *log)
+{
+    int   fd;
+    char  name[PATH_MAX];
+
+    if (snprintf(name, sizeof(name), "%s.lock", sft_users_path(file))
+        >= (int) sizeof(name))
+    {
+        return -1;
+    }
+
+    fd = openat(sft_users_dir, name, O_RDWR | O_CREAT | O_CLOEXEC,
+                0600);
+
+    if (fd == -1 || flock(fd, LOCK_EX) == -1) {
+        sft_log_error(SFT_LOG_ERR, log, sft_errno, "cannot lock \"%s.lock\"",
+                      file->data);
+
+        if (fd != -1) {
+            close(fd);
+        }
+
+        return -1;
+    }
+
+    return fd;
+}
+
+
+/*
+ * The whole table to a temporary file beside it, fsync()ed, renamed over;
+ * through the directory a worker reads it from.  Writers hold
+ * sft_users_lock(): the temporary name needs no more than the pid.
+ */
 
 sft_int_t
 sft_users_write(sft_users_t *users, sft_log_t *log)
 {
     int          fd, dfd;
-    char        *tmp, *dir, *slash;
     FILE        *f;
+    char         tmp[PATH_MAX];
+    size_t       n;
     sft_uint_t   i;
     sft_user_t  *u;
+    const char  *name;
 
     u = users->users.elts;
     qsort(u, users->users.nelts, sizeof(sft_user_t), sft_users_cmp);
 
-    tmp = sft_alloc(users->file.len + 16, log);
-    if (tmp == NULL) {
+    name = sft_users_path(&users->file);
+
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp%d", name, (int) getpid())
+        >= (int) sizeof(tmp))
+    {
         return SFT_ERROR;
     }
 
-    sft_slprintf((u_char *) tmp, (u_char *) tmp + users->file.len + 15,
-                 "%s.tmpXXXXXX", users->file.data)[0] = '\0';
+    (void) unlinkat(sft_users_dir, tmp, 0);
 
-    fd = mkostemp(tmp, O_CLOEXEC);
+    fd = openat(sft_users_dir, tmp,
+                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd == -1) {
-        sft_log_error(SFT_LOG_ERR, log, sft_errno, "mkstemp(\"%s\") failed",
+        sft_log_error(SFT_LOG_ERR, log, sft_errno, "open(\"%s\") failed",
                       tmp);
-        sft_free(tmp);
         return SFT_ERROR;
     }
-
-    (void) fchmod(fd, 0600);
 
     if (fchown(fd, users->uid, users->gid) == -1) {
         sft_log_error(SFT_LOG_ERR, log, sft_errno, "fchown(\"%s\", %d, %d) "
@@ -2088,7 +2180,7 @@ sft_users_write(sft_users_t *users, sft_log_t *log)
         goto failed;
     }
 
-    if (rename(tmp, (char *) users->file.data) == -1) {
+    if (renameat(sft_users_dir, tmp, sft_users_dir, name) == -1) {
         sft_log_error(SFT_LOG_ERR, log, sft_errno,
                       "rename(\"%s\", \"%s\") failed", tmp,
                       users->file.data);
@@ -2097,20 +2189,23 @@ sft_users_write(sft_users_t *users, sft_log_t *log)
 
     /* the rename itself must reach the disk */
 
-    dir = tmp;
-    slash = strrchr(dir, '/');
+    if (sft_users_dir == AT_FDCWD) {
+        /* the file's name is absolute */
+        n = sft_max(strrchr((char *) users->file.data, '/')
+                    - (char *) users->file.data, 1);
+        sft_memcpy(tmp, users->file.data, n);
+        tmp[n] = '\0';
 
-    if (slash) {
-        *(slash == dir ? slash + 1 : slash) = '\0';
+        dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd != -1) {
-            (void) fsync(dfd);
-            close(dfd);
-        }
+    } else {
+        dfd = openat(sft_users_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
 
-    sft_free(tmp);
+    if (dfd != -1) {
+        (void) fsync(dfd);
+        close(dfd);
+    }
 
     (void) sft_users_stat(&users->file, &users->ident);
 
@@ -2118,8 +2213,7 @@ sft_users_write(sft_users_t *users, sft_log_t *log)
 
 failed:
 
-    (void) unlink(tmp);
-    sft_free(tmp);
+    (void) unlinkat(sft_users_dir, tmp, 0);
 
     return SFT_ERROR;
 }

@@ -110,6 +110,7 @@ sft_users_t *sft_users_read(sft_str_t *file, sft_uint_t missing_ok,
     sft_log_t *log);
 sft_users_t *sft_users_parse(sft_str_t *file, u_char *text, size_t len,
     sft_log_t *log);
+int sft_users_lock(sft_str_t *file, sft_log_t *log);
 sft_int_t sft_users_write(sft_users_t *users, sft_log_t *log);
 void sft_users_free(sft_users_t *users);
 sft_int_t sft_users_stat(sft_str_t *file, sft_users_ident_t *ident);
@@ -120,6 +121,7 @@ sft_int_t sft_users_delete(sft_users_t *users, sft_str_t *name);
 /* SFT_ERROR for a bad value, SFT_DECLINED for an unknown key */
 sft_int_t sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
     sft_str_t *path, sft_str_t *value, u_char *errbuf, size_t errlen);
+sft_int_t sft_users_unset(sft_user_t *u, sft_str_t *key);
 u_char *sft_users_format(sft_user_t *u, sft_uint_t with_hash, size_t *len);
 
 /* the current table of this process, re-read when the file changed */

@@ -13,7 +13,6 @@
 #include <sft_vfs.h>
 #include <termios.h>
 #include <grp.h>
-#include <sys/file.h>
 
 
 #define SFT_CLI_MAX_PASSWORD  1024
@@ -201,7 +200,7 @@ static int
 sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
 {
     int                lock;
-    char              *lockname, *cmd;
+    char              *cmd;
     const char        *done;
     u_char            *text, err[256];
     size_t             len;
@@ -269,20 +268,8 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
     done = NULL;
 
     if (modify) {
-        lockname = sft_pnalloc(cycle->pool, ucf->file.len + 8);
-        if (lockname == NULL) {
-            return 1;
-        }
-
-        sft_slprintf((u_char *) lockname,
-                     (u_char *) lockname + ucf->file.len + 7, "%s.lock",
-                     ucf->file.data)[0] = '\0';
-
-        lock = open(lockname, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-
-        if (lock == -1 || flock(lock, LOCK_EX) == -1) {
-            sft_log_error(SFT_LOG_ERR, log, sft_errno,
-                          "cannot lock \"%s\"", lockname);
+        lock = sft_users_lock(&ucf->file, log);
+        if (lock == -1) {
             return 1;
         }
     }

@@ -29,6 +29,7 @@ typedef struct sft_http_request_s  sft_http_request_t;
 typedef sft_int_t (*sft_http_handler_pt)(sft_http_request_t *r);
 
 
+/* a path ending in a slash and "*" matches every path beneath it */
 typedef struct {
     sft_str_t                 path;
     sft_uint_t                methods;     /* SFT_HTTP_GET|... */
@@ -94,7 +95,11 @@ struct sft_http_request_s {
     sft_str_t                 authorization;
     sft_str_t                 content_type;
     sft_str_t                 if_none_match;
+    sft_str_t                 if_match;
     off_t                     content_length;
+
+    /* who sent it: set by sft_http_auth_check() */
+    sft_str_t                 token_name;
 
     sft_str_t                 body;
     size_t                    body_received;
@@ -112,6 +117,9 @@ struct sft_http_request_s {
     unsigned                  header_done:1;
     unsigned                  have_length:1;
     unsigned                  lingering:1;
+    unsigned                  token_admin:1;
+    unsigned                  blocked:1;     /* a handler waits for a
+                                                thread: sft_http_resume() */
 };
 
 
@@ -124,9 +132,11 @@ sft_int_t sft_http_parse_header_line(sft_http_request_t *r, u_char *p,
 void sft_http_init_connection(sft_connection_t *c);
 sft_int_t sft_http_send_response(sft_http_request_t *r, sft_uint_t status,
     const char *content_type, sft_str_t *body);
+void sft_http_resume(sft_http_request_t *r);
 sft_int_t sft_http_add_route(sft_conf_t *cf, const char *path,
     sft_uint_t methods, sft_http_handler_pt handler);
 sft_uint_t sft_http_auth_check(sft_http_request_t *r);
+sft_uint_t sft_http_api_enabled(sft_http_request_t *r);
 
 
 extern sft_uint_t  sft_http_stat_requests;

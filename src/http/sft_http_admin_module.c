@@ -194,6 +194,19 @@ sft_http_admin_value(sft_stat_t *stat, uint64_t *total, sft_uint_t v)
 }
 
 
+/* "api off" closes every route under /api/v1/, not only the statistics */
+
+sft_uint_t
+sft_http_api_enabled(sft_http_request_t *r)
+{
+    sft_http_admin_srv_conf_t  *ascf;
+
+    ascf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_admin_module);
+
+    return ascf->api;
+}
+
+
 static sft_int_t
 sft_http_admin_stats(sft_http_request_t *r)
 {

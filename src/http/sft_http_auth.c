@@ -5,12 +5,19 @@
  * "metrics_auth off", must carry one of them.  Without tokens only
  * loopback clients are served.  Tokens are kept and compared as keyed
  * BLAKE2b digests, with sft_ct_eq(): neither the position of the first
- * wrong byte nor the token's length shows in the time taken.
+ * wrong byte nor the token's length shows in the time taken.  A line is
+ * "TOKEN [read|admin] [NAME]": a read token may only GET and HEAD, an
+ * admin token (the default, what a bare token always meant) may change
+ * users too; NAME is what the audit log shows (else "line N").  A wrong
+ * token counts as a failed login of its address (login_max_failures),
+ * and a banned address gets 429.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_http.h>
+#include <sft_thread_pool.h>
+#include <sft_auth.h>
 #include <sft_asm.h>
 #include <sodium.h>
 
@@ -20,12 +27,15 @@
 #define SFT_HTTP_TOKEN_MAX        1024
 #define SFT_HTTP_TOKEN_FILE_MAX   65536
 #define SFT_HTTP_TOKENS_MAX       256
+#define SFT_HTTP_TOKEN_NAME_MAX   64
 
 
 typedef struct {
     u_char        key[crypto_generichash_KEYBYTES];
     sft_uint_t    n;
     u_char       *digests;        /* n x SFT_HTTP_TOKEN_DIGEST */
+    u_char       *admin;          /* n: 1 for an admin token */
+    sft_str_t    *names;          /* n */
 } sft_http_tokens_t;
 
 
@@ -193,11 +203,82 @@ sft_http_auth_token68(u_char *p, size_t len)
 }
 
 
+/* what follows a token: "read" or "admin", then a name for the audit log */
+
+static sft_int_t
+sft_http_auth_options(sft_conf_t *cf, sft_str_t *file, sft_uint_t line,
+    u_char *p, u_char *last, sft_http_tokens_t *tokens)
+{
+    u_char     *w;
+    sft_str_t  *name;
+
+    tokens->admin[tokens->n] = 1;
+    name = &tokens->names[tokens->n];
+
+    while (p < last && isspace(*p)) {
+        p++;
+    }
+
+    for (w = p; w < last && !isspace(*w); w++) {
+        /* void */
+    }
+
+    if (w - p == 4 && sft_strncmp(p, "read", 4) == 0) {
+        tokens->admin[tokens->n] = 0;
+
+    } else if (w != p && !(w - p == 5 && sft_strncmp(p, "admin", 5) == 0)) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "%s:%lu: the scope of a token is \"read\" or "
+                           "\"admin\"", file->data, (unsigned long) line);
+        return SFT_ERROR;
+    }
+
+    for (p = w; p < last && isspace(*p); p++) {
+        /* void */
+    }
+
+    if (p == last) {
+        name->data = sft_pnalloc(cf->pool, 32);
+        if (name->data == NULL) {
+            return SFT_ERROR;
+        }
+
+        name->len = sft_slprintf(name->data, name->data + 32, "line %lu",
+                                 (unsigned long) line) - name->data;
+        return SFT_OK;
+    }
+
+    for (w = p; w < last; w++) {
+        if (!isalnum(*w) && strchr("-._@", *w) == NULL) {
+            break;
+        }
+    }
+
+    if (w != last || last - p > SFT_HTTP_TOKEN_NAME_MAX) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "%s:%lu: the name of a token is up to %d "
+                           "letters, digits and \"-._@\"", file->data,
+                           (unsigned long) line, SFT_HTTP_TOKEN_NAME_MAX);
+        return SFT_ERROR;
+    }
+
+    name->len = last - p;
+    name->data = sft_pnalloc(cf->pool, name->len);
+    if (name->data == NULL) {
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(name->data, p, name->len);
+
+    return SFT_OK;
+}
+
+
 static sft_int_t
 sft_http_auth_parse(sft_conf_t *cf, sft_str_t *file, u_char *text,
     size_t len, sft_http_tokens_t *tokens)
 {
-    u_char      *p, *end, *eol, *last;
+    u_char      *p, *end, *eol, *last, *tend;
     sft_uint_t   line;
 
     p = text;
@@ -222,8 +303,12 @@ sft_http_auth_parse(sft_conf_t *cf, sft_str_t *file, u_char *text,
             continue;
         }
 
-        if (last - p < SFT_HTTP_TOKEN_MIN || last - p > SFT_HTTP_TOKEN_MAX
-            || !sft_http_auth_token68(p, last - p))
+        for (tend = p; tend < last && !isspace(*tend); tend++) {
+            /* void */
+        }
+
+        if (tend - p < SFT_HTTP_TOKEN_MIN || tend - p > SFT_HTTP_TOKEN_MAX
+            || !sft_http_auth_token68(p, tend - p))
         {
             sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
                                "%s:%lu: a token is %d to %d characters of "
@@ -240,9 +325,15 @@ sft_http_auth_parse(sft_conf_t *cf, sft_str_t *file, u_char *text,
             return SFT_ERROR;
         }
 
+        if (sft_http_auth_options(cf, file, line, tend, last, tokens)
+            != SFT_OK)
+        {
+            return SFT_ERROR;
+        }
+
         crypto_generichash(tokens->digests
                            + tokens->n * SFT_HTTP_TOKEN_DIGEST,
-                           SFT_HTTP_TOKEN_DIGEST, p, last - p,
+                           SFT_HTTP_TOKEN_DIGEST, p, tend - p,
                            tokens->key, sizeof(tokens->key));
         tokens->n++;
     }
@@ -294,6 +385,13 @@ sft_http_auth_token_file(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     tokens->digests = sft_palloc(cf->pool,
                               SFT_HTTP_TOKENS_MAX * SFT_HTTP_TOKEN_DIGEST);
     if (tokens->digests == NULL) {
+        return SFT_CONF_ERROR;
+    }
+
+    tokens->admin = sft_pnalloc(cf->pool, SFT_HTTP_TOKENS_MAX);
+    tokens->names = sft_pcalloc(cf->pool,
+                                SFT_HTTP_TOKENS_MAX * sizeof(sft_str_t));
+    if (tokens->admin == NULL || tokens->names == NULL) {
         return SFT_CONF_ERROR;
     }
 
@@ -349,11 +447,13 @@ sft_http_auth_bearer(sft_str_t *header)
 }
 
 
+/* the token's index + 1, or 0 */
+
 static sft_uint_t
 sft_http_auth_match(sft_http_tokens_t *tokens, sft_str_t *token)
 {
     u_char      digest[SFT_HTTP_TOKEN_DIGEST];
-    sft_uint_t  i, match;
+    sft_uint_t  i, eq, match;
 
     crypto_generichash(digest, sizeof(digest), token->data, token->len,
                        tokens->key, sizeof(tokens->key));
@@ -363,9 +463,10 @@ sft_http_auth_match(sft_http_tokens_t *tokens, sft_str_t *token)
     match = 0;
 
     for (i = 0; i < tokens->n; i++) {
-        match |= (sft_uint_t) sft_ct_eq(digest, tokens->digests
-                                        + i * SFT_HTTP_TOKEN_DIGEST,
-                                        SFT_HTTP_TOKEN_DIGEST);
+        eq = (sft_uint_t) sft_ct_eq(digest, tokens->digests
+                                    + i * SFT_HTTP_TOKEN_DIGEST,
+                                    SFT_HTTP_TOKEN_DIGEST);
+        match |= (0 - eq) & (i + 1);
     }
 
     sft_explicit_memzero(digest, sizeof(digest));
@@ -383,6 +484,7 @@ sft_uint_t
 sft_http_auth_check(sft_http_request_t *r)
 {
     u_char                    *p;
+    sft_uint_t                 i;
     sft_str_t                  token;
     sft_connection_t          *c;
     sft_http_auth_srv_conf_t  *ascf;
@@ -398,6 +500,8 @@ sft_http_auth_check(sft_http_request_t *r)
 
     if (ascf->tokens == NULL) {
         if (sft_http_auth_loopback((struct sockaddr *) &c->sockaddr)) {
+            sft_str_set(&r->token_name, "loopback");
+            r->token_admin = 1;
             return 0;
         }
 
@@ -407,9 +511,35 @@ sft_http_auth_check(sft_http_request_t *r)
         return 403;
     }
 
+    /* wrong tokens count with failed logins, and share their bans */
+
+    if (sft_auth_banned((struct sockaddr *) &c->sockaddr)) {
+        sft_log_error(SFT_LOG_INFO, c->log, 0,
+                      "admin API refused: address banned");
+        return 429;
+    }
+
     token = sft_http_auth_bearer(&r->authorization);
 
-    if (token.len && sft_http_auth_match(ascf->tokens, &token)) {
+    i = token.len ? sft_http_auth_match(ascf->tokens, &token) : 0;
+
+    if (token.len && i == 0) {
+        sft_auth_failed((struct sockaddr *) &c->sockaddr, c->log);
+    }
+
+    if (i) {
+        r->token_name = ascf->tokens->names[i - 1];
+        r->token_admin = ascf->tokens->admin[i - 1];
+
+        if (!r->token_admin && r->method != SFT_HTTP_GET
+            && r->method != SFT_HTTP_HEAD)
+        {
+            sft_log_error(SFT_LOG_WARN, c->log, 0,
+                          "admin API refused: token \"%.*s\" may only read",
+                          SFT_STR_FMT(&r->token_name));
+            return 403;
+        }
+
         return 0;
     }
 

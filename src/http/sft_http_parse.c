@@ -359,6 +359,9 @@ sft_http_process_header(sft_http_request_t *r)
 
     } else if (sft_str_caseeq(name, "if-none-match")) {
         r->if_none_match = *value;
+
+    } else if (sft_str_caseeq(name, "if-match")) {
+        r->if_match = *value;
     }
 
     return SFT_OK;

@@ -41,8 +41,11 @@ static const struct {
     { 408, "Request Timeout" },
     { 409, "Conflict" },
     { 411, "Length Required" },
+    { 412, "Precondition Failed" },
     { 413, "Content Too Large" },
     { 414, "URI Too Long" },
+    { 422, "Unprocessable Content" },
+    { 429, "Too Many Requests" },
     { 431, "Request Header Fields Too Large" },
     { 500, "Internal Server Error" },
     { 501, "Not Implemented" },
@@ -100,6 +103,11 @@ sft_http_handler(sft_event_t *ev)
 
     c = ev->data;
     hc = c->data;
+
+    if (hc->request && hc->request->blocked) {
+        /* the reply comes from a thread; a stop waits for it */
+        return;
+    }
 
     if (ev->timedout) {
         sft_log_error(SFT_LOG_INFO, c->log, 0, "client timed out");
@@ -209,6 +217,10 @@ sft_http_run(sft_http_connection_t *hc)
             }
         }
 
+        if (r->blocked) {
+            return;
+        }
+
         rc = sft_http_read_request(r);
 
         if (rc == SFT_OK) {
@@ -314,7 +326,7 @@ sft_http_keep_strings(sft_http_request_t *r)
     u_char     *p;
     sft_str_t  *s[] = { &r->method_name, &r->uri, &r->host,
                         &r->authorization, &r->content_type,
-                        &r->if_none_match };
+                        &r->if_none_match, &r->if_match };
     size_t      path_off, args_off;
 
     path_off = r->path.data - r->uri.data;
@@ -386,13 +398,43 @@ sft_http_read_body(sft_http_request_t *r)
 }
 
 
+static const struct {
+    sft_uint_t   method;
+    const char  *text;
+} sft_http_allow[] = {
+    { SFT_HTTP_GET, "GET, HEAD" },
+    { SFT_HTTP_POST, "POST" },
+    { SFT_HTTP_PUT, "PUT" },
+    { SFT_HTTP_PATCH, "PATCH" },
+    { SFT_HTTP_DELETE, "DELETE" },
+};
+
+
+/* "/a/" and "*" matches every path beneath "/a/"; other routes themselves */
+
+static sft_uint_t
+sft_http_route_match(sft_str_t *route, sft_str_t *path)
+{
+    if (route->len >= 2 && route->data[route->len - 1] == '*'
+        && route->data[route->len - 2] == '/')
+    {
+        return path->len >= route->len
+               && sft_memcmp(route->data, path->data, route->len - 1) == 0;
+    }
+
+    return route->len == path->len
+           && sft_memcmp(route->data, path->data, path->len) == 0;
+}
+
+
 static void
 sft_http_dispatch(sft_http_request_t *r)
 {
-    sft_uint_t                  i, methods, allowed, status;
+    sft_int_t                   rc;
+    sft_uint_t                  i, j, methods, allowed, status;
     sft_http_route_t           *route;
     sft_http_core_main_conf_t  *cmcf;
-    u_char                     *p;
+    u_char                     *p, *last;
 
     sft_stat_add(sft_http_stat_requests, 1);
 
@@ -415,15 +457,19 @@ sft_http_dispatch(sft_http_request_t *r)
     methods = r->method == SFT_HTTP_HEAD ? SFT_HTTP_GET : r->method;
 
     for (i = 0; i < cmcf->routes.nelts; i++) {
-        if (route[i].path.len != r->path.len
-            || sft_memcmp(route[i].path.data, r->path.data, r->path.len)
-               != 0)
-        {
+        if (!sft_http_route_match(&route[i].path, &r->path)) {
             continue;
         }
 
         if (route[i].methods & methods) {
-            if (route[i].handler(r) != SFT_OK && r->out == NULL) {
+            rc = route[i].handler(r);
+
+            if (rc == SFT_AGAIN) {
+                r->blocked = 1;
+                return;
+            }
+
+            if (rc != SFT_OK && r->out == NULL) {
                 (void) sft_http_error(r, 500);
             }
             return;
@@ -431,19 +477,25 @@ sft_http_dispatch(sft_http_request_t *r)
 
         allowed = route[i].methods;
 
-        p = sft_pnalloc(r->pool, 64);
+        p = sft_pnalloc(r->pool, 96);
         if (p == NULL) {
             (void) sft_http_error(r, 500);
             return;
         }
 
         r->extra_headers.data = p;
-        r->extra_headers.len = sft_slprintf(p, p + 64, "Allow: %s%s%s\r\n",
-                                   (allowed & SFT_HTTP_GET) ? "GET, HEAD" : "",
-                                   (allowed & SFT_HTTP_GET)
-                                   && (allowed & ~SFT_HTTP_GET) ? ", " : "",
-                                   (allowed & SFT_HTTP_POST) ? "POST" : "")
-                               - p;
+        last = sft_cpymem(p, "Allow: ", 7);
+
+        for (j = 0; j < sft_nelems(sft_http_allow); j++) {
+            if (allowed & sft_http_allow[j].method) {
+                last = sft_slprintf(last, p + 96, "%s%s",
+                                    last == p + 7 ? "" : ", ",
+                                    sft_http_allow[j].text);
+            }
+        }
+
+        last = sft_cpymem(last, "\r\n", 2);
+        r->extra_headers.len = last - p;
 
         (void) sft_http_error(r, 405);
         return;
@@ -542,6 +594,21 @@ sft_http_send_response(sft_http_request_t *r, sft_uint_t status,
     r->out_sent = 0;
 
     return SFT_OK;
+}
+
+
+/* a handler that returned SFT_AGAIN has its reply ready (or failed) */
+
+void
+sft_http_resume(sft_http_request_t *r)
+{
+    r->blocked = 0;
+
+    if (r->out == NULL) {
+        (void) sft_http_error(r, 500);
+    }
+
+    sft_http_run(r->hc);
 }
 
 

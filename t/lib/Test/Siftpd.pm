@@ -525,6 +525,29 @@ PY
     return $out;
 }
 
+# one FTP login on port with ftplib: "ok", or the reply code to the login
+sub ftp_login {
+    my ($self, $port, $user, $pass) = @_;
+
+    $self->write_file('ftp_login.py', <<'PY');
+import ftplib, sys
+try:
+    f = ftplib.FTP()
+    f.connect('127.0.0.1', int(sys.argv[1]), timeout=15)
+    f.login(sys.argv[2], sys.argv[3])
+    print('ok')
+    f.quit()
+except ftplib.error_perm as e:
+    print(str(e).split()[0])
+PY
+
+    my (undef, $out) = _output('timeout', 30, 'python3',
+        "$self->{_testdir}/ftp_login.py", $port, $user, $pass);
+    chomp $out;
+
+    return $out;
+}
+
 # runs a command without a shell: its exit code, its output and errors
 sub _output {
     my (@command) = @_;

@@ -1,0 +1,490 @@
+/*
+ * sft_http_api_users.c -- /api/v1/users: list, show, create, change and
+ * delete users of the store.  The request's work runs on the worker's
+ * thread pool (reading and writing the users file, argon2id hashing); the
+ * connection waits meanwhile.  Every change is one line of the audit log
+ * ("api_audit_log"): the token, the method, the route, the user, the
+ * status.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_http_api_users.h>
+#include <sft_thread_pool.h>
+
+
+#define SFT_HTTP_API_PREFIX      "/api/v1/users"
+#define SFT_HTTP_API_LIMIT       100
+#define SFT_HTTP_API_OFFSET_MAX  100000000
+#define SFT_HTTP_API_AUDIT_MAX   1024
+
+
+typedef struct {
+    sft_log_file_t  *audit;          /* NULL: no audit log */
+} sft_http_api_srv_conf_t;
+
+
+static char *sft_http_api_audit_log(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
+static void *sft_http_api_create_srv_conf(sft_conf_t *cf);
+static char *sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent,
+    void *child);
+static char *sft_http_api_init_main_conf(sft_conf_t *cf, void *conf);
+static sft_int_t sft_http_api_init_process(sft_cycle_t *cycle);
+static sft_int_t sft_http_api_users(sft_http_request_t *r);
+static void sft_http_api_done(sft_event_t *ev);
+
+
+static sft_command_t  sft_http_api_commands[] = {
+
+    { sft_string("api_audit_log"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
+      sft_http_api_audit_log,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      0,
+      NULL,
+      sft_command_doc("file | off", "off",
+          "Log every change made through the API, one line each: the "
+          "token, the method, the route, the user and the status.") },
+
+    sft_null_command
+};
+
+
+static sft_proto_module_t  sft_http_api_module_ctx = {
+    NULL,
+    sft_http_api_init_main_conf,
+    sft_http_api_create_srv_conf,
+    sft_http_api_merge_srv_conf
+};
+
+
+sft_module_t  sft_http_api_users_module = {
+    SFT_MODULE_V1,
+    &sft_http_api_module_ctx,              /* module context */
+    sft_http_api_commands,                 /* module directives */
+    SFT_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    sft_http_api_init_process,             /* init process */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+static sft_thread_pool_t  *sft_http_api_pool;
+
+
+static void *
+sft_http_api_create_srv_conf(sft_conf_t *cf)
+{
+    sft_http_api_srv_conf_t  *conf;
+
+    conf = sft_palloc(cf->pool, sizeof(sft_http_api_srv_conf_t));
+    if (conf == NULL) {
+        return NULL;
+    }
+
+    conf->audit = SFT_CONF_UNSET_PTR;
+
+    return conf;
+}
+
+
+static char *
+sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
+{
+    sft_http_api_srv_conf_t  *prev = parent;
+    sft_http_api_srv_conf_t  *conf = child;
+
+    (void) cf;
+
+    sft_conf_merge_ptr_value(conf->audit, prev->audit, NULL);
+
+    return SFT_CONF_OK;
+}
+
+
+static void
+sft_http_api_close_audit(void *data)
+{
+    sft_log_file_t  *file = data;
+
+    if (file->fd != SFT_INVALID_FILE) {
+        close(file->fd);
+        file->fd = SFT_INVALID_FILE;
+    }
+}
+
+
+/* opened by the master with the cycle, reopened with the other logs */
+
+static char *
+sft_http_api_audit_log(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_http_api_srv_conf_t  *acf = conf;
+
+    sft_str_t            *value;
+    sft_log_file_t       *file, **f;
+    sft_pool_cleanup_t   *cln;
+
+    (void) cmd;
+
+    if (acf->audit != SFT_CONF_UNSET_PTR) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (sft_str_eq(&value[1], "off")) {
+        acf->audit = NULL;
+        return SFT_CONF_OK;
+    }
+
+    file = sft_pcalloc(cf->pool, sizeof(sft_log_file_t));
+    if (file == NULL) {
+        return SFT_CONF_ERROR;
+    }
+
+    file->fd = SFT_INVALID_FILE;
+    file->name = value[1];
+
+    if (sft_conf_full_name(cf->cycle, &file->name) != SFT_OK) {
+        return SFT_CONF_ERROR;
+    }
+
+    acf->audit = file;
+
+    if (sft_test_config || sft_signaller) {
+        return SFT_CONF_OK;
+    }
+
+    cln = sft_pool_cleanup_add(cf->cycle->pool, 0);
+    f = sft_array_push(&cf->cycle->open_files);
+
+    if (cln == NULL || f == NULL
+        || sft_log_open_file(file, cf->log) != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
+    cln->handler = sft_http_api_close_audit;
+    cln->data = file;
+    *f = file;
+
+    return SFT_CONF_OK;
+}
+
+
+static char *
+sft_http_api_init_main_conf(sft_conf_t *cf, void *conf)
+{
+    sft_uint_t  any;
+
+    (void) conf;
+
+    any = SFT_HTTP_GET|SFT_HTTP_PUT|SFT_HTTP_PATCH|SFT_HTTP_DELETE;
+
+    if (sft_http_add_route(cf, SFT_HTTP_API_PREFIX, SFT_HTTP_GET|SFT_HTTP_POST,
+                           sft_http_api_users) != SFT_OK
+        || sft_http_add_route(cf, SFT_HTTP_API_PREFIX "/*", any,
+                              sft_http_api_users) != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
+    return SFT_CONF_OK;
+}
+
+
+static sft_int_t
+sft_http_api_init_process(sft_cycle_t *cycle)
+{
+    sft_str_t  name = sft_string("default");
+
+    sft_http_api_pool = sft_thread_pool_get(cycle, &name);
+
+    return SFT_OK;
+}
+
+
+/* an error answered on the loop, before any job */
+
+static sft_int_t
+sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
+    const char *field, const char *reason)
+{
+    u_char     *p;
+    size_t      len;
+    sft_str_t   body;
+
+    len = 96 + strlen(reason) + (field ? strlen(field) : 0);
+
+    p = sft_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return SFT_ERROR;
+    }
+
+    body.data = p;
+    body.len = sft_slprintf(p, p + len, "{\"error\":\"%s\"%s%s%s,"
+                            "\"status\":%lu}", reason,
+                            field ? ",\"field\":\"" : "", field ? field : "",
+                            field ? "\"" : "", (unsigned long) status)
+               - p;
+
+    sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
+                  "admin API: %s, token \"%.*s\"", reason,
+                  SFT_STR_FMT(&r->token_name));
+
+    return sft_http_send_response(r, status, "application/json", &body);
+}
+
+
+/* "offset", "limit" and "name" of the query; a field name on error */
+
+static const char *
+sft_http_api_args(sft_http_request_t *r, sft_http_api_job_t *job)
+{
+    u_char     *p, *end, *amp, *eq;
+    sft_int_t   n;
+    sft_str_t   key, value;
+
+    job->limit = SFT_HTTP_API_LIMIT;
+
+    p = r->args.data;
+    end = p + r->args.len;
+
+    for ( /* void */ ; p && p < end; p = amp + 1) {
+        amp = memchr(p, '&', end - p);
+        if (amp == NULL) {
+            amp = end;
+        }
+
+        eq = memchr(p, '=', amp - p);
+        if (eq == NULL) {
+            eq = amp;
+        }
+
+        key.data = p;
+        key.len = eq - p;
+        value.data = eq < amp ? eq + 1 : amp;
+        value.len = amp - value.data;
+
+        if (sft_str_eq(&key, "name")) {
+            job->prefix = value;
+            continue;
+        }
+
+        if (!sft_str_eq(&key, "offset") && !sft_str_eq(&key, "limit")) {
+            return "query";
+        }
+
+        /* at most 9 digits: no overflow before the range check */
+
+        n = value.len && value.len <= 9 ? sft_atoi(value.data, value.len)
+                                        : SFT_ERROR;
+
+        if (key.data[0] == 'o') {
+            if (n == SFT_ERROR || n > SFT_HTTP_API_OFFSET_MAX) {
+                return "offset";
+            }
+
+            job->offset = n;
+
+        } else {
+            if (n == SFT_ERROR || n < 1 || n > SFT_HTTP_API_LIMIT_MAX) {
+                return "limit";
+            }
+
+            job->limit = n;
+        }
+    }
+
+    return NULL;
+}
+
+
+static sft_int_t
+sft_http_api_users(sft_http_request_t *r)
+{
+    const char          *field;
+    sft_users_conf_t    *ucf;
+    sft_thread_task_t   *task;
+    sft_http_api_job_t  *job;
+
+    if (!sft_http_api_enabled(r)) {
+        return sft_http_send_response(r, 404, NULL, NULL);
+    }
+
+    ucf = (sft_users_conf_t *) sft_get_conf(((sft_cycle_t *) sft_cycle)
+                                            ->conf_ctx, sft_users_module);
+
+    if (ucf->file.len == 0) {
+        return sft_http_api_error(r, 404, NULL,
+                                  "no users file is configured");
+    }
+
+    task = sft_thread_task_alloc(r->pool, sizeof(sft_http_api_job_t));
+    if (task == NULL) {
+        return SFT_ERROR;
+    }
+
+    job = task->ctx;
+    job->request = r;
+    job->file = ucf->file;
+
+    if (r->path.len == sizeof(SFT_HTTP_API_PREFIX) - 1) {
+        job->op = r->method == SFT_HTTP_POST ? SFT_HTTP_API_CREATE
+                                             : SFT_HTTP_API_LIST;
+
+        field = sft_http_api_args(r, job);
+        if (field) {
+            return sft_http_api_error(r, 400, field, "invalid query");
+        }
+
+    } else {
+        job->name.data = r->path.data + sizeof(SFT_HTTP_API_PREFIX);
+        job->name.len = r->path.len - sizeof(SFT_HTTP_API_PREFIX);
+
+        if (sft_users_valid_name(&job->name) != SFT_OK) {
+            return sft_http_api_error(r, 404, NULL, "no such user");
+        }
+
+        job->op = r->method == SFT_HTTP_DELETE ? SFT_HTTP_API_DELETE
+                  : (r->method == SFT_HTTP_PUT || r->method == SFT_HTTP_PATCH)
+                  ? SFT_HTTP_API_UPDATE : SFT_HTTP_API_GET;
+    }
+
+    if (job->op == SFT_HTTP_API_CREATE || job->op == SFT_HTTP_API_UPDATE) {
+        if (r->body.len == 0) {
+            return sft_http_api_error(r, 400, NULL, "a JSON body is needed");
+        }
+
+        job->body = r->body;
+    }
+
+    /* the thread reads these while the connection waits */
+
+    job->if_match = r->if_match;
+
+    if (sft_http_api_pool == NULL) {
+        return sft_http_api_error(r, 503, NULL, "no thread pool");
+    }
+
+    task->handler = sft_http_api_users_run;
+    task->event.handler = sft_http_api_done;
+    task->event.data = job;
+    task->event.log = r->connection->log;
+
+    if (sft_thread_task_post(sft_http_api_pool, task) != SFT_OK) {
+        return sft_http_api_error(r, 503, NULL, "the thread pool is busy");
+    }
+
+    return SFT_AGAIN;
+}
+
+
+static void
+sft_http_api_audit(sft_http_request_t *r, sft_http_api_job_t *job)
+{
+    char                     *q;
+    u_char                   *p, *last;
+    time_t                    now;
+    struct tm                 tm;
+    u_char                    line[SFT_HTTP_API_AUDIT_MAX];
+    sft_http_api_srv_conf_t  *acf;
+
+    acf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_api_users_module);
+
+    if (acf->audit == NULL || acf->audit->fd == SFT_INVALID_FILE) {
+        return;
+    }
+
+    now = time(NULL);
+    gmtime_r(&now, &tm);
+
+    p = line;
+    last = line + sizeof(line) - 1;
+
+    p += strftime((char *) p, last - p, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+    p = sft_slprintf(p, last, " client=%.*s token=%.*s method=%.*s "
+                     "route=%.*s user=%.*s status=%lu",
+                     SFT_STR_FMT(&r->connection->addr_text),
+                     SFT_STR_FMT(&r->token_name),
+                     SFT_STR_FMT(&r->method_name), SFT_STR_FMT(&r->path),
+                     job->name.len ? (int) job->name.len : 1,
+                     job->name.len ? (char *) job->name.data : "-",
+                     (unsigned long) job->status);
+
+    if (job->status >= 400 && job->reason[0]) {
+        /* the reason's own quotes would end the field */
+        for (q = job->reason; *q; q++) {
+            if (*q == '"') {
+                *q = '\'';
+            }
+        }
+
+        p = sft_slprintf(p, last, " reason=\"%s\"", job->reason);
+    }
+
+    *p++ = '\n';
+
+    sft_log_write(acf->audit->fd, line, p - line);
+}
+
+
+/* back on the loop: the answer, its log and audit lines */
+
+static void
+sft_http_api_done(sft_event_t *ev)
+{
+    u_char              *p;
+    sft_str_t            body;
+    sft_http_request_t  *r;
+    sft_http_api_job_t  *job;
+
+    job = ev->data;
+    r = job->request;
+
+    if (job->status == 0) {
+        job->status = 500;
+    }
+
+    if (job->op >= SFT_HTTP_API_CREATE) {
+        sft_http_api_audit(r, job);
+    }
+
+    if (job->status >= 400) {
+        sft_log_error(job->status >= 500 ? SFT_LOG_ERR : SFT_LOG_INFO,
+                      r->connection->log, 0,
+                      "admin API: %s, user \"%.*s\", token \"%.*s\"",
+                      job->reason[0] ? job->reason : "failed",
+                      SFT_STR_FMT(&job->name), SFT_STR_FMT(&r->token_name));
+    }
+
+    if (job->etag[0]) {
+        p = sft_pnalloc(r->pool, sizeof("ETag: \r\n") + SFT_HTTP_API_ETAG_LEN);
+
+        if (p) {
+            r->extra_headers.data = p;
+            r->extra_headers.len = sft_slprintf(p, p + sizeof("ETag: \r\n")
+                                                + SFT_HTTP_API_ETAG_LEN,
+                                                "ETag: %s\r\n", job->etag)
+                                   - p;
+        }
+    }
+
+    body.data = (u_char *) job->out;
+    body.len = job->out ? strlen(job->out) : 0;
+
+    (void) sft_http_send_response(r, job->status,
+                                  body.len ? "application/json" : NULL,
+                                  &body);
+
+    free(job->out);
+    job->out = NULL;
+
+    sft_http_resume(r);
+}
