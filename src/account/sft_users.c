@@ -570,6 +570,7 @@ static sft_int_t
 sft_users_open_dir(sft_users_conf_t *ucf, sft_cycle_t *cycle)
 {
     char                *slash;
+    sft_uint_t           access;
     struct stat          sb;
     sft_pool_cleanup_t  *cln;
 
@@ -600,10 +601,16 @@ sft_users_open_dir(sft_users_conf_t *ucf, sft_cycle_t *cycle)
     cln->handler = sft_users_dir_cleanup;
     cln->data = &ucf->dir;
 
-    if (sft_landlock_allow(cycle, &ucf->file,
-                           SFT_LANDLOCK_READ|SFT_LANDLOCK_PARENT)
-        != SFT_OK)
-    {
+    /* workers re-read the file after a rename over it; the admin API
+       writes it from a worker: a temporary file, the lock, the rename */
+
+    access = SFT_LANDLOCK_READ|SFT_LANDLOCK_PARENT;
+
+    if (ucf->workers_write) {
+        access |= SFT_LANDLOCK_WRITE|SFT_LANDLOCK_CREATE|SFT_LANDLOCK_REMOVE;
+    }
+
+    if (sft_landlock_allow(cycle, &ucf->file, access) != SFT_OK) {
         return SFT_ERROR;
     }
 

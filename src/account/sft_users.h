@@ -102,6 +102,8 @@ typedef struct {
     sft_user_regex_t  *hide;
     sft_users_t       *users;           /* as read by the master */
     int                dir;             /* the file's directory, or -1 */
+    sft_uint_t         workers_write;   /* workers rewrite the file (the
+                                           admin API): Landlock lets them */
     sft_shm_zone_t    *zone;
 } sft_users_conf_t;
 

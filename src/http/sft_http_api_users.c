@@ -180,9 +180,16 @@ sft_http_api_audit_log(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 static char *
 sft_http_api_init_main_conf(sft_conf_t *cf, void *conf)
 {
-    sft_uint_t  any;
+    sft_uint_t         any;
+    sft_users_conf_t  *ucf;
 
     (void) conf;
+
+    /* the users routes rewrite the user store from a worker */
+
+    ucf = (sft_users_conf_t *) sft_get_conf(cf->cycle->conf_ctx,
+                                            sft_users_module);
+    ucf->workers_write = 1;
 
     any = SFT_HTTP_GET|SFT_HTTP_PUT|SFT_HTTP_PATCH|SFT_HTTP_DELETE;
 
