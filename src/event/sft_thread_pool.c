@@ -360,7 +360,10 @@ sft_thread_pool_cycle(void *data)
         pthread_mutex_unlock(&tp->done_mtx);
 
         one = 1;
-        (void) write(tp->notify_fd, &one, sizeof(uint64_t));
+
+        if (write(tp->notify_fd, &one, sizeof(uint64_t)) == -1) {
+            /* EAGAIN only: the counter is full, the loop wakes anyway */
+        }
     }
 }
 
@@ -374,7 +377,9 @@ sft_thread_pool_complete(sft_thread_pool_t *tp)
     sft_event_t        *ev;
     sft_thread_task_t  *task;
 
-    (void) read(tp->notify_fd, &count, sizeof(uint64_t));
+    if (read(tp->notify_fd, &count, sizeof(uint64_t)) == -1) {
+        /* EAGAIN: an earlier wake-up took the count; the list tells */
+    }
 
     pthread_mutex_lock(&tp->done_mtx);
 

@@ -399,7 +399,9 @@ sft_uring_complete(void)
         return;
     }
 
-    (void) read(sft_uring->notify_fd, &n, sizeof(uint64_t));
+    if (read(sft_uring->notify_fd, &n, sizeof(uint64_t)) == -1) {
+        /* EAGAIN: an earlier wake-up took the count; the queue tells */
+    }
 
     /* a handler may queue more, cancel others, or tear the ring down */
 
