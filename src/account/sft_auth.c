@@ -862,6 +862,7 @@ sft_auth_password(sft_auth_request_t *ar)
     ar->account = NULL;
     ar->cached = 0;
     ar->job = NULL;
+    ar->start_usec = sft_monotonic_usec();
 
     if (sft_auth.shm == NULL) {
         sft_log_error(SFT_LOG_ALERT, ar->log, 0,
@@ -1281,6 +1282,9 @@ sft_auth_finish(sft_auth_request_t *ar, sft_user_t *u, sft_uint_t ok,
     const char  *why;
 
     why = NULL;
+
+    sft_auth_stats_check_time(ar->cached,
+                              sft_monotonic_usec() - ar->start_usec);
 
     switch (reason) {
 

@@ -53,6 +53,8 @@ struct sft_auth_request_s {
                                          sft_user_release() */
     unsigned              cached:1;   /* answered by the cache */
 
+    uint64_t              start_usec; /* private: the check's start */
+
     void                 *job;        /* private */
 };
 

@@ -10,6 +10,7 @@
 
 
 sft_int_t sft_auth_stats_register(sft_cycle_t *cycle);
+void sft_auth_stats_check_time(sft_uint_t cached, uint64_t usec);
 
 
 extern sft_uint_t  sft_auth_stat_logins;

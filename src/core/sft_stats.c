@@ -61,6 +61,8 @@ sft_stat_register(sft_cycle_t *cycle, const sft_stat_def_t *defs,
             total *= v;
         }
 
+        total *= sft_stat_width(&defs[i]);
+
         /* a value read from elsewhere takes no room in the slots */
 
         if (defs[i].read == NULL) {
@@ -129,6 +131,12 @@ sft_stats_layout(sft_cycle_t *cycle)
         h = sft_stats_hash(h, stats[i].def->name);
         h = sft_stats_hash(h, stats[i].def->json);
 
+        for (k = 0; stats[i].def->buckets && k < stats[i].def->buckets->n;
+             k++)
+        {
+            h = sft_stats_hash(h, stats[i].def->buckets->le[k]);
+        }
+
         for (k = 0; k < SFT_STAT_LABELS; k++) {
             for (v = 0; stats[i].def->label[k] && stats[i].def->values[k][v];
                  v++)
@@ -139,6 +147,31 @@ sft_stats_layout(sft_cycle_t *cycle)
     }
 
     return h;
+}
+
+
+/* histograms carry their values only into the same buckets */
+
+static sft_uint_t
+sft_stats_same_buckets(const sft_stat_def_t *a, const sft_stat_def_t *b)
+{
+    sft_uint_t  k;
+
+    if (a->buckets == NULL || b->buckets == NULL) {
+        return a->buckets == b->buckets;
+    }
+
+    if (a->buckets->n != b->buckets->n) {
+        return 0;
+    }
+
+    for (k = 0; k < a->buckets->n; k++) {
+        if (a->buckets->bound[k] != b->buckets->bound[k]) {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 
@@ -181,7 +214,8 @@ sft_stats_carry(sft_stats_shm_t *st, sft_cycle_t *cycle,
         }
 
         if (n == prev_cycle->stats.nelts
-            || a->n[0] != b->n[0] || a->n[1] != b->n[1])
+            || a->n[0] != b->n[0] || a->n[1] != b->n[1]
+            || !sft_stats_same_buckets(a->def, b->def))
         {
             continue;
         }
@@ -200,7 +234,7 @@ sft_stats_carry(sft_stats_shm_t *st, sft_cycle_t *cycle,
             continue;
         }
 
-        for (k = 0; k < a->n[0] * a->n[1]; k++) {
+        for (k = 0; k < a->n[0] * a->n[1] * sft_stat_width(a->def); k++) {
             v = 0;
 
             for (j = 0; j <= SFT_MAX_PROCESSES; j++) {
@@ -355,7 +389,7 @@ sft_stats_retire(sft_uint_t slot)
             continue;
         }
 
-        k = stats[i].n[0] * stats[i].n[1];
+        k = stats[i].n[0] * stats[i].n[1] * sft_stat_width(stats[i].def);
 
         for (v = stats[i].index; v < stats[i].index + k; v++) {
             __atomic_fetch_add(&retired->value[v], s->value[v],
@@ -414,4 +448,43 @@ sft_stats_sum(sft_cycle_t *cycle, sft_pool_t *pool)
     }
 
     return total;
+}
+
+
+/* the values a statistic keeps per label combination */
+
+sft_uint_t
+sft_stat_width(const sft_stat_def_t *def)
+{
+    if (def->type == SFT_STAT_HISTOGRAM && def->buckets) {
+        return def->buckets->n + 2;
+    }
+
+    return 1;
+}
+
+
+/*
+ * One observation of the histogram whose values begin at "first", in this
+ * process' slot: the bucket of the first bound it does not exceed (the
+ * last, past every bound, else), and the sum.
+ */
+
+void
+sft_stat_observe(sft_uint_t first, const sft_stat_buckets_t *bk,
+    sft_uint_t combination, uint64_t usec)
+{
+    sft_uint_t  b, base;
+
+    if (sft_stats_self == NULL) {
+        return;
+    }
+
+    for (b = 0; b < bk->n && usec > bk->bound[b]; b++) { /* void */ }
+
+    base = first + combination * (bk->n + 2);
+
+    __atomic_fetch_add(&sft_stats_self[base + b], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sft_stats_self[base + bk->n + 1], usec,
+                       __ATOMIC_RELAXED);
 }

@@ -21,6 +21,17 @@ sft_monotonic_msec(void)
 }
 
 
+uint64_t
+sft_monotonic_usec(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+
+    return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+
 void
 sft_time_update(void)
 {

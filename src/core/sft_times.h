@@ -11,6 +11,7 @@ extern volatile time_t      sft_current_sec;
 
 void sft_time_update(void);
 sft_msec_t sft_monotonic_msec(void);
+uint64_t sft_monotonic_usec(void);
 
 
 #endif /* _SFT_TIMES_H_INCLUDED_ */

@@ -1,7 +1,7 @@
 /*
  * sft_http_admin_module.c -- GET /api/v1/stats (JSON) and GET /metrics
  * (Prometheus text), both totals over every worker process of whatever the
- * modules registered.
+ * modules registered: counters, gauges and histograms.
  */
 
 #include <sft_config.h>
@@ -28,6 +28,12 @@ struct sft_http_admin_node_s {
 };
 
 
+/* in the order of SFT_STAT_COUNTER, _GAUGE, _HISTOGRAM */
+static const char *const  sft_http_admin_types[] = {
+    "counter", "gauge", "histogram"
+};
+
+
 static void *sft_http_admin_create_srv_conf(sft_conf_t *cf);
 static char *sft_http_admin_merge_srv_conf(sft_conf_t *cf, void *parent,
     void *child);
@@ -37,9 +43,17 @@ static sft_int_t sft_http_admin_metrics(sft_http_request_t *r);
 static size_t sft_http_admin_size(sft_cycle_t *cycle);
 static uint64_t sft_http_admin_value(sft_stat_t *stat, uint64_t *total,
     sft_uint_t v);
+static sft_int_t sft_http_admin_json_stat(sft_pool_t *pool,
+    sft_http_admin_node_t *root, sft_stat_t *stat, uint64_t *total);
 static sft_int_t sft_http_admin_json_add(sft_pool_t *pool,
     sft_http_admin_node_t *root, sft_stat_t *stat, sft_uint_t i,
-    sft_uint_t j, uint64_t value);
+    sft_uint_t j, const char *const *leaf, uint64_t value);
+static sft_http_admin_node_t *sft_http_admin_child(sft_pool_t *pool,
+    sft_http_admin_node_t *node, const char *name, size_t len);
+static u_char *sft_http_admin_metric(u_char *p, u_char *last,
+    sft_stat_t *stat, uint64_t *total, sft_uint_t i, sft_uint_t j);
+static u_char *sft_http_admin_labels(u_char *p, u_char *last,
+    const sft_stat_def_t *def, sft_uint_t i, sft_uint_t j, const char *le);
 static u_char *sft_http_admin_json(u_char *p, u_char *last,
     sft_http_admin_node_t *node);
 
@@ -146,7 +160,7 @@ static size_t
 sft_http_admin_size(sft_cycle_t *cycle)
 {
     size_t                 size, line;
-    sft_uint_t             s, i, j;
+    sft_uint_t             s, i, j, k;
     sft_stat_t            *stats;
     const sft_stat_def_t  *def;
 
@@ -159,6 +173,16 @@ sft_http_admin_size(sft_cycle_t *cycle)
                + (def->help ? strlen(def->help) : 0)
                + (def->json ? 3 * strlen(def->json) : 0);
         size += line;
+
+        /* a histogram's lines: one a bucket, +Inf, the sum, the count */
+
+        if (def->type == SFT_STAT_HISTOGRAM && def->buckets) {
+            for (k = 0; k < def->buckets->n; k++) {
+                line += 2 * strlen(def->buckets->le[k]);
+            }
+
+            line *= def->buckets->n + 3;
+        }
 
         for (i = 0; i < stats[s].n[0]; i++) {
             for (j = 0; j < stats[s].n[1]; j++) {
@@ -213,7 +237,7 @@ sft_http_admin_stats(sft_http_request_t *r)
     u_char                     *p, *last;
     size_t                      size;
     uint64_t                   *total;
-    sft_uint_t                  s, i, j;
+    sft_uint_t                  s;
     sft_str_t                   body;
     sft_cycle_t                *cycle;
     sft_stat_t                 *stats;
@@ -240,20 +264,11 @@ sft_http_admin_stats(sft_http_request_t *r)
     sft_memzero(&root, sizeof(sft_http_admin_node_t));
 
     for (s = 0; s < cycle->stats.nelts; s++) {
-        if (stats[s].def->json == NULL) {
-            continue;
-        }
-
-        for (i = 0; i < stats[s].n[0]; i++) {
-            for (j = 0; j < stats[s].n[1]; j++) {
-                if (sft_http_admin_json_add(r->pool, &root, &stats[s], i, j,
-                        sft_http_admin_value(&stats[s], total,
-                                             i * stats[s].n[1] + j))
-                    != SFT_OK)
-                {
-                    return SFT_ERROR;
-                }
-            }
+        if (stats[s].def->json
+            && sft_http_admin_json_stat(r->pool, &root, &stats[s], total)
+               != SFT_OK)
+        {
+            return SFT_ERROR;
         }
     }
 
@@ -271,64 +286,160 @@ sft_http_admin_stats(sft_http_request_t *r)
 }
 
 
-/* the statistic's JSON key with the label values put in, into the tree */
+/*
+ * A statistic's values into the tree, one a label combination; for a
+ * histogram under its key "count", "sum_us" and "buckets" with the
+ * cumulative count of each bound ("+Inf" the count).
+ */
 
 static sft_int_t
-sft_http_admin_json_add(sft_pool_t *pool, sft_http_admin_node_t *root,
-    sft_stat_t *stat, sft_uint_t i, sft_uint_t j, uint64_t value)
+sft_http_admin_json_stat(sft_pool_t *pool, sft_http_admin_node_t *root,
+    sft_stat_t *stat, uint64_t *total)
 {
-    size_t                  len;
-    const char             *tpl, *end, *name;
-    sft_http_admin_node_t  *node, *n;
+    uint64_t                   *v, cum;
+    sft_uint_t                  i, j, k;
+    const char                 *leaf[3];
+    const sft_stat_buckets_t   *bk;
 
-    node = root;
+    bk = stat->def->buckets;
 
-    for (tpl = stat->def->json; /* void */ ; tpl = end + 1) {
-        end = strchr(tpl, '.');
-        len = end ? (size_t) (end - tpl) : strlen(tpl);
-        name = tpl;
+    for (i = 0; i < stat->n[0]; i++) {
+        for (j = 0; j < stat->n[1]; j++) {
 
-        if (len == 2 && tpl[0] == '$' && (tpl[1] == '1' || tpl[1] == '2')) {
-            name = stat->def->values[tpl[1] - '1'][tpl[1] == '1' ? i : j];
-            len = strlen(name);
-        }
+            if (stat->def->type != SFT_STAT_HISTOGRAM || bk == NULL) {
+                if (sft_http_admin_json_add(pool, root, stat, i, j, NULL,
+                        sft_http_admin_value(stat, total, i * stat->n[1] + j))
+                    != SFT_OK)
+                {
+                    return SFT_ERROR;
+                }
 
-        for (n = node->child; n; n = n->next) {
-            if (n->key.len == len && sft_strncmp(n->key.data, name, len) == 0)
-            {
-                break;
+                continue;
             }
-        }
 
-        if (n == NULL) {
-            n = sft_pcalloc(pool, sizeof(sft_http_admin_node_t));
-            if (n == NULL) {
+            v = &total[stat->index + (i * stat->n[1] + j) * (bk->n + 2)];
+            cum = 0;
+            leaf[0] = "buckets";
+            leaf[2] = NULL;
+
+            for (k = 0; k <= bk->n; k++) {
+                cum += v[k];
+                leaf[1] = (k < bk->n) ? bk->le[k] : "+Inf";
+
+                if (sft_http_admin_json_add(pool, root, stat, i, j, leaf, cum)
+                    != SFT_OK)
+                {
+                    return SFT_ERROR;
+                }
+            }
+
+            leaf[0] = "count";
+            leaf[1] = NULL;
+
+            if (sft_http_admin_json_add(pool, root, stat, i, j, leaf, cum)
+                != SFT_OK)
+            {
                 return SFT_ERROR;
             }
 
-            n->key.data = (u_char *) name;
-            n->key.len = len;
+            leaf[0] = "sum_us";
 
-            if (node->last) {
-                node->last->next = n;
+            if (sft_http_admin_json_add(pool, root, stat, i, j, leaf,
+                                        v[bk->n + 1])
+                != SFT_OK)
+            {
+                return SFT_ERROR;
+            }
+        }
+    }
 
-            } else {
-                node->child = n;
+    return SFT_OK;
+}
+
+
+/*
+ * The statistic's JSON key with the label values put in, and the keys of
+ * "leaf" after it (NULL-terminated, or NULL), into the tree.
+ */
+
+static sft_int_t
+sft_http_admin_json_add(sft_pool_t *pool, sft_http_admin_node_t *root,
+    sft_stat_t *stat, sft_uint_t i, sft_uint_t j, const char *const *leaf,
+    uint64_t value)
+{
+    size_t                  len;
+    const char             *tpl, *end, *name;
+    sft_http_admin_node_t  *node;
+
+    node = root;
+    tpl = stat->def->json;
+
+    for ( ;; ) {
+        if (tpl) {
+            end = strchr(tpl, '.');
+            len = end ? (size_t) (end - tpl) : strlen(tpl);
+            name = tpl;
+
+            if (len == 2 && tpl[0] == '$' && (tpl[1] == '1' || tpl[1] == '2'))
+            {
+                name = stat->def->values[tpl[1] - '1'][tpl[1] == '1' ? i : j];
+                len = strlen(name);
             }
 
-            node->last = n;
+            tpl = end ? end + 1 : NULL;
+
+        } else if (leaf && *leaf) {
+            name = *leaf++;
+            len = strlen(name);
+
+        } else {
+            break;
         }
 
-        node = n;
-
-        if (end == NULL) {
-            break;
+        node = sft_http_admin_child(pool, node, name, len);
+        if (node == NULL) {
+            return SFT_ERROR;
         }
     }
 
     node->value = value;
 
     return SFT_OK;
+}
+
+
+/* the child of node with that key, made if there is none */
+
+static sft_http_admin_node_t *
+sft_http_admin_child(sft_pool_t *pool, sft_http_admin_node_t *node,
+    const char *name, size_t len)
+{
+    sft_http_admin_node_t  *n;
+
+    for (n = node->child; n; n = n->next) {
+        if (n->key.len == len && sft_strncmp(n->key.data, name, len) == 0) {
+            return n;
+        }
+    }
+
+    n = sft_pcalloc(pool, sizeof(sft_http_admin_node_t));
+    if (n == NULL) {
+        return NULL;
+    }
+
+    n->key.data = (u_char *) name;
+    n->key.len = len;
+
+    if (node->last) {
+        node->last->next = n;
+
+    } else {
+        node->child = n;
+    }
+
+    node->last = n;
+
+    return n;
 }
 /* the nodes from "node" on, each an object member */
 
@@ -404,26 +515,11 @@ sft_http_admin_metrics(sft_http_request_t *r)
 
         p = sft_slprintf(p, last, "# HELP siftp_%s %s\n# TYPE siftp_%s %s\n",
                          def->name, def->help, def->name,
-                         def->type == SFT_STAT_GAUGE ? "gauge" : "counter");
+                         sft_http_admin_types[def->type]);
 
         for (i = 0; i < st[s].n[0]; i++) {
             for (j = 0; j < st[s].n[1]; j++) {
-                p = sft_slprintf(p, last, "siftp_%s", def->name);
-
-                if (def->label[0]) {
-                    p = sft_slprintf(p, last, "{%s=\"%s\"", def->label[0],
-                                     def->values[0][i]);
-                }
-
-                if (def->label[1]) {
-                    p = sft_slprintf(p, last, ",%s=\"%s\"", def->label[1],
-                                     def->values[1][j]);
-                }
-
-                p = sft_slprintf(p, last, "%s %" PRIu64 "\n",
-                                 def->label[0] ? "}" : "",
-                                 sft_http_admin_value(&st[s], total,
-                                                      i * st[s].n[1] + j));
+                p = sft_http_admin_metric(p, last, &st[s], total, i, j);
             }
         }
     }
@@ -433,4 +529,81 @@ sft_http_admin_metrics(sft_http_request_t *r)
     return sft_http_send_response(r, 200,
                                   "text/plain; version=0.0.4; charset=utf-8",
                                   &body);
+}
+
+
+/* the lines of one label combination: a value, or a histogram's series */
+
+static u_char *
+sft_http_admin_metric(u_char *p, u_char *last, sft_stat_t *stat,
+    uint64_t *total, sft_uint_t i, sft_uint_t j)
+{
+    uint64_t                   *v, cum;
+    sft_uint_t                  k;
+    const sft_stat_def_t       *def;
+    const sft_stat_buckets_t   *bk;
+
+    def = stat->def;
+    bk = def->buckets;
+
+    if (def->type != SFT_STAT_HISTOGRAM || bk == NULL) {
+        p = sft_slprintf(p, last, "siftp_%s", def->name);
+        p = sft_http_admin_labels(p, last, def, i, j, NULL);
+
+        return sft_slprintf(p, last, " %" PRIu64 "\n",
+                            sft_http_admin_value(stat, total,
+                                                 i * stat->n[1] + j));
+    }
+
+    v = &total[stat->index + (i * stat->n[1] + j) * (bk->n + 2)];
+    cum = 0;
+
+    for (k = 0; k <= bk->n; k++) {
+        cum += v[k];
+        p = sft_slprintf(p, last, "siftp_%s_bucket", def->name);
+        p = sft_http_admin_labels(p, last, def, i, j,
+                                  k < bk->n ? bk->le[k] : "+Inf");
+        p = sft_slprintf(p, last, " %" PRIu64 "\n", cum);
+    }
+
+    p = sft_slprintf(p, last, "siftp_%s_sum", def->name);
+    p = sft_http_admin_labels(p, last, def, i, j, NULL);
+    p = sft_slprintf(p, last, " %" PRIu64 ".%06" PRIu64 "\n",
+                     v[bk->n + 1] / 1000000, v[bk->n + 1] % 1000000);
+
+    p = sft_slprintf(p, last, "siftp_%s_count", def->name);
+    p = sft_http_admin_labels(p, last, def, i, j, NULL);
+
+    return sft_slprintf(p, last, " %" PRIu64 "\n", cum);
+}
+
+
+/* {label="value",...,le="bound"}, or nothing without labels */
+
+static u_char *
+sft_http_admin_labels(u_char *p, u_char *last, const sft_stat_def_t *def,
+    sft_uint_t i, sft_uint_t j, const char *le)
+{
+    const char  *sep;
+
+    sep = "{";
+
+    if (def->label[0]) {
+        p = sft_slprintf(p, last, "%s%s=\"%s\"", sep, def->label[0],
+                         def->values[0][i]);
+        sep = ",";
+    }
+
+    if (def->label[1]) {
+        p = sft_slprintf(p, last, "%s%s=\"%s\"", sep, def->label[1],
+                         def->values[1][j]);
+        sep = ",";
+    }
+
+    if (le) {
+        p = sft_slprintf(p, last, "%sle=\"%s\"", sep, le);
+        sep = ",";
+    }
+
+    return (sep[0] == ',') ? sft_slprintf(p, last, "}") : p;
 }

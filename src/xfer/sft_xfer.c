@@ -1,8 +1,9 @@
 /*
  * sft_xfer.c -- the end of a file transfer, for every protocol: the
  * transfer counters (count and bytes by direction and data path, the
- * file bytes sent and received over all paths, and the chunks io_uring
- * read and wrote, whatever the path) and the
+ * file bytes sent and received over all paths, the chunks io_uring
+ * read and wrote, whatever the path, and a histogram of durations by
+ * direction) and the
  * "transfer_log FILE;" line in xferlog format:
  *
  *   Mon Nov 30 08:48:12 2026 1 127.0.0.1 4194304 /docs/a_b.pdf b _ i r
@@ -58,6 +59,7 @@ static sft_uint_t  sft_xfer_stat_count;     /* [direction][data path] */
 static sft_uint_t  sft_xfer_stat_bytes;     /* [direction][data path] */
 static sft_uint_t  sft_xfer_stat_ring_ops;  /* [read, write] */
 static sft_uint_t  sft_xfer_stat_ring_bytes;
+static sft_uint_t  sft_xfer_stat_duration;  /* [direction] */
 
 static const char *const  sft_xfer_directions[] = {
     "download", "upload", NULL
@@ -71,6 +73,20 @@ static const char *const  sft_xfer_paths[] = {
 
 static const char *const  sft_xfer_ring_ops[] = {
     "read", "write", NULL
+};
+
+static const uint64_t  sft_xfer_duration_bounds[] = {
+    10000, 100000, 500000, 1000000, 5000000, 10000000, 30000000, 60000000,
+    300000000, 1800000000, 3600000000
+};
+
+static const char *const  sft_xfer_duration_le[] = {
+    "0.01", "0.1", "0.5", "1", "5", "10", "30", "60", "300", "1800", "3600"
+};
+
+static const sft_stat_buckets_t  sft_xfer_duration_buckets = {
+    sft_nelems(sft_xfer_duration_bounds), sft_xfer_duration_bounds,
+    sft_xfer_duration_le
 };
 
 
@@ -102,6 +118,13 @@ static const sft_stat_def_t  sft_xfer_stats[] = {
       .label = { "op" },
       .values = { sft_xfer_ring_ops },
       .index = &sft_xfer_stat_ring_bytes },
+    { .name = "transfer_duration_seconds", .json = "transfer_seconds.$1",
+      .help = "How long ended file transfers took, first to last byte "
+              "(to the millisecond), by direction.",
+      .type = SFT_STAT_HISTOGRAM, .buckets = &sft_xfer_duration_buckets,
+      .label = { "direction" },
+      .values = { sft_xfer_directions },
+      .index = &sft_xfer_stat_duration },
 };
 
 
@@ -263,6 +286,9 @@ sft_xfer_done(sft_xfer_t *x)
     sft_stat_add(x->direction == SFT_XFER_DOWNLOAD ? sft_xfer_stat_sent
                                                    : sft_xfer_stat_received,
                  x->bytes);
+    sft_stat_observe(sft_xfer_stat_duration, &sft_xfer_duration_buckets,
+                     x->direction,
+                     (uint64_t) (sft_current_msec - x->start) * 1000);
 
     if (sft_xfer_file == NULL) {
         return;
