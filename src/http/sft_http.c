@@ -1,6 +1,6 @@
 /*
  * sft_http.c -- the "http" block and the core HTTP module's directives:
- * servers, listen, limits and timeouts for the admin endpoint.
+ * servers, listen, limits, timeouts and TLS for the admin endpoint.
  */
 
 #include <sft_config.h>
@@ -21,7 +21,7 @@ static sft_proto_t  sft_http_proto = {
     SFT_HTTP_MODULE,
     &sft_http_core_module,
     sft_http_init_connection,
-    0
+    1                                      /* "listen ... ssl": HTTPS */
 };
 
 
@@ -104,8 +104,9 @@ static sft_command_t  sft_http_core_commands[] = {
       SFT_PROTO_SRV_CONF_OFFSET,
       0,
       NULL,
-      sft_command_doc("address:port", "",
-          "An address and port to accept HTTP on.") },
+      sft_command_doc("address:port [ssl]", "",
+          "An address and port to accept HTTP on; ssl makes it HTTPS "
+          "with the server's ssl_certificate.") },
 
     { sft_string("client_header_buffer_size"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
@@ -169,6 +170,8 @@ static sft_command_t  sft_http_core_commands[] = {
       NULL,
       sft_command_doc("number", "1000",
           "Requests served on one connection before it is closed.") },
+
+    SFT_SSL_COMMANDS(offsetof(sft_http_core_srv_conf_t, ssl)),
 
     sft_null_command
 };
@@ -248,6 +251,8 @@ sft_http_core_create_srv_conf(sft_conf_t *cf)
     cscf->keepalive_timeout = SFT_CONF_UNSET_MSEC;
     cscf->keepalive_requests = SFT_CONF_UNSET_UINT;
 
+    sft_ssl_conf_init(&cscf->ssl);
+
     return cscf;
 }
 
@@ -281,7 +286,7 @@ sft_http_core_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
         return SFT_CONF_ERROR;
     }
 
-    return SFT_CONF_OK;
+    return sft_http_merge_ssl(cf, conf, prev);
 }
 
 

@@ -8,6 +8,7 @@
 
 
 #include <sft_proto.h>
+#include <sft_event_openssl.h>
 
 
 #define SFT_HTTP_UNKNOWN   0
@@ -53,6 +54,9 @@ typedef struct {
     sft_msec_t                send_timeout;
     sft_msec_t                keepalive_timeout;
     sft_uint_t                keepalive_requests;
+
+    sft_ssl_conf_t            ssl;         /* "listen ... ssl": HTTPS */
+    sft_ssl_t                 tls;
 } sft_http_core_srv_conf_t;
 
 
@@ -69,6 +73,8 @@ typedef struct {
     u_char                   *end;
 
     sft_uint_t                requests;
+
+    unsigned                  ssl_closing:1;
 } sft_http_connection_t;
 
 
@@ -130,6 +136,12 @@ sft_int_t sft_http_parse_header_line(sft_http_request_t *r, u_char *p,
     u_char *end);
 
 void sft_http_init_connection(sft_connection_t *c);
+void sft_http_run_connection(sft_http_connection_t *hc);
+void sft_http_close_connection(sft_http_connection_t *hc);
+void sft_http_ssl_start(sft_http_connection_t *hc);
+sft_uint_t sft_http_ssl_close(sft_http_connection_t *hc);
+char *sft_http_merge_ssl(sft_conf_t *cf, sft_http_core_srv_conf_t *conf,
+    sft_http_core_srv_conf_t *prev);
 sft_int_t sft_http_send_response(sft_http_request_t *r, sft_uint_t status,
     const char *content_type, sft_str_t *body);
 void sft_http_resume(sft_http_request_t *r);

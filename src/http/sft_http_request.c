@@ -16,7 +16,6 @@ static sft_int_t sft_http_read_body(sft_http_request_t *r);
 static void sft_http_dispatch(sft_http_request_t *r);
 static sft_int_t sft_http_error(sft_http_request_t *r, sft_uint_t status);
 static sft_int_t sft_http_finalize(sft_http_connection_t *hc);
-static void sft_http_close_connection(sft_http_connection_t *hc);
 static void sft_http_lingering_close(sft_http_connection_t *hc);
 static void sft_http_lingering_handler(sft_event_t *ev);
 static u_char *sft_http_log_error(sft_log_t *log, u_char *buf, size_t len);
@@ -84,6 +83,24 @@ sft_http_init_connection(sft_connection_t *c)
     c->data = hc;
     c->log->handler = sft_http_log_error;
     c->log->data = hc;
+
+    if (c->listening->ssl) {
+        sft_http_ssl_start(hc);
+        return;
+    }
+
+    sft_http_run_connection(hc);
+}
+
+
+/* the connection reads requests: at once, or after its TLS handshake */
+
+void
+sft_http_run_connection(sft_http_connection_t *hc)
+{
+    sft_connection_t  *c;
+
+    c = hc->connection;
 
     c->read->handler = sft_http_handler;
     c->write->handler = sft_http_handler;
@@ -184,7 +201,7 @@ sft_http_run(sft_http_connection_t *hc)
 
         if (r && r->out) {
             while (r->out_sent < r->out_len) {
-                n = sft_send(c, r->out + r->out_sent,
+                n = c->send(c, r->out + r->out_sent,
                              r->out_len - r->out_sent);
 
                 if (n == SFT_AGAIN) {
@@ -247,7 +264,7 @@ sft_http_run(sft_http_connection_t *hc)
             goto wait;
         }
 
-        n = sft_recv(c, hc->last, hc->end - hc->last);
+        n = c->recv(c, hc->last, hc->end - hc->last);
 
         if (n == SFT_AGAIN) {
             goto wait;
@@ -676,7 +693,8 @@ sft_http_finalize(sft_http_connection_t *hc)
 
 /*
  * After an error reply the client may still be sending; closing at once
- * would reset the connection and could destroy the reply in flight.
+ * would reset the connection and could destroy the reply in flight.  Over
+ * TLS the close_notify, sent after the reply, ends it instead.
  */
 
 static void
@@ -686,7 +704,7 @@ sft_http_lingering_close(sft_http_connection_t *hc)
 
     c = hc->connection;
 
-    if (shutdown(c->fd, SHUT_WR) == -1) {
+    if (c->ssl || shutdown(c->fd, SHUT_WR) == -1) {
         sft_http_close_connection(hc);
         return;
     }
@@ -720,7 +738,7 @@ sft_http_lingering_handler(sft_event_t *ev)
     }
 
     do {
-        n = sft_recv(c, buf, sizeof(buf));
+        n = c->recv(c, buf, sizeof(buf));
 
         if (n == SFT_AGAIN) {
             return;
@@ -734,11 +752,17 @@ sft_http_lingering_handler(sft_event_t *ev)
 }
 
 
-static void
+void
 sft_http_close_connection(sft_http_connection_t *hc)
 {
     sft_pool_t        *pool;
     sft_connection_t  *c;
+
+    /* a TLS connection says close_notify first; this runs again after */
+
+    if (sft_http_ssl_close(hc)) {
+        return;
+    }
 
     c = hc->connection;
 
