@@ -139,6 +139,7 @@ void sft_http_init_connection(sft_connection_t *c);
 void sft_http_run_connection(sft_http_connection_t *hc);
 void sft_http_close_connection(sft_http_connection_t *hc);
 void sft_http_ssl_start(sft_http_connection_t *hc);
+sft_uint_t sft_http_loopback(struct sockaddr *sa);
 sft_uint_t sft_http_ssl_close(sft_http_connection_t *hc);
 char *sft_http_merge_ssl(sft_conf_t *cf, sft_http_core_srv_conf_t *conf,
     sft_http_core_srv_conf_t *prev);

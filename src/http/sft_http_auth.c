@@ -116,8 +116,10 @@ sft_http_auth_create_srv_conf(sft_conf_t *cf)
 }
 
 
-static sft_uint_t
-sft_http_auth_loopback(struct sockaddr *sa)
+/* 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104 */
+
+sft_uint_t
+sft_http_loopback(struct sockaddr *sa)
 {
     u_char               *a;
     struct sockaddr_in6  *sin6;
@@ -164,7 +166,7 @@ sft_http_auth_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
     ls = cscf->proto.listen.elts;
 
     for (i = 0; i < cscf->proto.listen.nelts; i++) {
-        if (!sft_http_auth_loopback((struct sockaddr *) &ls[i].sockaddr)) {
+        if (!sft_http_loopback((struct sockaddr *) &ls[i].sockaddr)) {
             sft_log_error(SFT_LOG_WARN, cf->log, 0,
                           "%.*s:%lu: http server on %.*s has no "
                           "\"api_token_file\": its API is served to "
@@ -499,7 +501,7 @@ sft_http_auth_check(sft_http_request_t *r)
     }
 
     if (ascf->tokens == NULL) {
-        if (sft_http_auth_loopback((struct sockaddr *) &c->sockaddr)) {
+        if (sft_http_loopback((struct sockaddr *) &c->sockaddr)) {
             sft_str_set(&r->token_name, "loopback");
             r->token_admin = 1;
             return 0;

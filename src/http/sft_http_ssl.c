@@ -13,7 +13,6 @@
 
 static void sft_http_ssl_handshaked(sft_connection_t *c);
 static void sft_http_ssl_closed(sft_connection_t *c);
-static sft_uint_t sft_http_loopback(struct sockaddr *sa);
 
 
 void
@@ -165,24 +164,3 @@ sft_http_merge_ssl(sft_conf_t *cf, sft_http_core_srv_conf_t *conf,
     return SFT_CONF_OK;
 }
 
-
-static sft_uint_t
-sft_http_loopback(struct sockaddr *sa)
-{
-    struct sockaddr_in   *sin;
-    struct sockaddr_in6  *sin6;
-
-    switch (sa->sa_family) {
-
-    case AF_INET:
-        sin = (struct sockaddr_in *) sa;
-        return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
-
-    case AF_INET6:
-        sin6 = (struct sockaddr_in6 *) sa;
-        return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
-
-    default:
-        return 1;                       /* a unix socket stays local */
-    }
-}
