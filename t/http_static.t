@@ -148,7 +148,7 @@ SKIP: {
 
     my $page = http_raw($dash, "GET / HTTP/1.1\r\nHost: x\r\n"
         . "Connection: close\r\n\r\n") // '';
-    like($page, qr/<script src="\/app\.js">/, 'the dashboard page');
+    like($page, qr/<script type="module" src="\/app\.js">/, 'the dashboard page');
     like(http_raw($dash, "GET /style.css HTTP/1.1\r\nHost: x\r\n"
         . "Connection: close\r\n\r\n") // '', qr/^HTTP\/1\.1 200 /,
         'its style sheet');
