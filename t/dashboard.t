@@ -9,11 +9,13 @@
 # from a stale form refused with the 412 message, disable (FTP refuses the
 # login) and delete with the page's confirmation; a read token sees no
 # write button; the sessions, bans and reload panels say "not available"
-# where the server has no such route.  Screenshots go to
+# where the server has no such route; the list filtered and paged; no
+# exception or unexpected error in the console.  Screenshots go to
 # TEST_SIFTPD_OBJS/dashboard/ (default objs/dashboard/).
 
 use warnings;
 use strict;
+use utf8;
 
 use lib 't/lib';
 use Test::More;
@@ -266,6 +268,19 @@ is(step('save', 'quota_bytes', '6000000')->{message}, 'User web1 saved.',
 is(api('GET', '/users/web1')->{json}{quota_bytes}, 6000000,
     'as the API shows');
 
+# the list: filtered by the start of a name, 20 a page
+
+is(api('POST', '/users', { name => sprintf('page%02d', $_) })->{status}, 201,
+    "a user made through the API ($_)") for 1 .. 22;
+$r = step('filter', 'page');
+is($r->{page}, '1–20 of 22', 'the filter: the first page of its users');
+is(scalar @{ $r->{names} // [] }, 20, 'with 20 rows');
+$r = step('next');
+is($r->{page}, '21–22 of 22', 'Next: the rest');
+is_deeply($r->{names}, [ 'page21', 'page22' ], 'in name order');
+$r = step('filter', 'web');
+is_deeply($r->{names}, [ 'web1' ], 'another filter');
+
 # disable
 
 $r = step('disable', 'web1');
@@ -310,6 +325,15 @@ is($r->{message}, 'User web1 deleted.', 'deleted from the page');
 is(api('GET', '/users/web1')->{status}, 404, 'the API has no such user');
 is($t->ftp_login(port(8021), 'web1', 'web1-pw-1'), '530',
     'and FTP refuses it');
+
+$r = step('console');
+is_deeply($r->{exceptions}, [], 'no exception in the page\'s scripts');
+# the answers the page expects: the wrong token (401), the scope probes
+# (403, 405), the routes this server lacks (404) and the refusals the test
+# provoked (412, 422)
+is_deeply([ grep { !/^Failed to load resource: .* status of (40[1345]|412|422) /
+                 } @{ $r->{errors} // [] } ], [],
+    'no error in its console but the answers it expects');
 
 unlike($t->read_file('error.log'), qr/web1-pw/, 'no password in the log');
 

@@ -12,7 +12,8 @@ const LIMIT = 20;
 const NUMBERS = ["quota_bytes", "quota_files", "upload_rate", "download_rate",
                  "max_sessions"];
 
-const state = { offset: 0, total: 0, filter: "", editing: null };
+// seq: the latest list request, whose answer alone is drawn
+const state = { offset: 0, total: 0, filter: "", editing: null, seq: 0 };
 
 const $ = (id) => document.getElementById(id);
 const form = () => $("user-form");
@@ -34,15 +35,22 @@ function rates(u) {
 
 export async function loadUsers() {
   const q = new URLSearchParams({ offset: state.offset, limit: LIMIT });
-  if (state.filter) q.set("name", state.filter);
-
+  const seq = ++state.seq;
+  const table = $("users");
   let r;
+
+  if (state.filter) q.set("name", state.filter);
+  table.dataset.state = "loading";
+
   try {
     r = await api("GET", "/api/v1/users?" + q);
   } catch (e) {
+    if (seq === state.seq) table.dataset.state = "error";
     message("Users: " + describe(e), true);
     return;
   }
+
+  if (seq !== state.seq) return;
 
   state.total = r.json.total;
   const body = document.querySelector("#users tbody");
@@ -73,6 +81,7 @@ export async function loadUsers() {
     + (state.offset + r.json.users.length) + " of " + state.total;
   $("users-prev").disabled = state.offset === 0;
   $("users-next").disabled = state.offset + LIMIT >= state.total;
+  table.dataset.state = "ready";
 }
 
 function clearErrors() {

@@ -22,6 +22,12 @@ async function text(page, sel) {
 async function tab(page, name) {
   await page.click(`#tabs button[data-tab="${name}"]`);
   await page.waitForSelector(`#tab-${name}:not([hidden])`);
+  if (name === "users") await listLoaded(page);
+}
+
+// the users list drawn from the answer to its latest request
+async function listLoaded(page) {
+  await page.waitForSelector('#users[data-state="ready"]');
 }
 
 async function userRow(page, name) {
@@ -78,6 +84,14 @@ async function filled(page) {
       .value,
     quota_files: document.querySelector('#user-form [name="quota_files"]')
       .value,
+  }));
+}
+
+async function listed(page) {
+  return page.evaluate(() => ({
+    names: [...document.querySelectorAll("#users tr[data-user]")]
+      .map((e) => e.dataset.user),
+    page: document.getElementById("users-page").textContent,
   }));
 }
 
@@ -230,6 +244,52 @@ const steps = {
       }
     }
     out.reload_button = await visible(page, "#reload-button");
+    return out;
+  },
+
+  // the list filtered by the start of a name, as typed
+  async filter(page, prefix) {
+    await tab(page, "users");
+    const before = await text(page, "#users-page");
+    await page.$eval("#user-filter", (e) => { e.value = ""; });
+    await page.type("#user-filter", prefix);
+    await page.waitForFunction((b) =>
+      document.getElementById("users-page").textContent !== b, {}, before);
+    await listLoaded(page);
+    return listed(page);
+  },
+
+  async next(page) {
+    const before = await text(page, "#users-page");
+    await page.click("#users-next");
+    await page.waitForFunction((b) =>
+      document.getElementById("users-page").textContent !== b, {}, before);
+    await listLoaded(page);
+    return listed(page);
+  },
+
+  // what the console had since the page loaded: exceptions, errors, and
+  // the reports of the Content-Security-Policy
+  async console(page) {
+    const cdp = await page.createCDPSession();
+    const out = { exceptions: [], errors: [] };
+    cdp.on("Runtime.exceptionThrown", (e) =>
+      out.exceptions.push(e.exceptionDetails.exception
+        ? e.exceptionDetails.exception.description
+        : e.exceptionDetails.text));
+    cdp.on("Runtime.consoleAPICalled", (e) => {
+      if (e.type === "error") {
+        out.errors.push(e.args.map((a) => a.value || a.description)
+          .join(" "));
+      }
+    });
+    cdp.on("Log.entryAdded", (e) => {
+      if (e.entry.level === "error") out.errors.push(e.entry.text);
+    });
+    await cdp.send("Runtime.enable");
+    await cdp.send("Log.enable");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await cdp.detach();
     return out;
   },
 
