@@ -10,7 +10,8 @@
 # login) and delete with the page's confirmation; a read token sees no
 # write button; the sessions, bans and reload panels say "not available"
 # where the server has no such route; the list filtered and paged; no
-# exception or unexpected error in the console.  Screenshots go to
+# exception or unexpected error in the console; a token revoked by a
+# reload signs the page out.  Screenshots go to
 # TEST_SIFTPD_OBJS/dashboard/ (default objs/dashboard/).
 
 use warnings;
@@ -206,6 +207,8 @@ is($r->{scope}, 'admin', 'signed in with the admin token');
 is($r->{stored}, $admin, 'the token is kept in the tab\'s sessionStorage');
 is($r->{status}, 'live', 'the stats are polled');
 like($r->{version}, qr/^version \d+\.\d+/, 'the version in the header');
+ok(!step('open', "$url/")->{signin},
+    'a reload of the page keeps the tab signed in');
 
 # a user made from the page
 
@@ -334,6 +337,15 @@ is_deeply($r->{exceptions}, [], 'no exception in the page\'s scripts');
 is_deeply([ grep { !/^Failed to load resource: .* status of (40[1345]|412|422) /
                  } @{ $r->{errors} // [] } ], [],
     'no error in its console but the answers it expects');
+
+# the admin token revoked by a reload: the page signs out and says why
+
+$t->write_file('tokens', "$reader read viewer\n");
+$t->reload();
+$r = step('refused');
+like($r->{signin_error}, qr/refused \(401\)/,
+    'a token revoked meanwhile signs the page out with the 401');
+is($r->{stored}, undef, 'and forgets it');
 
 unlike($t->read_file('error.log'), qr/web1-pw/, 'no password in the log');
 

@@ -71,7 +71,7 @@ function transfer(t) {
 }
 
 export const loadSessions = panel("sessions", "/api/v1/sessions",
-  (list, section) => rows(section, list, (s) => {
+  (sessions, section) => rows(section, sessions, (s) => {
     const tr = row([s.protocol, s.user === null ? "(not logged in)" : s.user,
                     s.address + " port " + s.port, time(s.since),
                     bytes(s.bytes_in), bytes(s.bytes_out), transfer(s.transfer),

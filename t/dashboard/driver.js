@@ -124,6 +124,15 @@ const steps = {
     }));
   },
 
+  // signed out by the page itself: why
+  async refused(page) {
+    await page.waitForSelector("#signin:not([hidden])");
+    return page.evaluate(() => ({
+      signin_error: document.getElementById("signin-error").textContent,
+      stored: sessionStorage.getItem("siftpd.token"),
+    }));
+  },
+
   async signout(page) {
     await page.click("#signout");
     await page.waitForSelector("#signin:not([hidden])");
