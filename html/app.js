@@ -8,7 +8,7 @@ import { api, describe, onRefused, token } from "./js/api.js";
 import { showStats } from "./js/overview.js";
 import { loadBans, loadServerTab, loadSessions, setupPanels }
   from "./js/panels.js";
-import { loadUsers, setupUsers } from "./js/users.js";
+import { closeEditor, loadUsers, setupUsers } from "./js/users.js";
 import { message } from "./js/ui.js";
 
 const POLL = 2000;
@@ -96,6 +96,8 @@ async function signedIn() {
 function signedOut(why) {
   clearTimeout(timer);
   token.clear();
+  closeEditor();
+  message("");
   document.body.dataset.scope = "none";
   for (const m of document.querySelectorAll("main.tab")) m.hidden = true;
   $("tabs").hidden = true;

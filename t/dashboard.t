@@ -309,6 +309,7 @@ step('screenshot', "$shots/panels.png");
 $r = step('signout');
 is($r->{stored}, undef, 'signed out: the token is gone from the tab');
 ok(!$r->{tabs}, 'and the panels with it');
+ok(!$r->{editor}, 'and the user form it had open');
 
 $r = step('signin', $reader);
 is($r->{scope}, 'read', 'signed in with a read token');

@@ -264,7 +264,8 @@ async function remove(name) {
   await loadUsers();
 }
 
-function closeEditor() {
+// also on sign-out: the next token must not find another's form open
+export function closeEditor() {
   state.editing = null;
   $("user-editor").hidden = true;
 }

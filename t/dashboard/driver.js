@@ -139,6 +139,7 @@ const steps = {
     return page.evaluate(() => ({
       stored: sessionStorage.getItem("siftpd.token"),
       tabs: !document.getElementById("tabs").hidden,
+      editor: !document.getElementById("user-editor").hidden,
     }));
   },
 
