@@ -1,81 +1,151 @@
-// the siftpd dashboard: polls /api/v1/stats (same origin; from loopback
-// without a token, otherwise the browser must send one) and fills the page
+// app.js -- the siftpd dashboard: signs in with an API token (kept in this
+// tab's sessionStorage; none is needed from loopback without
+// api_token_file), finds the token's scope, switches tabs and polls
+// /api/v1/stats, and the open tab's panel, every two seconds
 "use strict";
 
-function bytes(n) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
-  return (i ? n.toFixed(1) : n) + " " + units[i];
-}
+import { api, describe, onRefused, token } from "./js/api.js";
+import { showStats } from "./js/overview.js";
+import { loadBans, loadServerTab, loadSessions, setupPanels }
+  from "./js/panels.js";
+import { closeEditor, loadUsers, setupUsers } from "./js/users.js";
+import { message } from "./js/ui.js";
 
-function list(id, rows) {
-  const dl = document.getElementById(id);
-  dl.replaceChildren();
-  for (const [k, v] of rows) {
-    const dt = document.createElement("dt");
-    const dd = document.createElement("dd");
-    dt.textContent = k;
-    dd.textContent = v;
-    dd.dataset.key = k;
-    dl.append(dt, dd);
-  }
-}
+const POLL = 2000;
 
-function render(s) {
-  document.getElementById("version").textContent = "version " + s.version
-    + ", up " + s.uptime + " s, " + s.workers + " workers";
-  list("now", [
-    ["FTP sessions", s.sessions.ftp],
-    ["SFTP sessions", s.sessions.sftp],
-    ["connections", s.connections.active],
-  ]);
-  list("logins", [
-    ["ok", s.logins.ok],
-    ["failed", s.logins.failed],
-    ["from the cache", s.auth.cache_hits],
-    ["bans", s.auth.bans],
-  ]);
-  list("traffic", [
-    ["file bytes received", bytes(s.bytes.received)],
-    ["file bytes sent", bytes(s.bytes.sent)],
-    ["connections", s.connections.accepted],
-  ]);
-  list("pool", [
-    ["chunks in use", s.buffer_pool.in_use + " / " + s.buffer_pool.total],
-    ["waits", s.buffer_pool.waits],
-  ]);
-  const body = document.querySelector("#transfers tbody");
-  body.replaceChildren();
-  for (const dir of Object.keys(s.transfers)) {
-    for (const [path, t] of Object.entries(s.transfers[dir])) {
-      if (!t.count) continue;
-      const tr = document.createElement("tr");
-      for (const [v, cls] of [[dir, ""], [path, ""], [t.count, "n"],
-                              [bytes(t.bytes), "n"]]) {
-        const td = document.createElement("td");
-        td.textContent = v;
-        if (cls) td.className = cls;
-        tr.append(td);
-      }
-      body.append(tr);
-    }
-  }
+const $ = (id) => document.getElementById(id);
+
+let timer = null;
+let tab = "overview";
+
+const TABS = {
+  overview: null,
+  users: loadUsers,
+  sessions: loadSessions,
+  bans: loadBans,
+  server: loadServerTab,
+};
+
+function status(text, ok) {
+  $("status").textContent = text;
+  $("status").className = "status " + (ok ? "ok" : "error");
 }
 
 async function poll() {
-  const status = document.getElementById("status");
+  clearTimeout(timer);
+
   try {
-    const r = await fetch("/api/v1/stats", { cache: "no-store" });
-    if (!r.ok) throw new Error("HTTP " + r.status);
-    render(await r.json());
-    status.textContent = "live";
-    status.className = "status ok";
+    const r = await api("GET", "/api/v1/stats");
+    showStats(r.json, Date.now());
+    if (!$("version").textContent) {
+      $("version").textContent = "version " + r.json.version;
+    }
+    status("live", true);
   } catch (e) {
-    status.textContent = "no data: " + e.message;
-    status.className = "status error";
+    status("no data: " + describe(e), false);
+    if (e.status === 401) return;
   }
+
+  // the lists that change by themselves follow the stats
+  if (tab === "sessions" || tab === "bans") await TABS[tab]();
+
+  timer = setTimeout(poll, POLL);
 }
 
-poll();
-setInterval(poll, 2000);
+function show(name) {
+  tab = name;
+  for (const b of document.querySelectorAll("#tabs button")) {
+    b.classList.toggle("active", b.dataset.tab === name);
+  }
+  for (const m of document.querySelectorAll("main.tab")) {
+    m.hidden = m.id !== "tab-" + name;
+  }
+  if (TABS[name]) TABS[name]();
+}
+
+// a read token may GET only: its POST is refused 403 before any route,
+// where an admin token reaches the stats route and gets 405
+async function scope() {
+  try {
+    await api("POST", "/api/v1/stats");
+  } catch (e) {
+    return e.status === 403 ? "read" : "admin";
+  }
+  return "admin";
+}
+
+async function signedIn() {
+  const s = await scope();
+
+  document.body.dataset.scope = s;
+  for (const b of document.querySelectorAll(".write")) {
+    b.disabled = s !== "admin";
+  }
+
+  $("who").textContent = token.get() ? s + " token" : "loopback, no token";
+  $("signin").hidden = true;
+  $("tabs").hidden = false;
+  $("signout").hidden = !token.get();
+  show(tab);
+  poll();
+
+  // the server's own version and routes, where it has them
+  if (tab !== "server") loadServerTab();
+}
+
+function signedOut(why) {
+  clearTimeout(timer);
+  token.clear();
+  closeEditor();
+  message("");
+  document.body.dataset.scope = "none";
+  for (const m of document.querySelectorAll("main.tab")) m.hidden = true;
+  $("tabs").hidden = true;
+  $("signout").hidden = true;
+  $("who").textContent = "";
+  $("signin").hidden = false;
+  $("signin-error").hidden = !why;
+  $("signin-error").textContent = why || "";
+  status("signed out", false);
+  $("token").focus();
+}
+
+async function signIn(ev) {
+  ev.preventDefault();
+  $("signin-error").hidden = true;
+  token.set($("token").value.trim());
+  $("token").value = "";
+
+  try {
+    await api("GET", "/api/v1/stats");
+  } catch (e) {
+    signedOut(describe(e));
+    return;
+  }
+
+  message("");
+  signedIn();
+}
+
+async function start() {
+  for (const b of document.querySelectorAll("#tabs button")) {
+    b.addEventListener("click", () => show(b.dataset.tab));
+  }
+  $("signin-form").addEventListener("submit", signIn);
+  $("signout").addEventListener("click", () => signedOut(""));
+  setupUsers();
+  setupPanels();
+  onRefused((e) => signedOut(describe(e)));
+
+  // the token of this tab, or none: loopback without api_token_file
+  try {
+    await api("GET", "/api/v1/stats");
+  } catch (e) {
+    signedOut(token.get() || e.status !== 401 ? describe(e) : "");
+    return;
+  }
+
+  signedIn();
+}
+
+start();

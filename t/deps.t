@@ -38,7 +38,7 @@ is(join(' ', grep { !$run->{$_} } @needed, qw/gcc libc6-dev make/), '',
     'the run command installs the compiler, make and every probed library');
 
 my @tools = qw/perl python3 python3-paramiko lftp sshpass openssh-client
-    openssl chromium logrotate systemd groff-base dpkg-dev debhelper qemu-user
+    openssl chromium nodejs npm logrotate systemd groff-base dpkg-dev debhelper qemu-user
     gcc-aarch64-linux-gnu clang/;
 is(join(' ', grep { $run->{$_} } @tools), '',
     'the run command installs no test tool');

@@ -3,9 +3,10 @@
 # http_static.t -- html_root: the dashboard's files from memory, their
 # paths and types, index.html for a directory, dot files left out, ETag =
 # Adler-32 and length (checked against Python's zlib) with If-None-Match
-# answered 304, a reload picking up a changed file, a failed reload leaving
-# a respawned worker the running files; and the dashboard of the source tree
-# in headless Chromium, filled from /api/v1/stats.
+# answered 304, a strict Content-Security-Policy, a reload picking up a
+# changed file, a failed reload leaving a respawned worker the running
+# files; and the dashboard of the source tree in headless Chromium, filled
+# from /api/v1/stats.
 
 use warnings;
 use strict;
@@ -72,6 +73,9 @@ like($r, qr/^HTTP\/1\.1 200 /, 'GET / is index.html');
 like($r, qr/\r\n\r\n<p>home<\/p>\n$/, 'its content');
 like($r, qr/^Content-Type: text\/html; charset=utf-8\r$/m, 'html type');
 like($r, qr/^Cache-Control: no-cache\r$/m, 'revalidated, not stored blind');
+like($r, qr/^Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self';[^\r]* frame-ancestors 'none'\r$/m,
+    'a strict Content-Security-Policy: own scripts and styles only');
+like($r, qr/^X-Content-Type-Options: nosniff\r$/m, 'types are not sniffed');
 
 my $etag = adler("$d/site/index.html");
 my ($got) = $r =~ /^ETag: (\S+)\r$/m;
@@ -144,7 +148,7 @@ SKIP: {
 
     my $page = http_raw($dash, "GET / HTTP/1.1\r\nHost: x\r\n"
         . "Connection: close\r\n\r\n") // '';
-    like($page, qr/<script src="\/app\.js">/, 'the dashboard page');
+    like($page, qr/<script type="module" src="\/app\.js">/, 'the dashboard page');
     like(http_raw($dash, "GET /style.css HTTP/1.1\r\nHost: x\r\n"
         . "Connection: close\r\n\r\n") // '', qr/^HTTP\/1\.1 200 /,
         'its style sheet');
