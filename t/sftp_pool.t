@@ -99,6 +99,7 @@ def handle_of(r):
 
 def cold():
     fd = os.open(big, os.O_RDONLY)
+    os.fsync(fd)
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     os.close(fd)
 
