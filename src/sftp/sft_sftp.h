@@ -160,6 +160,8 @@ struct sft_sftp_request_s {
     size_t                    path_len;
     u_char                   *data;        /* READ's reply, WRITE's bytes,
                                               READLINK's target */
+    u_char                   *chunk;       /* of the shared buffer pool,
+                                              which data is in, if set */
     size_t                    data_len;
     uint32_t                  attr_flags;
     uint64_t                  size;
@@ -211,6 +213,9 @@ struct sft_sftp_session_s {
     sft_xfer_rate_t           download;
     sft_xfer_rate_t           upload;
     sft_event_t               rate_ev;     /* the buckets have tokens */
+
+    /* a READ or a WRITE waits for a chunk of the shared buffer pool */
+    sft_buffer_waiter_t       chunk_waiter;
 
     /* channel data not yet parsed */
     u_char                   *in;

@@ -96,7 +96,10 @@ static const sft_sftp_handler_t  *sft_sftp_handlers[] = {
 };
 
 
-/* one packet, its length already checked; SFT_ERROR closes the session */
+/*
+ * One packet, its length already checked; SFT_AGAIN: it waits for a
+ * buffer pool chunk, SFT_ERROR closes the session.
+ */
 
 sft_int_t
 sft_sftp_dispatch(sft_sftp_session_t *s, u_char *p, size_t len)
@@ -144,7 +147,7 @@ sft_sftp_dispatch(sft_sftp_session_t *s, u_char *p, size_t len)
         goto bad;
     }
 
-    return rc == SFT_ERROR ? SFT_ERROR : SFT_OK;
+    return (rc == SFT_ERROR || rc == SFT_AGAIN) ? rc : SFT_OK;
 
 bad:
 

@@ -1,10 +1,13 @@
 /*
  * sft_sftp_io.c -- READ and WRITE of an open file through the transfer
  * engine's chunk I/O: a READ answered at once from the page cache or tmpfs
- * straight into the output, else read into the request; the WRITEs of a
- * handle one at a time, in the order they came; the user's download_rate
- * and upload_rate, as a token bucket per direction of the SSH session,
- * which holds back the next READ or WRITE while it is empty.
+ * straight into the output, else read into a chunk of the shared buffer
+ * pool; a WRITE's bytes copied into a chunk and written from there, the
+ * WRITEs of a handle one at a time, in the order they came; the user's
+ * download_rate and upload_rate, as a token bucket per direction of the
+ * SSH session, which holds back the next READ or WRITE while it is empty.
+ * While the pool has no free chunk, the READ or WRITE that needs one stays
+ * in the input, and so do the packets behind it.
  */
 
 #include <sft_config.h>
@@ -44,6 +47,7 @@ static sft_int_t
 sft_sftp_read_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     const sft_sftp_handler_t *hd)
 {
+    u_char              *chunk;
     uint32_t             len;
     uint64_t             offset;
     sft_int_t            rc;
@@ -80,20 +84,30 @@ sft_sftp_read_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return rc;
     }
 
+    /* none free: the session runs again once one may be */
+
+    chunk = sft_buffer_get(&s->chunk_waiter);
+    if (chunk == NULL) {
+        return SFT_AGAIN;
+    }
+
+    /*
+     * the reply's header goes in front of the bytes read, in one chunk: a
+     * READ longer than that is answered short, and the client asks for
+     * the rest
+     */
+
+    len = (uint32_t) sft_min((size_t) len, sft_buffer_chunk_size() - 13);
+
     r = sft_sftp_request_new(s, hd, id, 13 + len);
     if (r == NULL) {
+        sft_buffer_put(chunk);
         return SFT_ERROR;
     }
 
     r->handle = h;
-
-    /* the reply's header goes in front of the bytes read */
-
-    r->data = sft_pnalloc(r->pool, 13 + len);
-    if (r->data == NULL) {
-        sft_sftp_request_done(r);
-        return SFT_ERROR;
-    }
+    r->chunk = chunk;
+    r->data = chunk;
 
     io = sft_sftp_io_new(r);
     if (io == NULL) {
@@ -208,7 +222,7 @@ static sft_int_t
 sft_sftp_write_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     const sft_sftp_handler_t *hd)
 {
-    u_char              *data;
+    u_char              *data, *chunk;
     uint32_t             len;
     uint64_t             offset;
     sft_int_t            rc;
@@ -236,14 +250,34 @@ sft_sftp_write_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_DONE;
     }
 
+    /*
+     * the bytes are copied into a chunk; only those of a WRITE larger than
+     * a chunk (transfer_chunk_bytes below the largest packet, which
+     * limits@openssh.com tells the client) go to the request's own memory
+     */
+
+    chunk = NULL;
+
+    if (len && len <= sft_buffer_chunk_size()) {
+        chunk = sft_buffer_get(&s->chunk_waiter);
+        if (chunk == NULL) {
+            return SFT_AGAIN;
+        }
+    }
+
     r = sft_sftp_request_new(s, hd, id, SFT_SFTP_SMALL_REPLY);
     if (r == NULL) {
+        if (chunk) {
+            sft_buffer_put(chunk);
+        }
+
         return SFT_ERROR;
     }
 
     r->handle = h;
+    r->chunk = chunk;
+    r->data = chunk ? chunk : sft_pnalloc(r->pool, len ? len : 1);
 
-    r->data = sft_pnalloc(r->pool, len ? len : 1);
     if (r->data == NULL) {
         sft_sftp_request_done(r);
         return SFT_ERROR;
@@ -344,6 +378,7 @@ sft_sftp_io_setup(sft_sftp_session_t *s, sft_sftp_handle_t *h,
     io->log = s->log;
     io->handler = sft_sftp_io_done;
     io->data = NULL;
+    io->release = NULL;
 
     sft_xfer_io_init(io);
 
@@ -369,6 +404,15 @@ sft_sftp_io_new(sft_sftp_request_t *r)
     sft_sftp_io_setup(r->session, r->handle, io, r->pool);
     io->data = r;
     r->ctx = io;
+
+    /*
+     * a ring operation cancelled as the worker exits (no handler runs
+     * then) gives its chunk back once the kernel is done with it
+     */
+
+    if (r->chunk) {
+        io->release = sft_buffer_put;
+    }
 
     return io;
 }

@@ -20,6 +20,7 @@ sft_sftp_process(sft_sftp_session_t *s)
 {
     u_char    *p;
     uint32_t   len;
+    sft_int_t  rc;
 
     while (!s->closed) {
 
@@ -52,7 +53,15 @@ sft_sftp_process(sft_sftp_session_t *s)
 
         s->in_pos += 4 + len;
 
-        if (sft_sftp_dispatch(s, p + 4, len) != SFT_OK) {
+        rc = sft_sftp_dispatch(s, p + 4, len);
+
+        if (rc == SFT_AGAIN) {
+            /* no chunk free: parsed again when one may be */
+            s->in_pos -= 4 + len;
+            return SFT_OK;
+        }
+
+        if (rc != SFT_OK) {
             return SFT_ERROR;
         }
     }

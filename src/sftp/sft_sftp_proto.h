@@ -35,8 +35,9 @@ typedef sft_int_t (*sft_sftp_vfs_path2_pt)(sft_vfs_session_t *vs,
  * answers at once; complete answers when the operation is over (or starts
  * its next step); abort, if set, cleans up when the operation ends after
  * the session is gone.  parse returns SFT_OK or SFT_DONE (answered),
- * SFT_DECLINED for a malformed packet or SFT_ERROR: the session closes.
- * The requests on paths share their parse: path_op or path2_op is what
+ * SFT_AGAIN (nothing done, no buffer pool chunk free: the packet is
+ * parsed again later), SFT_DECLINED for a malformed packet or SFT_ERROR:
+ * the session closes.  The requests on paths share their parse: path_op or path2_op is what
  * they do.
  */
 

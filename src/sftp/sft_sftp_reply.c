@@ -306,8 +306,12 @@ sft_sftp_reply_limits(sft_sftp_session_t *s, uint32_t id)
     *p++ = SSH_FXP_EXTENDED_REPLY;
     p = sft_sftp_put_u32(p, id);
     p = sft_sftp_put_u64(p, SFT_SFTP_MAX_PACKET);
-    p = sft_sftp_put_u64(p, SFT_SFTP_MAX_READ);
-    p = sft_sftp_put_u64(p, SFT_SFTP_MAX_WRITE);
+
+    /* what a chunk of the buffer pool holds: a READ's reply, a WRITE */
+    p = sft_sftp_put_u64(p, sft_min((size_t) SFT_SFTP_MAX_READ,
+                                    sft_buffer_chunk_size() - 13));
+    p = sft_sftp_put_u64(p, sft_min((size_t) SFT_SFTP_MAX_WRITE,
+                                    sft_buffer_chunk_size()));
     p = sft_sftp_put_u64(p, SFT_SFTP_MAX_HANDLES);
 
     sft_sftp_packet_done(s, start, p);

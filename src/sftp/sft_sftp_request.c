@@ -1,8 +1,9 @@
 /*
- * sft_sftp_request.c -- the requests in flight: each with its own pool and
- * a share of the output budget, started by its handler's parse, completed
- * by its handler's complete on the event loop (or cleaned up by its abort
- * when the session went meanwhile).
+ * sft_sftp_request.c -- the requests in flight: each with its own pool, a
+ * share of the output budget and maybe a chunk of the shared buffer pool
+ * (given back when the request ends), started by its handler's parse,
+ * completed by its handler's complete on the event loop (or cleaned up by
+ * its abort when the session went meanwhile).
  */
 
 #include <sft_config.h>
@@ -52,6 +53,12 @@ sft_sftp_request_done(sft_sftp_request_t *r)
 
     s->inflight--;
     s->reserved -= r->reserve;
+
+    /* the I/O into or out of it has ended, or never started */
+
+    if (r->chunk) {
+        sft_buffer_put(r->chunk);
+    }
 
     sft_destroy_pool(r->pool);
 }

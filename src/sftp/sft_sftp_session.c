@@ -877,6 +877,9 @@ sft_sftp_open_channel(sft_sftp_session_t *s, ssh_message msg)
     cs->kex_done = 1;
     cs->logged_in = 1;
 
+    /* a chunk of the buffer pool may be free: the connection runs again */
+    cs->chunk_waiter.event = s->connection->read;
+
     cs->ccb.userdata = cs;
     cs->ccb.channel_data_function = sft_sftp_channel_data;
     cs->ccb.channel_eof_function = sft_sftp_channel_eof;
@@ -1262,6 +1265,9 @@ sft_sftp_channel_close(sft_sftp_session_t *s)
     s->closed = 1;
     atomic_store(&s->cancel, 1);
     s->channel = NULL;
+
+    /* a READ or WRITE that waited for a chunk goes with the input */
+    sft_buffer_cancel(&s->chunk_waiter);
 
     sft_sftp_free_handles(s);
     sft_vfs_user_close(&s->vfs);
