@@ -15,6 +15,7 @@ static void sft_buffer_zone_fini(sft_shm_zone_t *zone);
 static sft_int_t sft_buffer_init_process(sft_cycle_t *cycle);
 static void sft_buffer_exit_process(sft_cycle_t *cycle);
 static void sft_buffer_wake_handler(sft_event_t *ev);
+static void sft_buffer_dequeue(sft_buffer_waiter_t *w);
 static uint64_t sft_buffer_stat_read(const sft_stat_def_t *def);
 
 
@@ -231,8 +232,22 @@ sft_buffer_enqueue(sft_buffer_waiter_t *w)
 }
 
 
+/* the waiter leaves the queue, and gives back a chunk taken for it */
+
 void
 sft_buffer_cancel(sft_buffer_waiter_t *w)
+{
+    if (w->chunk) {
+        sft_bufpool_put(&sft_buffer_cache, w->chunk);
+        w->chunk = NULL;
+    }
+
+    sft_buffer_dequeue(w);
+}
+
+
+static void
+sft_buffer_dequeue(sft_buffer_waiter_t *w)
 {
     if (w->prev == NULL) {
         return;
@@ -257,8 +272,10 @@ sft_buffer_cancel(sft_buffer_waiter_t *w)
 
 
 /*
- * A chunk, or NULL with the waiter queued: its event is posted once a
- * chunk has been given back anywhere, and the handler asks again.
+ * A chunk, or NULL with the waiter queued: once a chunk has been given
+ * back anywhere, the queue's first waiters get one each, in the order
+ * they came, and their events are posted; the handler asks again and
+ * gets it.
  */
 
 void *
@@ -266,10 +283,16 @@ sft_buffer_get(sft_buffer_waiter_t *w)
 {
     void  *chunk;
 
+    if (w->chunk) {
+        chunk = w->chunk;
+        w->chunk = NULL;
+        return chunk;
+    }
+
     chunk = sft_bufpool_get(&sft_buffer_cache);
 
     if (chunk) {
-        sft_buffer_cancel(w);
+        sft_buffer_dequeue(w);
         return chunk;
     }
 
@@ -280,7 +303,7 @@ sft_buffer_get(sft_buffer_waiter_t *w)
         chunk = sft_bufpool_get(&sft_buffer_cache);
 
         if (chunk) {
-            sft_buffer_cancel(w);
+            sft_buffer_dequeue(w);
             return chunk;
         }
     }
@@ -358,25 +381,35 @@ sft_buffer_stat_read(const sft_stat_def_t *def)
 }
 
 
-/* every waiter tries again; those still unlucky queue up anew */
+/*
+ * As many waiters as there are chunks to take get one, first come first
+ * served; the others stay queued, and the process waits again while any
+ * do.  Waking every waiter for each chunk given back would make each of
+ * them ask, and all but one queue up anew.
+ */
 
 static void
 sft_buffer_wake_handler(sft_event_t *ev)
 {
-    sft_buffer_waiter_t  *w, *next;
+    void                 *chunk;
+    sft_buffer_waiter_t  *w;
 
     (void) ev;
 
     sft_bufpool_woken(&sft_buffer_cache);
 
-    w = sft_buffer_waiters;
-    sft_buffer_waiters = NULL;
-    sft_buffer_waiters_tail = &sft_buffer_waiters;
+    do {
+        while ((w = sft_buffer_waiters) != NULL) {
+            chunk = sft_bufpool_get(&sft_buffer_cache);
+            if (chunk == NULL) {
+                break;
+            }
 
-    for ( /* void */ ; w; w = next) {
-        next = w->next;
-        w->next = NULL;
-        w->prev = NULL;
-        sft_post_event(w->event);
-    }
+            sft_buffer_dequeue(w);
+            w->chunk = chunk;
+            sft_post_event(w->event);
+        }
+
+    } while (sft_buffer_waiters
+             && sft_bufpool_wait(&sft_buffer_cache) == 1);
 }

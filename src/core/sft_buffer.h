@@ -13,7 +13,8 @@
 typedef struct sft_buffer_waiter_s  sft_buffer_waiter_t;
 
 struct sft_buffer_waiter_s {
-    sft_event_t           *event;      /* posted when a chunk may be free */
+    sft_event_t           *event;      /* posted when it has a chunk */
+    void                  *chunk;      /* taken for it, its next get's */
     sft_buffer_waiter_t   *next;
     sft_buffer_waiter_t  **prev;
 };
