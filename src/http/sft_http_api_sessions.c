@@ -124,10 +124,7 @@ sft_http_api_session_json(sft_session_info_t *si)
 static sft_int_t
 sft_http_api_sessions_list(sft_http_request_t *r, sft_str_t *user)
 {
-    char                *out;
     json_t              *a, *o;
-    sft_int_t            rc;
-    sft_str_t            body;
     sft_uint_t           i;
     sft_session_info_t   si;
 
@@ -147,21 +144,7 @@ sft_http_api_sessions_list(sft_http_request_t *r, sft_str_t *user)
         }
     }
 
-    out = json_dumps(a, JSON_COMPACT);
-    json_decref(a);
-
-    if (out == NULL) {
-        return SFT_ERROR;
-    }
-
-    body.data = (u_char *) out;
-    body.len = strlen(out);
-
-    rc = sft_http_send_response(r, 200, "application/json", &body);
-
-    free(out);
-
-    return rc;
+    return sft_http_api_send_json(r, 200, a);
 }
 
 

@@ -262,6 +262,33 @@ sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
 }
 
 
+/* a JSON answer on the loop; json is released */
+
+sft_int_t
+sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status, json_t *json)
+{
+    char       *out;
+    sft_int_t   rc;
+    sft_str_t   body;
+
+    out = json_dumps(json, JSON_COMPACT);
+    json_decref(json);
+
+    if (out == NULL) {
+        return SFT_ERROR;
+    }
+
+    body.data = (u_char *) out;
+    body.len = strlen(out);
+
+    rc = sft_http_send_response(r, status, "application/json", &body);
+
+    free(out);
+
+    return rc;
+}
+
+
 /* "offset", "limit" and "name" of the query; a field name on error */
 
 static const char *

@@ -54,6 +54,8 @@ sft_uint_t sft_http_api_user_apply(sft_http_api_job_t *job,
 /* on the loop, for every API route */
 sft_int_t sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
     const char *field, const char *reason);
+sft_int_t sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status,
+    json_t *json);
 void sft_http_api_audit(sft_http_request_t *r, sft_str_t *user,
     sft_uint_t status, char *reason);
 sft_uint_t sft_http_api_fail(sft_http_api_job_t *job, sft_uint_t status,
