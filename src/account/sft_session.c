@@ -29,7 +29,7 @@
 #define SFT_SESSION_ASK_DONE   3       /* the owner has acted on it */
 
 #define SFT_SESSION_MIN        64
-#define SFT_SESSION_MAX        (1u << 20)
+#define SFT_SESSION_MAX        65536   /* slots of about 800 bytes */
 #define SFT_SESSION_READS      64      /* tries at a consistent copy */
 
 #define SFT_SESSION_SIGNAL     (SIGRTMIN + 2)
