@@ -50,7 +50,7 @@ typedef struct {
     int64_t          window_start;
     int64_t          banned_until;
     uint32_t         conns;
-    uint32_t         pad;
+    uint32_t         ban_failures;      /* the failures that banned it */
 } sft_auth_addr_slot_t;
 
 
@@ -96,6 +96,7 @@ typedef struct {
     uint32_t               family;
     u_char                 addr[16];
     char                   text[INET6_ADDRSTRLEN + sizeof("/128")];
+    sft_uint_t             exempt;        /* login_ban_exempt */
 } sft_auth_addr_t;
 
 
@@ -550,6 +551,28 @@ sft_auth_addr_prefix(sft_auth_addr_t *a, sft_uint_t bits)
 }
 
 
+static sft_uint_t
+sft_auth_exempt(struct sockaddr *sa)
+{
+    sft_uint_t        i;
+    sft_user_cidr_t  *cidr;
+
+    if (sft_auth.conf->ban_exempt == NULL) {
+        return 0;
+    }
+
+    cidr = sft_auth.conf->ban_exempt->elts;
+
+    for (i = 0; i < sft_auth.conf->ban_exempt->nelts; i++) {
+        if (sft_cidr_match(&cidr[i], sa)) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 static void
 sft_auth_addr(struct sockaddr *sa, sft_auth_addr_t *a)
 {
@@ -562,6 +585,9 @@ sft_auth_addr(struct sockaddr *sa, sft_auth_addr_t *a)
         sft_memcpy(a->text, "unknown", 8);
         return;
     }
+
+    /* the client's own address, not its source's prefix */
+    a->exempt = sft_auth_exempt(sa);
 
     if (sa->sa_family == AF_INET6) {
         sin6 = (struct sockaddr_in6 *) sa;
@@ -725,10 +751,11 @@ sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
 
         failures = ++s->failures;
 
-        if (sft_auth.conf->max_failures > 0
+        if (sft_auth.conf->max_failures > 0 && !a->exempt
             && failures >= (sft_uint_t) sft_auth.conf->max_failures)
         {
             s->banned_until = now + (sft_msec_t) sft_auth.conf->ban_time * 1000;
+            s->ban_failures = (uint32_t) failures;
             s->failures = 0;
             shm->bans++;
             banned = 1;
@@ -743,6 +770,92 @@ sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
                       a->text, (long) sft_auth.conf->ban_time,
                       (unsigned long) failures);
     }
+}
+
+
+/* the next banned source from slot *i on, for the API; SFT_DONE at the end */
+
+sft_int_t
+sft_auth_ban_next(sft_uint_t *i, sft_auth_ban_t *ban)
+{
+    size_t                 len;
+    sft_int_t              rc;
+    sft_msec_t             now;
+    sft_auth_addr_slot_t  *s, copy;
+
+    if (sft_auth.shm == NULL) {
+        return SFT_DONE;
+    }
+
+    now = sft_auth_now();
+    rc = SFT_DONE;
+
+    sft_auth_lock(sft_auth.shm);
+
+    for ( /* void */ ; *i < SFT_AUTH_ADDR_SLOTS; (*i)++) {
+        s = &sft_auth.shm->addr[*i];
+
+        if (s->family != 0 && s->banned_until > now) {
+            copy = *s;
+            (*i)++;
+            rc = SFT_OK;
+            break;
+        }
+    }
+
+    sft_auth_unlock(sft_auth.shm);
+
+    if (rc != SFT_OK) {
+        return rc;
+    }
+
+    inet_ntop((int) copy.family, copy.addr, ban->address,
+              sizeof(ban->address));
+
+    if (copy.family == AF_INET6 && sft_auth.conf->ipv6_prefix < 128) {
+        len = strlen(ban->address);
+        snprintf(ban->address + len, sizeof(ban->address) - len, "/%u",
+                 (unsigned) sft_auth.conf->ipv6_prefix);
+    }
+
+    ban->failures = copy.ban_failures + copy.failures;
+    ban->until = time(NULL) + (time_t) ((copy.banned_until - now + 999) / 1000);
+
+    return SFT_OK;
+}
+
+
+/* lifts the ban on the source of sa and clears its failures */
+
+sft_int_t
+sft_auth_unban(struct sockaddr *sa)
+{
+    sft_int_t              rc;
+    sft_msec_t             now;
+    sft_auth_addr_t        a;
+    sft_auth_addr_slot_t  *s;
+
+    if (sft_auth.shm == NULL) {
+        return SFT_DECLINED;
+    }
+
+    sft_auth_addr(sa, &a);
+    now = sft_auth_now();
+    rc = SFT_DECLINED;
+
+    sft_auth_lock(sft_auth.shm);
+
+    s = sft_auth_addr_slot(&a, 0, now);
+
+    if (s && s->banned_until > now) {
+        s->banned_until = 0;
+        s->failures = 0;
+        rc = SFT_OK;
+    }
+
+    sft_auth_unlock(sft_auth.shm);
+
+    return rc;
 }
 
 

@@ -78,6 +78,16 @@ void sft_auth_connection_close(struct sockaddr *sa);
 sft_uint_t sft_auth_banned(struct sockaddr *sa);
 void sft_auth_failed(struct sockaddr *sa, sft_log_t *log);
 
+/* the bans, for the admin API */
+typedef struct {
+    char                   address[INET6_ADDRSTRLEN + sizeof("/128")];
+    sft_uint_t             failures;
+    time_t                 until;          /* Unix time */
+} sft_auth_ban_t;
+
+sft_int_t sft_auth_ban_next(sft_uint_t *i, sft_auth_ban_t *ban);
+sft_int_t sft_auth_unban(struct sockaddr *sa);
+
 /* hashing, for the CLI and the API */
 sft_int_t sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib,
     uint32_t t, char *out, size_t outlen);

@@ -74,6 +74,8 @@ static char *sft_users_set_pattern(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_users_set_max_checks(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
+static char *sft_users_set_ban_exempt(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
 static sft_int_t sft_users_init_process(sft_cycle_t *cycle);
 static void sft_users_exit_process(sft_cycle_t *cycle);
 static void sft_users_process_exited(sft_cycle_t *cycle, sft_uint_t slot,
@@ -164,6 +166,16 @@ static sft_command_t  sft_users_commands[] = {
       NULL,
       sft_command_doc("time", "15m",
           "How long a banned source is refused.") },
+
+    { sft_string("login_ban_exempt"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_1MORE,
+      sft_users_set_ban_exempt,
+      0,
+      0,
+      NULL,
+      sft_command_doc("network ...", "",
+          "Networks (address/bits) whose clients are never banned, however "
+          "many logins fail; may be given more than once.") },
 
     { sft_string("max_connections_per_address"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
@@ -497,6 +509,47 @@ sft_users_set_max_checks(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 
     if (ucf->max_checks == SFT_ERROR || ucf->max_checks < 1) {
         return "invalid value";
+    }
+
+    return SFT_CONF_OK;
+}
+
+
+/* "login_ban_exempt NET ...": every network checked here, with its line */
+
+static char *
+sft_users_set_ban_exempt(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_str_t         *value;
+    sft_uint_t         i;
+    sft_user_cidr_t   *cidr;
+    sft_users_conf_t  *ucf = conf;
+
+    (void) cmd;
+
+    if (ucf->ban_exempt == NULL) {
+        ucf->ban_exempt = sft_array_create(cf->pool, 4,
+                                           sizeof(sft_user_cidr_t));
+        if (ucf->ban_exempt == NULL) {
+            return SFT_CONF_ERROR;
+        }
+    }
+
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        cidr = sft_array_push(ucf->ban_exempt);
+        if (cidr == NULL) {
+            return SFT_CONF_ERROR;
+        }
+
+        if (sft_cidr_parse(&value[i], cidr) != SFT_OK) {
+            sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                               "invalid network \"%.*s\" in "
+                               "\"login_ban_exempt\"",
+                               SFT_STR_FMT(&value[i]));
+            return SFT_CONF_ERROR;
+        }
     }
 
     return SFT_CONF_OK;

@@ -98,6 +98,7 @@ typedef struct {
     time_t             ban_time;
     sft_int_t          max_conns_per_addr;
     sft_int_t          ipv6_prefix;     /* bits of a login source */
+    sft_array_t       *ban_exempt;      /* sft_user_cidr_t, or NULL */
     sft_user_regex_t  *deny;
     sft_user_regex_t  *hide;
     sft_users_t       *users;           /* as read by the master */

@@ -6,6 +6,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_suggest.h>
+#include <sft_reload.h>
 
 
 static sft_int_t sft_conf_read_token(sft_conf_t *cf);
@@ -19,6 +20,10 @@ static sft_int_t sft_conf_include_check(sft_conf_t *cf, sft_str_t *name,
     sft_conf_file_t *file);
 static sft_int_t sft_conf_read_file(sft_conf_t *cf, sft_str_t *name,
     sft_conf_file_t *file);
+
+
+/* the last configuration error, for the reload's outcome (sft_reload.c) */
+char  sft_conf_last_error[SFT_RELOAD_ERROR_LEN];
 
 
 static sft_uint_t  sft_argument_number[] = {
@@ -866,6 +871,7 @@ sft_conf_log_error(sft_uint_t level, sft_conf_t *cf, sft_err_t err,
     const char *fmt, ...)
 {
     u_char   *p, *last;
+    size_t    len;
     va_list   args;
     u_char    errstr[SFT_MAX_ERROR_STR];
 
@@ -884,6 +890,12 @@ sft_conf_log_error(sft_uint_t level, sft_conf_t *cf, sft_err_t err,
     va_end(args);
 
     *p = '\0';
+
+    if (level == SFT_LOG_EMERG) {
+        len = sft_min((size_t) (p - errstr), SFT_RELOAD_ERROR_LEN - 1);
+        sft_memcpy(sft_conf_last_error, errstr, len);
+        sft_conf_last_error[len] = '\0';
+    }
 
     sft_log_error(level, cf->log, err, "%s", errstr);
 }

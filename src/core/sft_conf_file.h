@@ -142,6 +142,8 @@ sft_int_t sft_conf_full_name(sft_cycle_t *cycle, sft_str_t *name);
 u_char *sft_conf_load_file(sft_conf_t *cf, sft_str_t *name, size_t max,
     sft_pool_t *pool, size_t *len);
 
+extern char  sft_conf_last_error[];
+
 void sft_conf_log_error(sft_uint_t level, sft_conf_t *cf, sft_err_t err,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

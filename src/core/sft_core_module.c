@@ -7,6 +7,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_seccomp.h>
+#include <sft_reload.h>
 
 
 /*
@@ -255,6 +256,12 @@ sft_core_module_init_conf(sft_cycle_t *cycle, void *conf)
     if (sft_buffer_zone_add(cycle, ccf->buffer_pool_bytes,
                             ccf->transfer_chunk_bytes)
         != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
+    if (!sft_test_config && !sft_signaller
+        && sft_reload_zone_add(cycle) != SFT_OK)
     {
         return SFT_CONF_ERROR;
     }

@@ -5,6 +5,7 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
+#include <sft_reload.h>
 #include <sft_thread_pool.h>
 #include <sft_seccomp.h>
 #include <sft_setproctitle.h>
@@ -177,12 +178,15 @@ sft_master_process_cycle(sft_cycle_t *cycle)
             (void) sft_slprintf(old_pid, old_pid + sizeof(old_pid), "%.*s",
                                 SFT_STR_FMT(&ccf->pid));
 
+            sft_conf_last_error[0] = '\0';
+
             new_cycle = sft_init_cycle(cycle);
 
             if (new_cycle == NULL) {
                 sft_log_error(SFT_LOG_ERR, cycle->log, 0,
                               "reload failed, the running configuration "
                               "is kept");
+                sft_reload_done(sft_conf_last_error);
                 continue;
             }
 
@@ -209,6 +213,9 @@ sft_master_process_cycle(sft_cycle_t *cycle)
                                        SFT_PROCESS_JUST_SPAWN);
 
             sft_signal_worker_processes(cycle, SFT_CMD_QUIT);
+
+            /* the new workers serve, the old ones stop accepting */
+            sft_reload_done(NULL);
 
             live = 1;
         }

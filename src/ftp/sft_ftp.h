@@ -13,6 +13,7 @@
 #include <sft_auth.h>
 #include <sft_event_openssl.h>
 #include <sft_xfer_stream.h>
+#include <sft_session.h>
 
 
 #define SFT_FTP_PRELOGIN_BUFFER   1024     /* control line limits */
@@ -189,6 +190,7 @@ struct sft_ftp_transfer_s {
 struct sft_ftp_session_s {
     sft_connection_t         *connection;  /* not after the close */
     sft_peer_t                peer;
+    sft_session_t             session;     /* in the sessions table */
     sft_pool_t               *pool;
     sft_log_t                *log;
     sft_ftp_srv_conf_t       *conf;

@@ -29,6 +29,8 @@ static void sft_ftp_delay_handler(sft_event_t *ev);
 static sft_int_t sft_ftp_setup_vfs(sft_ftp_session_t *s);
 static void sft_ftp_lingering_close(sft_ftp_session_t *s);
 static void sft_ftp_lingering_handler(sft_event_t *ev);
+static void sft_ftp_end(sft_session_t *session, const char *by);
+static void sft_ftp_close_saying(sft_ftp_session_t *s, const char *text);
 
 
 static sft_str_t  sft_ftp_default_pool = sft_string("default");
@@ -117,6 +119,9 @@ sft_ftp_greet(sft_ftp_session_t *s)
 
     } else {
         s->counted = 1;
+        sft_session_open(&s->session,
+                         s->tls ? SFT_SESSION_FTPS : SFT_SESSION_FTP, c,
+                         sft_ftp_end, s);
         sft_ftp_reply(s, 220, "siftpd ready.");
     }
 
@@ -137,13 +142,7 @@ sft_ftp_control_handler(sft_event_t *ev)
         /* the worker_shutdown_timeout: say so, once, and go */
         sft_log_error(SFT_LOG_INFO, c->log, 0,
                       "closing ftp session on shutdown");
-        sft_ftp_reply(s, 421, "Server shutting down.");
-
-        if (c->ssl == NULL || c->ssl->handshaked) {
-            (void) c->send(c, s->out + s->out_pos, s->out_len - s->out_pos);
-        }
-
-        sft_ftp_close_session(s);
+        sft_ftp_close_saying(s, "Server shutting down.");
         return;
     }
 
@@ -171,6 +170,38 @@ sft_ftp_control_handler(sft_event_t *ev)
     }
 
     sft_ftp_run(s);
+}
+
+
+/* the last reply, sent as far as the socket takes it, and the close */
+
+static void
+sft_ftp_close_saying(sft_ftp_session_t *s, const char *text)
+{
+    sft_connection_t  *c;
+
+    c = s->connection;
+
+    sft_ftp_reply(s, 421, "%s", text);
+
+    if (c->ssl == NULL || c->ssl->handshaked) {
+        (void) c->send(c, s->out + s->out_pos, s->out_len - s->out_pos);
+    }
+
+    sft_ftp_close_session(s);
+}
+
+
+/* an administrator ended the session, through the API of any worker */
+
+static void
+sft_ftp_end(sft_session_t *session, const char *by)
+{
+    sft_ftp_session_t  *s = session->data;
+
+    sft_log_error(SFT_LOG_NOTICE, s->log, 0,
+                  "ftp session ended by the admin API, token \"%s\"", by);
+    sft_ftp_close_saying(s, "Session ended by the administrator.");
 }
 
 
@@ -479,6 +510,7 @@ sft_ftp_tls_handshaked(sft_connection_t *c)
     s->tls = 1;
     s->busy = 0;
     s->pbsz = 0;
+    sft_session_set_protocol(&s->session, SFT_SESSION_FTPS);
 
     /* RFC 4217: data is clear until PROT P, except for implicit FTPS */
     s->prot_p = s->implicit;
@@ -921,6 +953,7 @@ sft_ftp_auth_result(sft_ftp_session_t *s)
         s->busy = 0;
         s->logged_in = 1;
         s->errors = 0;
+        sft_session_set_user(&s->session, &s->user);
         s->end = s->start + SFT_FTP_COMMAND_BUFFER;
         sft_del_timer(c->read);
 
@@ -1127,6 +1160,7 @@ sft_ftp_close_session(sft_ftp_session_t *s)
     s->closed = 1;
     atomic_store(&s->cancel, 1);
     sft_stat_sub(sft_ftp_stat_sessions, 1);
+    sft_session_close(&s->session);
     c = s->connection;
 
     if (s->transfer) {

@@ -425,8 +425,10 @@ sft_ftp_transfer_opened(sft_ftp_session_t *s)
 static void
 sft_ftp_transfer_stream(sft_ftp_session_t *s, off_t offset, off_t end)
 {
+    size_t               n;
     sft_xfer_stream_t   *x;
     sft_ftp_transfer_t  *t;
+    u_char               name[SFT_STORAGE_PATH_MAX + 1];
 
     t = s->transfer;
     x = &t->stream;
@@ -443,6 +445,7 @@ sft_ftp_transfer_stream(sft_ftp_session_t *s, off_t offset, off_t end)
     x->ascii = t->ascii;
     x->tls = s->tls && s->prot_p;
     x->conf = &s->conf->xfer;
+    x->session = &s->session;
 
     if (t->kind == SFT_FTP_RETR) {
         x->direction = SFT_XFER_DOWNLOAD;
@@ -454,6 +457,11 @@ sft_ftp_transfer_stream(sft_ftp_session_t *s, off_t offset, off_t end)
     }
 
     sft_xfer_stream_init(x);
+
+    n = sft_xfer_user_path(s->vfs.cwd, s->vfs.cwd_len, t->path, t->path_len,
+                           name);
+    name[n] = '\0';
+    sft_session_transfer(&s->session, x->direction, x->path, (char *) name);
 
     /* the session outlives the stream: x->done comes */
     t->streaming = 1;
@@ -474,6 +482,7 @@ sft_ftp_transfer_moved(sft_xfer_stream_t *x)
     t->streaming = 0;
     t->bytes = x->bytes;
     s->pending--;
+    sft_session_transfer_done(&s->session);
 
     if (s->closed) {
         sft_ftp_transfer_release(s);

@@ -11,6 +11,7 @@
 #include <sft_core.h>
 #include <sft_http_api_users.h>
 #include <sft_thread_pool.h>
+#include <sft_session.h>
 
 
 #define SFT_HTTP_API_PREFIX      "/api/v1/users"
@@ -21,6 +22,7 @@
 
 typedef struct {
     sft_log_file_t  *audit;          /* NULL: no audit log */
+    sft_flag_t       end_sessions;
 } sft_http_api_srv_conf_t;
 
 
@@ -46,6 +48,16 @@ static sft_command_t  sft_http_api_commands[] = {
       sft_command_doc("file | off", "off",
           "Log every change made through the API, one line each: the "
           "token, the method, the route, the user and the status.") },
+
+    { sft_string("api_end_sessions"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_http_api_srv_conf_t, end_sessions),
+      NULL,
+      sft_command_doc("on | off", "on",
+          "End the open sessions of a user disabled or deleted through "
+          "the API, in every worker; off lets them run to their end.") },
 
     sft_null_command
 };
@@ -87,6 +99,7 @@ sft_http_api_create_srv_conf(sft_conf_t *cf)
     }
 
     conf->audit = SFT_CONF_UNSET_PTR;
+    conf->end_sessions = SFT_CONF_UNSET;
 
     return conf;
 }
@@ -101,6 +114,7 @@ sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
     (void) cf;
 
     sft_conf_merge_ptr_value(conf->audit, prev->audit, NULL);
+    sft_conf_merge_value(conf->end_sessions, prev->end_sessions, 1);
 
     return SFT_CONF_OK;
 }
@@ -218,7 +232,7 @@ sft_http_api_init_process(sft_cycle_t *cycle)
 
 /* an error answered on the loop, before any job */
 
-static sft_int_t
+sft_int_t
 sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
     const char *field, const char *reason)
 {
@@ -245,6 +259,33 @@ sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
                   SFT_STR_FMT(&r->token_name));
 
     return sft_http_send_response(r, status, "application/json", &body);
+}
+
+
+/* a JSON answer on the loop; json is released */
+
+sft_int_t
+sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status, json_t *json)
+{
+    char       *out;
+    sft_int_t   rc;
+    sft_str_t   body;
+
+    out = json_dumps(json, JSON_COMPACT);
+    json_decref(json);
+
+    if (out == NULL) {
+        return SFT_ERROR;
+    }
+
+    body.data = (u_char *) out;
+    body.len = strlen(out);
+
+    rc = sft_http_send_response(r, status, "application/json", &body);
+
+    free(out);
+
+    return rc;
 }
 
 
@@ -392,8 +433,11 @@ sft_http_api_users(sft_http_request_t *r)
 }
 
 
-static void
-sft_http_api_audit(sft_http_request_t *r, sft_http_api_job_t *job)
+/* one line of the audit log: who changed what (user: "-" when empty) */
+
+void
+sft_http_api_audit(sft_http_request_t *r, sft_str_t *user, sft_uint_t status,
+    char *reason)
 {
     char                     *q;
     u_char                   *p, *last;
@@ -421,24 +465,49 @@ sft_http_api_audit(sft_http_request_t *r, sft_http_api_job_t *job)
                      SFT_STR_FMT(&r->connection->addr_text),
                      SFT_STR_FMT(&r->token_name),
                      SFT_STR_FMT(&r->method_name), SFT_STR_FMT(&r->path),
-                     job->name.len ? (int) job->name.len : 1,
-                     job->name.len ? (char *) job->name.data : "-",
-                     (unsigned long) job->status);
+                     user->len ? (int) user->len : 1,
+                     user->len ? (char *) user->data : "-",
+                     (unsigned long) status);
 
-    if (job->status >= 400 && job->reason[0]) {
+    if (status >= 400 && reason[0]) {
         /* the reason's own quotes would end the field */
-        for (q = job->reason; *q; q++) {
+        for (q = reason; *q; q++) {
             if (*q == '"') {
                 *q = '\'';
             }
         }
 
-        p = sft_slprintf(p, last, " reason=\"%s\"", job->reason);
+        p = sft_slprintf(p, last, " reason=\"%s\"", reason);
     }
 
     *p++ = '\n';
 
     sft_log_write(acf->audit->fd, line, p - line);
+}
+
+
+/* the sessions of a user who may not log in any more end too */
+
+static void
+sft_http_api_shut_out(sft_http_request_t *r, sft_http_api_job_t *job)
+{
+    sft_uint_t                n;
+    sft_http_api_srv_conf_t  *acf;
+
+    acf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_api_users_module);
+
+    if (!acf->end_sessions) {
+        return;
+    }
+
+    n = sft_session_end_user(&job->name, &r->token_name);
+
+    if (n) {
+        sft_log_error(SFT_LOG_NOTICE, r->connection->log, 0,
+                      "admin API: %lu session(s) of \"%.*s\" asked to end, "
+                      "token \"%.*s\"", (unsigned long) n,
+                      SFT_STR_FMT(&job->name), SFT_STR_FMT(&r->token_name));
+    }
 }
 
 
@@ -460,7 +529,11 @@ sft_http_api_done(sft_event_t *ev)
     }
 
     if (job->op >= SFT_HTTP_API_CREATE) {
-        sft_http_api_audit(r, job);
+        sft_http_api_audit(r, &job->name, job->status, job->reason);
+    }
+
+    if (job->shut_out && job->status < 300) {
+        sft_http_api_shut_out(r, job);
     }
 
     if (job->status >= 400) {

@@ -35,6 +35,7 @@ typedef struct {
     sft_uint_t           limit;
 
     /* the answer */
+    unsigned             shut_out:1;   /* deleted or disabled */
     sft_uint_t           status;
     char                *out;          /* malloc()ed JSON, or NULL */
     char                 etag[SFT_HTTP_API_ETAG_LEN + 1];
@@ -50,6 +51,13 @@ json_t *sft_http_api_user_json(sft_user_t *u);
 sft_int_t sft_http_api_user_etag(sft_user_t *u, char *etag);
 sft_uint_t sft_http_api_user_apply(sft_http_api_job_t *job,
     sft_users_t *users, sft_user_t *u, json_t *obj);
+/* on the loop, for every API route */
+sft_int_t sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
+    const char *field, const char *reason);
+sft_int_t sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status,
+    json_t *json);
+void sft_http_api_audit(sft_http_request_t *r, sft_str_t *user,
+    sft_uint_t status, char *reason);
 sft_uint_t sft_http_api_fail(sft_http_api_job_t *job, sft_uint_t status,
     const char *field, const char *fmt, ...);
 

@@ -207,6 +207,10 @@ sft_http_api_change(sft_http_api_job_t *job, sft_users_t *users,
         goto done;
     }
 
+    /* a user who may not log in any more keeps no session either */
+    job->shut_out = (job->op == SFT_HTTP_API_DELETE
+                     || (job->op == SFT_HTTP_API_UPDATE && u->disabled));
+
     if (job->op == SFT_HTTP_API_DELETE) {
         job->status = 204;
         status = 204;

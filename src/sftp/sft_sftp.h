@@ -16,6 +16,7 @@
 #include <sft_vfs.h>
 #include <sft_auth.h>
 #include <sft_xfer_rate.h>
+#include <sft_session.h>
 
 
 #define SFT_SFTP_MAX_PACKET     (256 * 1024)      /* as OpenSSH */
@@ -188,6 +189,8 @@ struct sft_sftp_session_s {
 
     sft_connection_t         *connection;  /* not after the close */
     sft_peer_t                peer;
+    sft_session_t             session;     /* the main's: in the sessions
+                                              table */
     sft_pool_t               *pool;
     sft_log_t                *log;
     sft_sftp_srv_conf_t      *conf;

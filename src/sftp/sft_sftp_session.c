@@ -46,6 +46,7 @@ static void sft_sftp_channel_end(sft_sftp_session_t *s);
 static void sft_sftp_channel_close(sft_sftp_session_t *s);
 static void sft_sftp_close(sft_sftp_session_t *s);
 static void sft_sftp_free(sft_sftp_session_t *s);
+static void sft_sftp_end(sft_session_t *session, const char *by);
 static sft_int_t sft_sftp_import_key(u_char *p, u_char *last,
     enum ssh_keytypes_e type, ssh_key *key);
 
@@ -112,6 +113,10 @@ sft_sftp_init_connection(sft_connection_t *c)
     }
 
     s->counted = 1;
+
+    if (!s->banned) {
+        sft_session_open(&s->session, SFT_SESSION_SFTP, c, sft_sftp_end, s);
+    }
 
     /*
      * libssh closes the socket it is given in ssh_free(): it gets a
@@ -815,6 +820,7 @@ sft_sftp_login(sft_sftp_session_t *s)
 
     s->logged_in = 1;
     s->auth_tries = 0;
+    sft_session_set_user(&s->session, &s->user);
 
     sft_sftp_rate_init(s);
 
@@ -985,6 +991,7 @@ sft_sftp_channel_data(ssh_session session, ssh_channel channel, void *data,
 
     sft_memcpy(s->in + s->in_len, data, len);
     s->in_len += len;
+    sft_session_count(&s->main->session, len, 0);
 
     if (len) {
         s->progress = 1;
@@ -1090,6 +1097,7 @@ sft_sftp_pull(sft_sftp_session_t *s)
     if (n > 0) {
         s->in_len += n;
         s->progress = 1;
+        sft_session_count(&s->main->session, n, 0);
     }
 
     return SFT_OK;
@@ -1208,6 +1216,7 @@ sft_sftp_flush(sft_sftp_session_t *s)
         s->out_pos += n;
         s->unflushed += n;
         s->progress = 1;
+        sft_session_count(&s->main->session, 0, n);
     }
 
     return SFT_OK;
@@ -1278,6 +1287,25 @@ sft_sftp_channel_close(sft_sftp_session_t *s)
 }
 
 
+/* an administrator ended the session, through the API of any worker */
+
+static void
+sft_sftp_end(sft_session_t *session, const char *by)
+{
+    sft_sftp_session_t  *s = session->data;
+
+    sft_log_error(SFT_LOG_NOTICE, s->log, 0,
+                  "sftp session ended by the admin API, token \"%s\"", by);
+
+    if (s->ssh && ssh_is_connected(s->ssh)) {
+        (void) ssh_session_set_disconnect_message(s->ssh,
+                                     "Session ended by the administrator.");
+    }
+
+    sft_sftp_close(s);
+}
+
+
 /* closing: libssh's socket goes first, ours (still in epoll) last */
 
 static void
@@ -1295,6 +1323,7 @@ sft_sftp_close(sft_sftp_session_t *s)
     c = s->connection;
 
     sft_stat_sub(sft_sftp_stat_sessions, 1);
+    sft_session_close(&s->session);
 
     if (s->auth.job) {
         sft_auth_cancel(&s->auth);

@@ -259,11 +259,39 @@ sft_xfer_init_process(sft_cycle_t *cycle)
 
 /* a chunk read (write 0) or written by io_uring */
 
+/* the data path's label, as in the transfer counters; NULL: none such */
+
+const char *
+sft_xfer_path_name(sft_uint_t path)
+{
+    return path < SFT_XFER_NPATHS ? sft_xfer_paths[path] : NULL;
+}
+
+
 void
 sft_xfer_count_ring(sft_uint_t write, size_t n)
 {
     sft_stat_add(sft_xfer_stat_ring_ops + write, 1);
     sft_stat_add(sft_xfer_stat_ring_bytes + write, n);
+}
+
+
+/* the absolute path as the user sees it, into out[SFT_STORAGE_PATH_MAX] */
+
+size_t
+sft_xfer_user_path(const u_char *cwd, size_t cwd_len, const u_char *path,
+    size_t len, u_char *out)
+{
+    size_t  n;
+
+    if (sft_vfs_normalize(cwd, cwd_len, path, len, out, &n)
+        != SFT_STORAGE_OK)
+    {
+        n = sft_min(len, SFT_STORAGE_PATH_MAX);
+        sft_memcpy(out, path, n);
+    }
+
+    return n;
 }
 
 
@@ -308,14 +336,7 @@ sft_xfer_done(sft_xfer_t *x)
                      (unsigned long) (secs ? secs : 1), SFT_STR_FMT(x->peer),
                      (long long) x->bytes);
 
-    /* the absolute path as the user sees it */
-
-    if (sft_vfs_normalize(x->cwd, x->cwd_len, x->path, x->path_len, path, &n)
-        != SFT_STORAGE_OK)
-    {
-        n = sft_min(x->path_len, SFT_STORAGE_PATH_MAX);
-        sft_memcpy(path, x->path, n);
-    }
+    n = sft_xfer_user_path(x->cwd, x->cwd_len, x->path, x->path_len, path);
 
     for (i = 0; i < n && p < last - 128; i++) {
         *p++ = (path[i] <= ' ' || path[i] == 0x7f) ? '_' : path[i];

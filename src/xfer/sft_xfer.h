@@ -47,6 +47,9 @@ typedef struct {
 
 void sft_xfer_done(sft_xfer_t *x);
 void sft_xfer_count_ring(sft_uint_t write, size_t n);
+const char *sft_xfer_path_name(sft_uint_t path);
+size_t sft_xfer_user_path(const u_char *cwd, size_t cwd_len,
+    const u_char *path, size_t len, u_char *out);
 
 
 #endif /* _SFT_XFER_H_INCLUDED_ */

@@ -302,7 +302,7 @@ sft_xfer_recv_splice(sft_xfer_stream_t *x)
             return;
         }
 
-        x->bytes += n;
+        sft_xfer_stream_count(x, n);
         x->piped = n;
     }
 }

@@ -130,7 +130,31 @@ void
 sft_xfer_stream_moved(sft_xfer_stream_t *x, size_t n)
 {
     sft_xfer_rate_spend(&x->bucket, n);
+    sft_xfer_stream_count(x, n);
+}
+
+
+/* the bytes, and the path that moved them, for the sessions table too */
+
+void
+sft_xfer_stream_count(sft_xfer_stream_t *x, size_t n)
+{
     x->bytes += n;
+
+    if (x->session == NULL) {
+        return;
+    }
+
+    sft_session_transfer_path(x->session,
+                              (x->io.ringed && x->path == SFT_XFER_POOLED)
+                              ? SFT_XFER_IO_URING : x->path);
+
+    if (x->direction == SFT_XFER_UPLOAD) {
+        sft_session_count(x->session, n, 0);
+
+    } else {
+        sft_session_count(x->session, 0, n);
+    }
 }
 
 

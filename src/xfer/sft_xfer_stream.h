@@ -16,6 +16,7 @@
 #include <sft_xfer.h>
 #include <sft_xfer_io.h>
 #include <sft_xfer_rate.h>
+#include <sft_session.h>
 
 
 typedef struct sft_xfer_stream_s  sft_xfer_stream_t;
@@ -73,6 +74,8 @@ struct sft_xfer_stream_s {
     sft_xfer_conf_t              *conf;
     sft_xfer_stream_handler_pt    done;
     void                         *data;
+    sft_session_t                *session;     /* its bytes and path go
+                                                  there; NULL: nowhere */
     unsigned                      ascii:1;     /* the line-ending filter */
     unsigned                      tls:1;       /* conn will be TLS */
 
@@ -125,6 +128,7 @@ void sft_xfer_recv_splice_init(sft_xfer_stream_t *x);
 void sft_xfer_recv_written(sft_xfer_stream_t *x);
 size_t sft_xfer_stream_allow(sft_xfer_stream_t *x, size_t want);
 void sft_xfer_stream_moved(sft_xfer_stream_t *x, size_t n);
+void sft_xfer_stream_count(sft_xfer_stream_t *x, size_t n);
 void sft_xfer_stream_end(sft_xfer_stream_t *x, sft_uint_t reason,
     sft_storage_err_t err);
 sft_int_t sft_xfer_stream_call_failed(sft_xfer_stream_t *x, sft_event_t *ev,
