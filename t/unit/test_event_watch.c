@@ -9,7 +9,8 @@
 #include "sft_tap.h"
 
 
-static sft_uint_t  reads, writes, ticks;
+static sft_uint_t   reads, writes, ticks;
+static sft_cycle_t  cycle;      /* the loop's, as a worker's lives on */
 
 
 static void
@@ -54,7 +55,6 @@ main(void)
 {
     int                 sv[2];
     sft_uint_t          free_n;
-    sft_cycle_t         cycle;
     sft_event_t         tick;
     sft_connection_t   *c;
 
@@ -113,6 +113,7 @@ main(void)
 
     close(sv[0]);
     close(sv[1]);
+    sft_destroy_pool(cycle.pool);
 
     return failed ? 1 : 0;
 }
