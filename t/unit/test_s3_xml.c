@@ -10,8 +10,6 @@
 #include <sft_core.h>
 #include "sft_tap.h"
 
-#if (SFT_HAVE_S3)
-
 #include <sft_s3_xml.h>
 
 
@@ -308,14 +306,3 @@ main(void)
 
     return failed ? 1 : 0;
 }
-
-#else
-
-int
-main(void)
-{
-    printf("1..0 # skip the S3 client is not built in\n");
-    return 0;
-}
-
-#endif
