@@ -130,6 +130,23 @@ pair(sft_pool_t *pool, const char *name, const char *value)
 }
 
 
+/* ?uploadId=ID, and &partNumber=N unless part is NULL */
+
+static void
+upload_query(sft_s3_request_t *r, sft_str_t *upload_id, const char *part)
+{
+    r->query = sft_palloc(r->pool, 2 * sizeof(sft_s3_pair_t));
+    sft_str_set(&r->query[0].name, "uploadId");
+    r->query[0].value = *upload_id;
+    r->nquery = 1;
+
+    if (part) {
+        r->query[1] = *pair(r->pool, "partNumber", part);
+        r->nquery = 2;
+    }
+}
+
+
 static void
 client(sft_s3_client_t *cl, const char *endpoint, sft_msec_t timeout)
 {
@@ -424,12 +441,7 @@ main(void)
     }
 
     r = request(&cl, "PUT", "big");
-    r->query = sft_palloc(r->pool, 2 * sizeof(sft_s3_pair_t));
-    r->query[0] = *pair(r->pool, "partNumber", "1");
-    r->query[1].name.data = (u_char *) "uploadId";
-    r->query[1].name.len = 8;
-    r->query[1].value = upload_id;
-    r->nquery = 2;
+    upload_query(r, &upload_id, "1");
     r->streamed = 1;
     r->body_length = PART_SIZE;
 
@@ -451,12 +463,7 @@ main(void)
     sft_s3_request_free(r);
 
     r = request(&cl, "PUT", "big");
-    r->query = sft_palloc(r->pool, 2 * sizeof(sft_s3_pair_t));
-    r->query[0] = *pair(r->pool, "partNumber", "2");
-    r->query[1].name.data = (u_char *) "uploadId";
-    r->query[1].name.len = 8;
-    r->query[1].value = upload_id;
-    r->nquery = 2;
+    upload_query(r, &upload_id, "2");
     r->headers = pair(r->pool, "x-amz-copy-source",
                       "/" BUCKET "/dir/hello%20world.txt");
     r->nheaders = 1;
@@ -477,11 +484,7 @@ main(void)
                  SFT_STR_FMT(&etag1), SFT_STR_FMT(&etag2));
 
     r = request(&cl, "POST", "big");
-    r->query = sft_palloc(r->pool, sizeof(sft_s3_pair_t));
-    r->query[0].name.data = (u_char *) "uploadId";
-    r->query[0].name.len = 8;
-    r->query[0].value = upload_id;
-    r->nquery = 1;
+    upload_query(r, &upload_id, NULL);
     r->body.data = (u_char *) complete;
     r->body.len = n;
     run(r);
@@ -526,11 +529,7 @@ main(void)
     sft_s3_request_free(r);
 
     r = request(&cl, "DELETE", "gone");
-    r->query = sft_palloc(r->pool, sizeof(sft_s3_pair_t));
-    r->query[0].name.data = (u_char *) "uploadId";
-    r->query[0].name.len = 8;
-    r->query[0].value = upload_id;
-    r->nquery = 1;
+    upload_query(r, &upload_id, NULL);
     run(r);
     ok(r->rc == SFT_OK && r->status == 204, "AbortMultipartUpload: 204");
     sft_s3_request_free(r);
