@@ -12,6 +12,7 @@
 #include "sft_tap.h"
 
 #include <sft_s3_client.h>
+#include <sft_s3_imds.h>
 
 
 #define BUCKET     "siftp-test"
@@ -42,10 +43,10 @@ on_guard(sft_event_t *ev)
 }
 
 
-/* the loop for ms, or until done_n reaches target */
+/* the loop for ms, or until *counter reaches target */
 
-static void
-spin(sft_msec_t ms, sft_uint_t target)
+static sft_uint_t
+spin(sft_msec_t ms, sft_uint_t *counter, sft_uint_t target)
 {
     sft_msec_t   end;
     sft_event_t  guard;
@@ -56,12 +57,14 @@ spin(sft_msec_t ms, sft_uint_t target)
 
     end = sft_current_msec + ms;
 
-    while (done_n < target && sft_current_msec < end) {
+    while (*counter < target && sft_current_msec < end) {
         sft_add_timer(&guard, end - sft_current_msec);
         sft_process_events_and_timers(&cycle);
     }
 
     sft_del_timer(&guard);
+
+    return *counter >= target;
 }
 
 
@@ -70,10 +73,7 @@ spin(sft_msec_t ms, sft_uint_t target)
 static sft_uint_t
 wait_done(sft_uint_t n)
 {
-    n += done_n;
-    spin(60000, n);
-
-    return done_n >= n;
+    return spin(60000, &done_n, done_n + n);
 }
 
 
@@ -242,6 +242,23 @@ read_resume(sft_event_t *ev)
 }
 
 
+static sft_uint_t  imds_updates, imds_failures;
+
+
+static void
+imds_update(sft_s3_imds_t *m, sft_int_t rc)
+{
+    (void) m;
+
+    if (rc == SFT_OK) {
+        imds_updates++;
+
+    } else {
+        imds_failures++;
+    }
+}
+
+
 static void
 cancel_it(sft_event_t *ev)
 {
@@ -272,6 +289,7 @@ main(void)
     feeder_t             feeder;
     reader_t             reader;
     sft_event_t          cancel_ev;
+    sft_s3_imds_t        imds;
     static char          keys[KEYS][32];
     char                 complete[512];
 
@@ -283,7 +301,7 @@ main(void)
         return 0;
     }
 
-    printf("1..27\n");
+    printf("1..30\n");
 
     cycle.log = sft_log_init();
     cycle.pool = sft_create_pool(16384, cycle.log);
@@ -613,7 +631,7 @@ main(void)
     n = done_n;
     (void) sft_s3_request_start(r);
     sft_add_timer(&cancel_ev, 50);
-    spin(300, (sft_uint_t) -1);
+    spin(300, &done_n, (sft_uint_t) -1);
     ok(done_n == n && !r->running, "cancelled: no callback");
     sft_s3_request_free(r);
 
@@ -623,6 +641,34 @@ main(void)
 
     ok(cycle.free_connection_n + SFT_S3_MAX_CONNECTS >= cycle.connection_n,
        "curl's sockets are given back (at most the idle ones kept)");
+
+    /* keys from the instance metadata service, refreshed before expiry */
+
+    sft_memzero(&imds, sizeof(imds));
+    imds.endpoint.data = (u_char *) flaky;
+    imds.endpoint.len = strlen(flaky);
+    imds.timeout = 5000;
+    imds.log = cycle.log;
+    imds.on_update = imds_update;
+
+    ok(sft_s3_imds_start(&imds) == SFT_OK
+       && spin(60000, &imds_updates, 1) && imds_failures == 0
+       && is(&imds.creds.access_key, "ASIAIMDS1")
+       && is(&imds.creds.session_token, "imds-token-1")
+       && imds.creds.expires > time(NULL),
+       "IMDSv2: token, role, keys with their expiry");
+
+    cl.creds = &imds.creds;
+    r = run(request(&cl, "HEAD", "big"));
+    ok(r->status == 200, "a request signed with them");
+    sft_s3_request_free(r);
+
+    ok(spin(60000, &imds_updates, 2)
+       && is(&imds.creds.access_key, "ASIAIMDS2")
+       && is(&imds.creds.session_token, "imds-token-2"),
+       "refreshed on the loop (halfway through the life of 4 s keys)");
+
+    sft_s3_imds_stop(&imds);
 
     close(fd);
     free(part);
