@@ -296,15 +296,50 @@ static sft_int_t
 sft_event_process_init(sft_cycle_t *cycle)
 {
     sft_uint_t         i;
-    sft_event_t       *rev, *wev;
     sft_listening_t   *ls;
-    sft_connection_t  *c, *next;
+    sft_connection_t  *c;
     sft_event_conf_t  *ecf;
 
     ecf = sft_event_get_conf(cycle);
     if (ecf == NULL) {
         return SFT_ERROR;
     }
+
+    if (sft_event_init(cycle, ecf->connections) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    ls = cycle->listening.elts;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        c = sft_get_connection(ls[i].fd, cycle->log);
+        if (c == NULL) {
+            return SFT_ERROR;
+        }
+
+        c->listening = &ls[i];
+        ls[i].connection = c;
+
+        c->read->accept = 1;
+        c->read->handler = sft_event_accept;
+
+        if (sft_event_add_listening(&ls[i]) != SFT_OK) {
+            return SFT_ERROR;
+        }
+    }
+
+    return SFT_OK;
+}
+
+
+/* the epoll set and the connection slots of this process */
+
+sft_int_t
+sft_event_init(sft_cycle_t *cycle, sft_uint_t connections)
+{
+    sft_uint_t         i;
+    sft_event_t       *rev, *wev;
+    sft_connection_t  *c, *next;
 
     sft_time_update();
 
@@ -317,7 +352,7 @@ sft_event_process_init(sft_cycle_t *cycle)
 
     /* a few slots beyond the limit for the channel and notify descriptors */
 
-    cycle->connection_n = ecf->connections + 16;
+    cycle->connection_n = connections + 16;
 
     cycle->connections = sft_alloc(sizeof(sft_connection_t)
                                    * cycle->connection_n, cycle->log);
@@ -355,25 +390,6 @@ sft_event_process_init(sft_cycle_t *cycle)
     cycle->free_connections = next;
     cycle->free_connection_n = cycle->connection_n;
 
-    ls = cycle->listening.elts;
-
-    for (i = 0; i < cycle->listening.nelts; i++) {
-        c = sft_get_connection(ls[i].fd, cycle->log);
-        if (c == NULL) {
-            return SFT_ERROR;
-        }
-
-        c->listening = &ls[i];
-        ls[i].connection = c;
-
-        c->read->accept = 1;
-        c->read->handler = sft_event_accept;
-
-        if (sft_event_add_listening(&ls[i]) != SFT_OK) {
-            return SFT_ERROR;
-        }
-    }
-
     return SFT_OK;
 }
 
@@ -396,6 +412,74 @@ sft_event_add_conn(sft_connection_t *c)
     c->write->active = 1;
 
     return SFT_OK;
+}
+
+
+/*
+ * A descriptor another library owns and polls through us (libcurl's
+ * sockets): level-triggered, as such libraries expect, with the interest
+ * changed at will; SFT_EVENT_NONE leaves the epoll set.
+ */
+
+sft_int_t
+sft_event_watch(sft_connection_t *c, sft_uint_t events)
+{
+    int                 op;
+    struct epoll_event  ee;
+
+    if (c->read->active || c->write->active) {
+        op = (events == SFT_EVENT_NONE) ? EPOLL_CTL_DEL : EPOLL_CTL_MOD;
+
+    } else if (events == SFT_EVENT_NONE) {
+        return SFT_OK;
+
+    } else {
+        op = EPOLL_CTL_ADD;
+    }
+
+    ee.events = ((events & SFT_EVENT_READ) ? EPOLLIN | EPOLLRDHUP : 0)
+                | ((events & SFT_EVENT_WRITE) ? EPOLLOUT : 0);
+    ee.data.ptr = (void *) ((uintptr_t) c | c->read->instance);
+
+    if (epoll_ctl(sft_epoll_fd, op, c->fd, &ee) == -1) {
+        sft_log_error(SFT_LOG_ALERT, c->log, sft_errno,
+                      "epoll_ctl(%d, %d) failed", op, c->fd);
+        return SFT_ERROR;
+    }
+
+    c->read->active = (events & SFT_EVENT_READ) ? 1 : 0;
+    c->write->active = (events & SFT_EVENT_WRITE) ? 1 : 0;
+
+    if (!c->read->active && c->read->posted) {
+        sft_delete_posted_event(c->read);
+    }
+
+    if (!c->write->active && c->write->posted) {
+        sft_delete_posted_event(c->write);
+    }
+
+    return SFT_OK;
+}
+
+
+/*
+ * The end of watching: out of the epoll set and the connection slot freed,
+ * the descriptor left open to its owner.
+ */
+
+void
+sft_event_unwatch(sft_connection_t *c)
+{
+    (void) sft_event_watch(c, SFT_EVENT_NONE);
+
+    sft_del_timer(c->read);
+    sft_del_timer(c->write);
+
+    c->read->closed = 1;
+    c->write->closed = 1;
+    c->fd = SFT_INVALID_FILE;
+
+    sft_free_connection(c);
 }
 
 

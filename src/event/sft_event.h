@@ -46,7 +46,16 @@ typedef struct {
 } sft_event_module_t;
 
 
+/* sft_event_watch(): what a watched descriptor is polled for */
+#define SFT_EVENT_NONE   0
+#define SFT_EVENT_READ   1
+#define SFT_EVENT_WRITE  2
+
+
+sft_int_t sft_event_init(sft_cycle_t *cycle, sft_uint_t connections);
 sft_int_t sft_event_add_conn(sft_connection_t *c);
+sft_int_t sft_event_watch(sft_connection_t *c, sft_uint_t events);
+void sft_event_unwatch(sft_connection_t *c);
 sft_int_t sft_event_add_listening(sft_listening_t *ls);
 sft_int_t sft_event_del_listening(sft_listening_t *ls);
 sft_int_t sft_event_add_channel(sft_cycle_t *cycle, sft_fd_t fd);
