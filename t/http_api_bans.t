@@ -63,6 +63,14 @@ sub req {
     return $r;
 }
 
+# the gauge of addresses banned now, from /metrics
+sub bans_active {
+    my $r = HTTP::Tiny->new(timeout => 15)->get(
+        'http://127.0.0.1:' . port(8080) . '/metrics',
+        { headers => { Authorization => "Bearer $admin" } });
+    return $r->{content} =~ /^siftp_auth_bans_active (\d+)$/m ? $1 : 'none';
+}
+
 sub fail_logins {
     my ($from, $n) = @_;
     for (1 .. $n) {
@@ -84,6 +92,7 @@ sub login {
 }
 
 is_deeply(req('GET', '')->{json}, [], 'no bans at first');
+is(bans_active(), 0, 'metrics: no ban active');
 
 fail_logins('127.0.0.2', 2);
 fail_logins('127.0.0.3', 3);
@@ -99,6 +108,7 @@ is($b[0]{address}, '127.0.0.2', 'its address');
 is($b[0]{failures}, 2, 'its failures');
 ok($b[0]{until} > time() && $b[0]{until} <= time() + 15 * 60 + 5,
     'banned until the ban time from now');
+is(bans_active(), 1, 'metrics: one ban active');
 
 is(req('DELETE', '/127.0.0.2', $reader)->{status}, 403,
     'a read token cannot lift a ban');
@@ -107,6 +117,7 @@ is(req('DELETE', '/127.0.0.9')->{status}, 404, 'not banned: 404');
 
 is(req('DELETE', '/127.0.0.2')->{status}, 204, 'lift: 204');
 is_deeply(req('GET', '')->{json}, [], 'no ban left');
+is(bans_active(), 0, 'metrics: the lifted ban is not active');
 like(login('127.0.0.2'), qr/^230 /, 'the address logs in again');
 
 my $audit = $t->read_file('audit.log');

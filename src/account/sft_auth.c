@@ -126,6 +126,7 @@ static void sft_auth_finish(sft_auth_request_t *ar, sft_user_t *u,
 static void sft_auth_free_job(sft_auth_job_t *job);
 static void sft_auth_refuse(sft_auth_request_t *ar, sft_auth_addr_t *a);
 static void sft_auth_want(sft_uint_t want);
+static uint64_t sft_auth_bans_active(sft_auth_shm_t *shm);
 
 
 static sft_auth_job_t *
@@ -414,6 +415,29 @@ sft_auth_get_stats(sft_auth_stats_t *st)
     st->running = __atomic_load_n(&shm->running, __ATOMIC_RELAXED);
     st->max_running = __atomic_load_n(&shm->max_in_argon2, __ATOMIC_RELAXED);
     st->generation = __atomic_load_n(&shm->gen, __ATOMIC_RELAXED);
+    st->bans_active = sft_auth_bans_active(shm);
+}
+
+
+static uint64_t
+sft_auth_bans_active(sft_auth_shm_t *shm)
+{
+    uint64_t     n;
+    sft_uint_t   i;
+    sft_msec_t   now;
+
+    n = 0;
+    now = sft_auth_now();
+
+    sft_auth_lock(shm);
+
+    for (i = 0; i < SFT_AUTH_ADDR_SLOTS; i++) {
+        n += (shm->addr[i].family != 0 && shm->addr[i].banned_until > now);
+    }
+
+    sft_auth_unlock(shm);
+
+    return n;
 }
 
 

@@ -63,6 +63,7 @@ typedef struct {
     uint64_t              argon2_runs;
     uint64_t              cache_hits;
     uint64_t              bans;
+    uint64_t              bans_active;    /* addresses banned now */
     uint32_t              running;
     uint32_t              max_running;
     uint64_t              generation;
