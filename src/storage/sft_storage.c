@@ -27,6 +27,8 @@ static char *sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static sft_storage_t **sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n);
 static void sft_storage_sweep(sft_cycle_t *cycle);
+static void sft_storage_set_name(sft_storage_req_t *req);
+static void sft_storage_done(sft_storage_req_t *req);
 static void sft_storage_thread(void *data, sft_log_t *log);
 static void sft_storage_thread_done(sft_event_t *ev);
 
@@ -389,6 +391,10 @@ sft_storage_run(sft_storage_req_t *req)
     req->sys_err = 0;
     req->nbytes = 0;
 
+    if (req->op == SFT_STORAGE_OPEN_READ || req->op == SFT_STORAGE_OPEN_WRITE) {
+        sft_storage_set_name(req);
+    }
+
     if (drv->ops[req->op] == NULL) {
         req->err = SFT_STORAGE_UNSUPPORTED;
         goto done;
@@ -431,11 +437,42 @@ sft_storage_run(sft_storage_req_t *req)
 
 done:
 
+    sft_storage_done(req);
+
+    return req->err == SFT_STORAGE_OK ? SFT_OK : SFT_ERROR;
+}
+
+
+/* the name an open file's log lines give: the path's last component */
+
+static void
+sft_storage_set_name(sft_storage_req_t *req)
+{
+    u_char  *base;
+    size_t   len;
+
+    base = (u_char *) strrchr((char *) req->path, '/');
+    base = base ? base + 1 : req->path;
+    len = sft_min(sft_strlen(base), SFT_STORAGE_NAME_MAX);
+
+    *sft_cpymem(req->file->name, base, len) = '\0';
+}
+
+
+/* an operation is over, at once or on the loop: then the vfs' accounting */
+
+static void
+sft_storage_done(sft_storage_req_t *req)
+{
+    if ((req->op == SFT_STORAGE_OPEN_READ || req->op == SFT_STORAGE_OPEN_WRITE)
+        && req->err == SFT_STORAGE_OK)
+    {
+        req->file->opened = 1;
+    }
+
     if (req->post) {
         req->post(req);
     }
-
-    return req->err == SFT_STORAGE_OK ? SFT_OK : SFT_ERROR;
 }
 
 
@@ -444,9 +481,7 @@ done:
 void
 sft_storage_complete(sft_storage_req_t *req)
 {
-    if (req->post) {
-        req->post(req);
-    }
+    sft_storage_done(req);
 
     if (req->handler) {
         req->handler(req);
@@ -572,6 +607,15 @@ sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb)
     st->nlink = sb->st_nlink;
     st->uid = sb->st_uid;
     st->gid = sb->st_gid;
+    st->id.dev = sb->st_dev;
+    st->id.ino = sb->st_ino;
+}
+
+
+sft_uint_t
+sft_storage_same_file(const sft_storage_id_t *a, const sft_storage_id_t *b)
+{
+    return a->ino != 0 && a->ino == b->ino && a->dev == b->dev;
 }
 
 

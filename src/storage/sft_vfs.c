@@ -604,7 +604,7 @@ sft_vfs_post(sft_storage_req_t *req)
             cr.post = NULL;
             (void) req->storage->driver->ops[SFT_STORAGE_CLOSE](&cr);
 
-            if (!file->temp_file) {
+            if (!(file->flags & SFT_STORAGE_WRITE_REPLACE)) {
                 cr.op = SFT_STORAGE_UNLINK;
                 cr.err = SFT_STORAGE_OK;
                 (void) req->storage->driver->ops[SFT_STORAGE_UNLINK](&cr);
@@ -613,6 +613,26 @@ sft_vfs_post(sft_storage_req_t *req)
             sft_log_error(SFT_LOG_INFO, s->log, 0,
                           "file quota exceeded: \"%s\"", req->path);
             req->err = SFT_STORAGE_QUOTA;
+        }
+
+        break;
+
+    case SFT_STORAGE_COPY:
+
+        /* short at the end of the source: the growth not made back */
+
+        file = req->file;
+        cut = req->offset + (req->nbytes > 0 ? req->nbytes : 0);
+
+        if (file->size == req->offset + (off_t) req->len
+            && cut < file->size)
+        {
+            cut = file->size - sft_max(cut, req->st.size);
+            cut = sft_max(cut, 0);
+            file->size -= cut;
+            cut = sft_min(cut, file->charged);
+            sft_vfs_quota_credit(s->quota, cut, 0);
+            file->charged -= cut;
         }
 
         break;
@@ -658,7 +678,7 @@ sft_vfs_post(sft_storage_req_t *req)
 
         file = req->file;
 
-        if (!file->temp_file) {
+        if (!(file->flags & SFT_STORAGE_WRITE_REPLACE)) {
             break;
         }
 
@@ -950,6 +970,50 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
         sft_log_error(SFT_LOG_INFO, s->log, 0,
                       "quota exceeded: upload of \"%s\" stopped",
                       file->name);
+        req->err = SFT_STORAGE_QUOTA;
+        return SFT_ERROR;
+    }
+
+    return sft_vfs_run(s, req);
+}
+
+
+/*
+ * len bytes of from at roff written to to at woff by the driver, without
+ * the data passing through the server (SFT_STORAGE_CAP_COPY; both files of
+ * this session's storage).  Charged as a write of len bytes; what the
+ * copy did not write (the end of from) is credited when it completes.
+ */
+
+sft_int_t
+sft_vfs_copy(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *to, off_t woff, sft_storage_file_t *from, off_t roff,
+    size_t len)
+{
+    sft_vfs_open_req(s, req, SFT_STORAGE_COPY, to->storage, 1);
+    req->file = to;
+    req->src = from;
+    req->src_offset = roff;
+    req->len = len;
+    req->offset = (to->flags & SFT_STORAGE_WRITE_APPEND) ? to->size : woff;
+    req->st.size = to->size;      /* before: what a short copy goes back to */
+
+    if (!sft_storage_has(to->storage, SFT_STORAGE_CAP_COPY)
+        || from->storage != to->storage)
+    {
+        req->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_range(s, req, from, roff, len) != SFT_OK
+        || sft_vfs_range(s, req, to, req->offset, len) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_charge_write(s, to, woff, len) != SFT_OK) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "quota exceeded: copy into \"%s\" stopped", to->name);
         req->err = SFT_STORAGE_QUOTA;
         return SFT_ERROR;
     }

@@ -126,6 +126,9 @@ sft_int_t sft_vfs_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset);
 sft_int_t sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset);
+sft_int_t sft_vfs_copy(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *to, off_t woff, sft_storage_file_t *from, off_t roff,
+    size_t len);
 sft_int_t sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, sft_uint_t commit);
 sft_int_t sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,

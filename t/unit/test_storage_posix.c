@@ -128,6 +128,7 @@ symlink_tests(sft_vfs_session_t *s, const char *how)
     sft_fd_t               fd;
     sft_storage_req_t     *r;
     sft_storage_file_t     f;
+    struct stat            sb;
     sft_storage_driver_t   nocaps, *drv;
 
     r = R();
@@ -171,12 +172,21 @@ symlink_tests(sft_vfs_session_t *s, const char *how)
         drv = f.storage->driver;
         fd = sft_storage_file_fd(&f);
         f.storage->driver = &nocaps;
-        ok(fd >= 0 && fd == f.fd
+        ok(fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size == 5
            && sft_storage_file_fd(&f) == SFT_INVALID_FILE, name);
         f.storage->driver = drv;
 
+        snprintf(name, sizeof(name), "%s: the open file's identity", how);
+        r = R();
+        ok(sft_vfs_stat(s, r, P("dir/file.txt")) == SFT_OK
+           && sft_storage_same_file(&r->st.id, &f.id)
+           && f.id.ino == (uint64_t) sb.st_ino, name);
+
         r = R();
         (void) sft_vfs_close(s, r, &f, 1);
+
+        snprintf(name, sizeof(name), "%s: no descriptor once closed", how);
+        ok(f.closed && sft_storage_file_fd(&f) == SFT_INVALID_FILE, name);
 
     } else {
         ok(0, name);
@@ -238,7 +248,7 @@ main(void)
     sft_vfs_session_t    s, ms;
     sft_storage_req_t   *r, ar;
     sft_storage_dir_t    dir;
-    sft_storage_file_t   f;
+    sft_storage_file_t   f, g;
     sft_str_t            home;
     sft_user_t           user;
     off_t                bytes, files;
@@ -308,7 +318,9 @@ main(void)
     r = R();
     sft_memzero(&f, sizeof(f));
     ok(sft_vfs_open_write(&s, r, &f, P("dir/up.txt"), 0, 0) == SFT_OK
-       && f.temp_file && f.existed, "upload opened on a temporary name");
+       && (f.flags & SFT_STORAGE_WRITE_REPLACE) && f.existed && f.opened
+       && strcmp((char *) f.name, "up.txt") == 0,
+       "upload opened on a temporary name");
 
     r = R();
     ok(sft_vfs_write(&s, r, &f, (u_char *) "NEWDATA", 7, 0) == SFT_OK
@@ -321,6 +333,32 @@ main(void)
     ok(sft_vfs_close(&s, r, &f, 1) == SFT_OK
        && content_is("dir/up.txt", "NEWDATA") && temp_files("dir") == 0,
        "commit renames into place");
+
+    /* the driver's copy: ranges of an open file into an upload */
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    sft_memzero(&g, sizeof(g));
+    ok(sft_vfs_open_read(&s, r, &g, P("dir/up.txt")) == SFT_OK
+       && sft_vfs_open_write(&s, R(), &f, P("dir/copy.txt"), 0, 0) == SFT_OK,
+       "copy: source and destination open");
+
+    r = R();
+    ok(sft_vfs_copy(&s, r, &f, 0, &g, 3, 2) == SFT_OK && r->nbytes == 2
+       && f.size == 2, "copy: a range from the middle");
+
+    r = R();
+    ok(sft_vfs_copy(&s, r, &f, 2, &g, 0, 100) == SFT_OK && r->nbytes == 7
+       && f.size == 9, "copy: short at the end of the source");
+
+    r = R();
+    ok(sft_vfs_copy(&s, r, &f, 9, &g, 7, 100) == SFT_OK && r->nbytes == 0
+       && f.size == 9, "copy: nothing past the end");
+
+    r = R();
+    ok(sft_vfs_close(&s, r, &f, 1) == SFT_OK
+       && sft_vfs_close(&s, R(), &g, 0) == SFT_OK
+       && content_is("dir/copy.txt", "DANEWDATA"), "copy: committed");
 
     /* abort */
 
