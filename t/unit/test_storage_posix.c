@@ -255,7 +255,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..101\n");
+    printf("1..110\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
