@@ -237,6 +237,33 @@ sft_thread_pool(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 }
 
 
+/*
+ * The pool a directive being read names, declared by "thread_pool" before
+ * or after it; one never declared is refused with the file:line of the
+ * first reference once the configuration is read.
+ */
+
+sft_thread_pool_t *
+sft_thread_pool_ref(sft_conf_t *cf, sft_str_t *name)
+{
+    sft_thread_pool_t  *tp;
+
+    tp = sft_thread_pool_get(cf->cycle, name);
+
+    if (tp == NULL) {
+        tp = sft_thread_pool_add(cf->cycle, name);
+        if (tp == NULL) {
+            return NULL;
+        }
+
+        tp->file = cf->conf_file->name;
+        tp->line = cf->conf_file->line;
+    }
+
+    return tp;
+}
+
+
 sft_thread_pool_t *
 sft_thread_pool_get(sft_cycle_t *cycle, sft_str_t *name)
 {

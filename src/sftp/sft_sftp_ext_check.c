@@ -251,7 +251,8 @@ sft_sftp_check_post(sft_sftp_request_t *r)
 {
     sft_sftp_check_t  *ctx = r->ctx;
 
-    if (sft_storage_digest(&ctx->digest, r->pool, r->session->thread_pool)
+    if (sft_storage_digest(&ctx->digest, r->pool,
+                           r->session->vfs.thread_pool)
         == SFT_AGAIN)
     {
         return SFT_AGAIN;

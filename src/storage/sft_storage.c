@@ -16,6 +16,7 @@ typedef struct {
 
 typedef struct {
     sft_storage_driver_t  *driver;
+    sft_thread_pool_t     *thread_pool;
 } sft_storage_core_conf_t;
 
 
@@ -24,6 +25,8 @@ static char *sft_storage_block(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static void *sft_storage_core_create_conf(sft_conf_t *cf);
 static char *sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
+static char *sft_storage_thread_pool(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static sft_storage_t **sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n);
 static void sft_storage_sweep(sft_cycle_t *cycle);
@@ -81,7 +84,18 @@ static sft_command_t  sft_storage_core_commands[] = {
       0,
       NULL,
       sft_command_doc("name", "",
-          "The storage driver: posix.") },
+          "The storage driver: posix, or one a loaded module adds.") },
+
+    { sft_string("thread_pool"),
+      SFT_STORAGE_CONF|SFT_CONF_TAKE1,
+      sft_storage_thread_pool,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      0,
+      NULL,
+      sft_command_doc("name", "default",
+          "The thread pool (a \"thread_pool\" of the main context) the "
+          "storage's blocking operations run on; an unknown name is "
+          "refused.") },
 
     sft_null_command
 };
@@ -106,6 +120,9 @@ sft_module_t  sft_storage_core_module = {
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
+
+
+static sft_str_t  sft_storage_default_pool = sft_string("default");
 
 
 static const char  *sft_storage_errors[] = {
@@ -232,6 +249,12 @@ sft_storage_block(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     }
 
     st->driver = sccf->driver;
+    st->thread_pool = sccf->thread_pool ? sccf->thread_pool
+                      : sft_thread_pool_ref(cf, &sft_storage_default_pool);
+
+    if (st->thread_pool == NULL) {
+        return SFT_CONF_ERROR;
+    }
 
     for (i = 0; cf->cycle->modules[i]; i++) {
         m = cf->cycle->modules[i];
@@ -309,6 +332,26 @@ sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd, void *conf)
                        SFT_STR_FMT(&value[1]));
 
     return SFT_CONF_ERROR;
+}
+
+
+static char *
+sft_storage_thread_pool(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_str_t                *value;
+    sft_storage_core_conf_t  *sccf = conf;
+
+    (void) cmd;
+
+    if (sccf->thread_pool) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    sccf->thread_pool = sft_thread_pool_ref(cf, &value[1]);
+
+    return sccf->thread_pool ? SFT_CONF_OK : SFT_CONF_ERROR;
 }
 
 
@@ -391,7 +434,9 @@ sft_storage_run(sft_storage_req_t *req)
     req->sys_err = 0;
     req->nbytes = 0;
 
-    if (req->op == SFT_STORAGE_OPEN_READ || req->op == SFT_STORAGE_OPEN_WRITE) {
+    if (req->op == SFT_STORAGE_OPEN_READ
+        || req->op == SFT_STORAGE_OPEN_WRITE)
+    {
         sft_storage_set_name(req);
     }
 
@@ -522,6 +567,37 @@ sft_storage_file_fd(sft_storage_file_t *file)
     }
 
     return drv->file_fd(file);
+}
+
+
+/* what a capability allows, for the replies refusing it */
+
+const char *
+sft_storage_cap_text(sft_uint_t cap)
+{
+    switch (cap) {
+
+    case SFT_STORAGE_CAP_RANDOM_WRITE:
+        return "Writing at an offset";
+
+    case SFT_STORAGE_CAP_APPEND:
+        return "Appending";
+
+    case SFT_STORAGE_CAP_RENAME:
+        return "Renaming";
+
+    case SFT_STORAGE_CAP_LINKS:
+        return "Linking";
+
+    case SFT_STORAGE_CAP_MODES:
+        return "Changing modes";
+
+    case SFT_STORAGE_CAP_COPY:
+        return "Copying on the server";
+
+    default:
+        return "This operation";
+    }
 }
 
 

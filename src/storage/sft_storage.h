@@ -86,6 +86,10 @@ typedef enum {
 #define SFT_STORAGE_WRITE_EXCL     0x08  /* refuse an existing name */
 #define SFT_STORAGE_WRITE_NOREPLACE 0x10 /* commit refuses to replace */
 
+/* open for read: the file is read once, front to back (a whole-file
+   download): the driver may read ahead */
+#define SFT_STORAGE_READ_SEQUENTIAL 0x100
+
 /* set mtime: the atime too; fsetattr: which of mode, atime, mtime */
 #define SFT_STORAGE_SET_ATIME      0x20
 #define SFT_STORAGE_SET_MTIME      0x40
@@ -280,6 +284,10 @@ struct sft_storage_driver_s {
     /* in the master: remove what dead workers left (temporary uploads) */
     void                 (*sweep)(sft_storage_t *st,
                                   sft_storage_live_pt live, sft_log_t *log);
+
+    /* a driver built on another: its directives and instance serve this
+       one's storages (NULL: its own) */
+    sft_storage_driver_t  *base;
 };
 
 
@@ -290,6 +298,7 @@ struct sft_storage_s {
     void                 **conf;          /* per storage module */
     sft_str_t              file;
     sft_uint_t             line;
+    sft_thread_pool_t     *thread_pool;   /* its blocking operations' */
     unsigned               in_memory:1;   /* no operation can wait for a
                                              disk: all run on the loop */
 };
@@ -316,6 +325,7 @@ sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
 sft_int_t sft_storage_run(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);
 sft_fd_t sft_storage_file_fd(sft_storage_file_t *file);
+const char *sft_storage_cap_text(sft_uint_t cap);
 sft_storage_err_t sft_storage_map_errno(int err);
 const char *sft_storage_strerror(sft_storage_err_t err);
 void sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb);
@@ -335,6 +345,7 @@ sft_storage_t *sft_storage_posix_create(sft_pool_t *pool, sft_log_t *log,
 void sft_storage_posix_destroy(sft_storage_t *st);
 
 extern sft_uint_t    sft_storage_posix_no_openat2;   /* tests: fallback */
+extern sft_storage_driver_t  sft_storage_posix_driver;
 extern sft_module_t  sft_storage_module;
 extern sft_module_t  sft_storage_core_module;
 extern sft_module_t  sft_storage_posix_module;

@@ -27,6 +27,7 @@
 #define SFT_POSIX_USAGE_DEPTH 256       /* directory levels a scan walks */
 #define SFT_POSIX_TEMP_NAME   232     /* of the name kept in a temp name */
 #define SFT_POSIX_COPY_BUF    65536   /* the copy where the kernel has none */
+#define SFT_POSIX_READ_AHEAD  (2 * 1024 * 1024)  /* asked for at open */
 
 
 typedef struct {
@@ -117,7 +118,7 @@ sft_uint_t  sft_storage_posix_no_openat2;
 static atomic_uint  sft_posix_temp_counter;
 
 
-static sft_storage_driver_t  sft_posix_driver = {
+sft_storage_driver_t  sft_storage_posix_driver = {
     sft_string("posix"),
     1,
     SFT_STORAGE_CAP_FD|SFT_STORAGE_CAP_RANDOM_WRITE|SFT_STORAGE_CAP_APPEND
@@ -153,7 +154,8 @@ static sft_storage_driver_t  sft_posix_driver = {
         NULL                               /* no stored checksums */
     },
     sft_posix_fd,
-    sft_posix_sweep
+    sft_posix_sweep,
+    NULL
 };
 
 
@@ -183,7 +185,7 @@ static sft_command_t  sft_posix_commands[] = {
 
 
 static sft_storage_module_t  sft_posix_module_ctx = {
-    &sft_posix_driver,
+    &sft_storage_posix_driver,
     sft_posix_create_conf,
     sft_posix_init_conf
 };
@@ -317,7 +319,9 @@ sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st, void *conf)
     sft_posix_conf_t    *pcf = conf;
     sft_pool_cleanup_t  *cln;
 
-    if (st->driver != &sft_posix_driver) {
+    if (st->driver != &sft_storage_posix_driver
+        && st->driver->base != &sft_storage_posix_driver)
+    {
         if (pcf->root.data || pcf->fsync != SFT_CONF_UNSET) {
             sft_log_error(SFT_LOG_EMERG, cf->log, 0,
                           "\"%s\" is not a parameter of driver \"%.*s\" "
@@ -413,7 +417,7 @@ sft_storage_posix_create(sft_pool_t *pool, sft_log_t *log, sft_str_t *name,
     }
 
     st->name = *name;
-    st->driver = &sft_posix_driver;
+    st->driver = &sft_storage_posix_driver;
     st->driver_data = p;
     st->in_memory = sft_posix_in_memory(p);
 
@@ -992,6 +996,14 @@ sft_posix_open_read(sft_storage_req_t *req)
     }
 
     sft_storage_stat_from_sys(&req->st, &sb);
+
+    /* on the thread: the disk reads before the first chunk is asked for */
+
+    if (req->flags & SFT_STORAGE_READ_SEQUENTIAL) {
+        (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        (void) posix_fadvise(fd, 0, sft_min(sb.st_size, SFT_POSIX_READ_AHEAD),
+                             POSIX_FADV_WILLNEED);
+    }
 
     pf->fd = fd;
     file->storage = req->storage;

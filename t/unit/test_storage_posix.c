@@ -248,14 +248,14 @@ main(void)
     sft_vfs_session_t    s, ms;
     sft_storage_req_t   *r, ar;
     sft_storage_dir_t    dir;
-    sft_storage_file_t   f, g;
+    sft_storage_file_t   f, g, h;
     sft_str_t            home;
     sft_user_t           user;
     off_t                bytes, files;
     size_t               size;
     void                *mem;
 
-    printf("1..110\n");
+    printf("1..112\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -342,6 +342,15 @@ main(void)
     ok(sft_vfs_open_read(&s, r, &g, P("dir/up.txt")) == SFT_OK
        && sft_vfs_open_write(&s, R(), &f, P("dir/copy.txt"), 0, 0) == SFT_OK,
        "copy: source and destination open");
+
+    r = R();
+    sft_memzero(&h, sizeof(h));
+    r->flags = SFT_STORAGE_READ_SEQUENTIAL;
+    ok(sft_vfs_open_read(&s, r, &h, P("dir/up.txt")) == SFT_OK
+       && sft_vfs_read(&s, R(), &h, data, sizeof(data), 0) == SFT_OK
+       && sft_vfs_close(&s, R(), &h, 0) == SFT_OK
+       && memcmp(data, "NEW", 3) == 0,
+       "a download opened with the read-ahead hint reads as any");
 
     r = R();
     ok(sft_vfs_copy(&s, r, &f, 0, &g, 3, 2) == SFT_OK && r->nbytes == 2
@@ -803,7 +812,11 @@ main(void)
         return 1;
     }
 
-    s.thread_pool = &tp;
+    /* a session runs on its storage's pool ("thread_pool" in the block) */
+
+    st->thread_pool = &tp;
+    sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
+    ok(s.thread_pool == &tp, "the session takes its storage's thread pool");
 
     sft_memzero(&ar, sizeof(ar));
     ar.pool = pool;
