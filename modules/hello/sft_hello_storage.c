@@ -31,6 +31,7 @@ static sft_storage_driver_t  sft_hello_flat_driver = {
     { NULL },
     NULL,
     NULL,
+    NULL,
     &sft_storage_posix_driver
 };
 

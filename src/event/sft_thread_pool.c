@@ -341,6 +341,46 @@ sft_thread_task_post(sft_thread_pool_t *tp, sft_thread_task_t *task)
 }
 
 
+/*
+ * In the event loop: a task still waiting in the queue is taken out and
+ * will not run (SFT_OK; its completion handler will not run either); one a
+ * thread has taken runs to its end and completes as usual (SFT_DECLINED).
+ */
+
+sft_int_t
+sft_thread_task_cancel(sft_thread_pool_t *tp, sft_thread_task_t *task)
+{
+    sft_thread_task_t  **tpp;
+
+    pthread_mutex_lock(&tp->mtx);
+
+    for (tpp = &tp->queue.first; *tpp; tpp = &(*tpp)->next) {
+
+        if (*tpp != task) {
+            continue;
+        }
+
+        *tpp = task->next;
+
+        if (tp->queue.last == &task->next) {
+            tp->queue.last = tpp;
+        }
+
+        tp->waiting--;
+        pthread_mutex_unlock(&tp->mtx);
+
+        task->next = NULL;
+        task->event.active = 0;
+
+        return SFT_OK;
+    }
+
+    pthread_mutex_unlock(&tp->mtx);
+
+    return SFT_DECLINED;
+}
+
+
 static void *
 sft_thread_pool_cycle(void *data)
 {

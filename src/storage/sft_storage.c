@@ -521,6 +521,45 @@ sft_storage_done(sft_storage_req_t *req)
 }
 
 
+/*
+ * On the loop, by the owner of a request that answered SFT_AGAIN and whose
+ * result it no longer wants.  SFT_OK: it never ran and never will (a task
+ * still queued on the thread pool, or what the driver's cancel stopped),
+ * the request and its buffer are the caller's again, err is BUSY, the
+ * vfs' accounting has run (a write's charge given back), the handler will
+ * not run.  SFT_DECLINED: it is running and completes as usual; the
+ * caller keeps its memory until the handler ran and drops the result.
+ */
+
+sft_int_t
+sft_storage_cancel(sft_storage_req_t *req)
+{
+    sft_storage_driver_t  *drv;
+
+    drv = req->storage->driver;
+
+    if (drv->blocking) {
+        if (req->task == NULL || req->thread_pool == NULL
+            || sft_thread_task_cancel(req->thread_pool, req->task) != SFT_OK)
+        {
+            return SFT_DECLINED;
+        }
+
+    } else if (drv->cancel == NULL || drv->cancel(req) != SFT_OK) {
+        return SFT_DECLINED;
+    }
+
+    req->err = SFT_STORAGE_BUSY;
+    req->nbytes = 0;
+
+    if (req->post) {
+        req->post(req);
+    }
+
+    return SFT_OK;
+}
+
+
 /* on the loop: an operation that answered SFT_AGAIN has finished */
 
 void

@@ -281,6 +281,10 @@ struct sft_storage_driver_s {
     sft_storage_op_pt      ops[SFT_STORAGE_NOPS];
     sft_fd_t             (*file_fd)(sft_storage_file_t *file);   /* CAP_FD */
 
+    /* a request of a non-blocking driver that answered SFT_AGAIN: SFT_OK,
+       stopped and its handler will not run; SFT_DECLINED, it completes */
+    sft_int_t            (*cancel)(sft_storage_req_t *req);
+
     /* in the master: remove what dead workers left (temporary uploads) */
     void                 (*sweep)(sft_storage_t *st,
                                   sft_storage_live_pt live, sft_log_t *log);
@@ -323,6 +327,7 @@ typedef struct {
 
 sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
 sft_int_t sft_storage_run(sft_storage_req_t *req);
+sft_int_t sft_storage_cancel(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);
 sft_fd_t sft_storage_file_fd(sft_storage_file_t *file);
 const char *sft_storage_cap_text(sft_uint_t cap);

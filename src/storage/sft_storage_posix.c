@@ -154,6 +154,7 @@ sft_storage_driver_t  sft_storage_posix_driver = {
         NULL                               /* no stored checksums */
     },
     sft_posix_fd,
+    NULL,                                  /* cancel: the thread pool's */
     sft_posix_sweep,
     NULL
 };

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <poll.h>
 #include "sft_tap.h"
+#include "sft_test_hold.h"
 
 
 static char         top[256], root[300];
@@ -233,6 +234,64 @@ wait_async(sft_thread_pool_t *tp, sft_uint_t n)
 }
 
 
+/*
+ * sft_storage_cancel(): a write still queued behind a busy thread is
+ * taken back, never runs and never completes, its charge given back
+ */
+
+static void
+cancel_tests(sft_vfs_session_t *s, sft_log_t *log)
+{
+    sft_uint_t           done;
+    sft_test_hold_t      hold;
+    sft_thread_pool_t    tp;
+    sft_storage_req_t    wr, *r;
+    sft_storage_file_t   f;
+
+    sft_memzero(&tp, sizeof(tp));
+    sft_str_set(&tp.name, "one");
+    tp.threads = 1;
+    tp.max_queue = 16;
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+
+    if (sft_thread_pool_start(&tp, log) != SFT_OK
+        || sft_test_hold(&hold, &tp, pool) != SFT_OK
+        || sft_vfs_open_write(s, r, &f, P("cancelled"), 0, 0) != SFT_OK)
+    {
+        printf("Bail out! a held pool of one thread, an upload\n");
+        exit(1);
+    }
+
+    s->thread_pool = &tp;
+    done = async_done;
+
+    sft_memzero(&wr, sizeof(wr));
+    wr.pool = pool;
+    wr.handler = async_handler;
+    ok(sft_vfs_write(s, &wr, &f, (u_char *) "data", 4, 0) == SFT_AGAIN
+       && f.charged == 4, "cancel: a write queued behind a busy thread");
+
+    ok(sft_storage_cancel(&wr) == SFT_OK && wr.err == SFT_STORAGE_BUSY
+       && f.charged == 0, "cancel: taken back, its charge given back");
+
+    ok(sft_storage_cancel(&wr) == SFT_DECLINED,
+       "cancel: nothing left to take back");
+
+    sft_test_release(&hold);
+    ok(hold.done && async_done == done,
+       "cancel: the held task completed, the write never did");
+
+    s->thread_pool = NULL;
+    r = R();
+    ok(sft_vfs_close(s, r, &f, 1) == SFT_OK
+       && content_is("cancelled", ""), "cancel: the write never ran");
+
+    sft_thread_pool_stop(&tp);
+}
+
+
 int
 main(void)
 {
@@ -255,7 +314,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..112\n");
+    printf("1..117\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -893,6 +952,17 @@ main(void)
     }
 
     sft_thread_pool_stop(&tp);
+
+    if (!st->in_memory) {
+        st->thread_pool = NULL;
+        sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
+        cancel_tests(&s, log);
+
+    } else {
+        for (i = 0; i < 5; i++) {
+            ok(1, "# SKIP the root is in memory: nothing is queued");
+        }
+    }
 
     sft_storage_posix_destroy(st);
     sft_destroy_pool(pool);
