@@ -4,8 +4,9 @@
 # module's "hello_flat" driver (the posix operations without renaming,
 # links, modes, writes at an offset, appending or descriptors).  FTP and
 # SFTP refuse what needs them at once with a reply that names it, and
-# logged with client and user; downloads and uploads still work, through
-# the pooled copy since there is no descriptor to sendfile or splice.
+# logged with client and user; downloads, uploads and copy-data still
+# work, through the pooled copy since there is no descriptor to sendfile
+# or splice, and copy-data reads and writes without a driver copy.
 # The storage names the thread pool its operations run on; an unknown one
 # is refused with file:line.
 
@@ -109,7 +110,7 @@ like($out, qr/^550 Changing modes is not supported by this storage\.$/m,
 # SFTP
 
 $t->write_file('sftp.py', <<'PY');
-import sys, paramiko
+import sys, struct, paramiko
 
 port, key = int(sys.argv[1]), sys.argv[2]
 
@@ -148,6 +149,24 @@ with sftp.open('f', 'r') as r:
     got = r.read()
 check('download', got == b'x' * 5000, len(got))
 
+# no server-side copy: copy-data reads and writes a chunk at a time
+
+class Raw(paramiko.SFTPAttributes):
+    # the uint64s as they go, whatever paramiko makes of an int
+    def __init__(self, b):
+        self.b = b
+    def _pack(self, msg):
+        msg.add_bytes(self.b)
+
+src = sftp.open('f', 'r')
+dst = sftp.open('cp', 'w')
+sftp._request(paramiko.sftp.CMD_EXTENDED, 'copy-data', src.handle,
+              Raw(struct.pack('>QQ', 0, 0)), dst.handle,
+              Raw(struct.pack('>Q', 0)))
+dst.close()
+src.close()
+check('copy-data, read and written', sftp.stat('cp').st_size == 5000)
+
 with sftp.open('up', 'w') as w:
     w.write(b'y' * 70000)
 check('upload', sftp.stat('up').st_size == 70000)
@@ -159,7 +178,7 @@ PY
 
 my $n;
 ($n, $out) = $t->python_checks('sftp.py', port(8022), $key);
-is($n, 8, 'all SFTP checks ran') or diag($out);
+is($n, 9, 'all SFTP checks ran') or diag($out);
 
 ok(!-e "$d/flat/bob/g" && !-e "$d/flat/bob/l"
     && ((stat "$d/flat/bob/f")[2] & 0777) == $mode
