@@ -237,6 +237,33 @@ sft_thread_pool(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 }
 
 
+/*
+ * The pool a directive being read names, declared by "thread_pool" before
+ * or after it; one never declared is refused with the file:line of the
+ * first reference once the configuration is read.
+ */
+
+sft_thread_pool_t *
+sft_thread_pool_ref(sft_conf_t *cf, sft_str_t *name)
+{
+    sft_thread_pool_t  *tp;
+
+    tp = sft_thread_pool_get(cf->cycle, name);
+
+    if (tp == NULL) {
+        tp = sft_thread_pool_add(cf->cycle, name);
+        if (tp == NULL) {
+            return NULL;
+        }
+
+        tp->file = cf->conf_file->name;
+        tp->line = cf->conf_file->line;
+    }
+
+    return tp;
+}
+
+
 sft_thread_pool_t *
 sft_thread_pool_get(sft_cycle_t *cycle, sft_str_t *name)
 {
@@ -311,6 +338,46 @@ sft_thread_task_post(sft_thread_pool_t *tp, sft_thread_task_t *task)
     pthread_mutex_unlock(&tp->mtx);
 
     return SFT_OK;
+}
+
+
+/*
+ * In the event loop: a task still waiting in the queue is taken out and
+ * will not run (SFT_OK; its completion handler will not run either); one a
+ * thread has taken runs to its end and completes as usual (SFT_DECLINED).
+ */
+
+sft_int_t
+sft_thread_task_cancel(sft_thread_pool_t *tp, sft_thread_task_t *task)
+{
+    sft_thread_task_t  **tpp;
+
+    pthread_mutex_lock(&tp->mtx);
+
+    for (tpp = &tp->queue.first; *tpp; tpp = &(*tpp)->next) {
+
+        if (*tpp != task) {
+            continue;
+        }
+
+        *tpp = task->next;
+
+        if (tp->queue.last == &task->next) {
+            tp->queue.last = tpp;
+        }
+
+        tp->waiting--;
+        pthread_mutex_unlock(&tp->mtx);
+
+        task->next = NULL;
+        task->event.active = 0;
+
+        return SFT_OK;
+    }
+
+    pthread_mutex_unlock(&tp->mtx);
+
+    return SFT_DECLINED;
 }
 
 

@@ -52,7 +52,10 @@ struct sft_thread_pool_s {
 sft_thread_task_t *sft_thread_task_alloc(sft_pool_t *pool, size_t size);
 sft_int_t sft_thread_task_post(sft_thread_pool_t *tp,
     sft_thread_task_t *task);
+sft_int_t sft_thread_task_cancel(sft_thread_pool_t *tp,
+    sft_thread_task_t *task);
 sft_thread_pool_t *sft_thread_pool_get(sft_cycle_t *cycle, sft_str_t *name);
+sft_thread_pool_t *sft_thread_pool_ref(sft_conf_t *cf, sft_str_t *name);
 
 sft_int_t sft_thread_pool_start(sft_thread_pool_t *tp, sft_log_t *log);
 void sft_thread_pool_stop(sft_thread_pool_t *tp);

@@ -626,6 +626,11 @@ sft_ftp_rnfr(sft_ftp_session_t *s)
 
     s->rnfr[0] = '\0';
 
+    if (sft_vfs_need(&s->vfs, r, SFT_STORAGE_CAP_RENAME) != SFT_OK) {
+        sft_ftp_reply_storage_error(s, r);
+        return SFT_OK;
+    }
+
     abs = sft_ftp_abs_path(s, &len);
     if (abs == NULL) {
         sft_ftp_reply(s, 553, "File name not allowed.");

@@ -163,7 +163,7 @@ sft_ftp_hash_opened(sft_ftp_session_t *s, sft_storage_req_t *r)
     d->handler = sft_ftp_hash_done;
     d->data = h;
 
-    rc = sft_storage_digest(d, s->op_pool, s->thread_pool);
+    rc = sft_storage_digest(d, s->op_pool, s->vfs.thread_pool);
 
     if (rc != SFT_AGAIN) {
         sft_ftp_hash_close(s, h);

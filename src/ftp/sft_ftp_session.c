@@ -675,6 +675,11 @@ sft_ftp_reply_storage_error(sft_ftp_session_t *s, sft_storage_req_t *r)
         sft_ftp_reply(s, 450, "Resource busy, try again.");
         break;
 
+    case SFT_STORAGE_UNSUPPORTED:
+        sft_ftp_reply(s, 550, "%s is not supported by this storage.",
+                      sft_storage_cap_text(s->vfs.missing));
+        break;
+
     default:
         sft_ftp_reply(s, 451, "Local error: %s.",
                       sft_storage_strerror(r->err));
@@ -1027,8 +1032,6 @@ sft_ftp_setup_vfs(sft_ftp_session_t *s)
     {
         return SFT_ERROR;
     }
-
-    s->vfs.thread_pool = s->thread_pool;
 
     return sft_vfs_user_open(&s->vfs);
 }

@@ -238,6 +238,7 @@ sft_ftp_transfer_open(sft_ftp_session_t *s)
     switch (t->kind) {
 
     case SFT_FTP_RETR:
+        t->req.flags = s->rest ? 0 : SFT_STORAGE_READ_SEQUENTIAL;
         rc = sft_vfs_open_read(&s->vfs, &t->req, &t->file, p, len);
         break;
 

@@ -193,7 +193,6 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
 
     ctx->algo = sft_sftp_check_names[i];
     ctx->algo_len = sft_strlen(sft_sftp_check_names[i]);
-    ctx->file.fd = SFT_INVALID_FILE;
     r->ctx = ctx;
 
     if (by_handle) {
@@ -252,7 +251,8 @@ sft_sftp_check_post(sft_sftp_request_t *r)
 {
     sft_sftp_check_t  *ctx = r->ctx;
 
-    if (sft_storage_digest(&ctx->digest, r->pool, r->session->thread_pool)
+    if (sft_storage_digest(&ctx->digest, r->pool,
+                           r->session->vfs.thread_pool)
         == SFT_AGAIN)
     {
         return SFT_AGAIN;
@@ -364,8 +364,7 @@ sft_sftp_check_abort(sft_sftp_request_t *r)
     sft_storage_req_t   cr;
     sft_sftp_check_t   *ctx = r->ctx;
 
-    if (ctx == NULL || r->handle || ctx->file.storage == NULL
-        || ctx->file.fd == SFT_INVALID_FILE || ctx->file.closed)
+    if (ctx == NULL || r->handle || !ctx->file.opened || ctx->file.closed)
     {
         return;
     }

@@ -1,6 +1,7 @@
 /*
  * sft_sftp_ext_copy.c -- copy-data: from one handle's file to another's, a
- * chunk at a time through the VFS, as a READ and WRITE loop would.
+ * chunk at a time through the VFS: by the driver's own copy where it has
+ * one (SFT_STORAGE_CAP_COPY), else as a READ and WRITE loop would.
  */
 
 #include <sft_config.h>
@@ -9,6 +10,7 @@
 
 
 #define SFT_SFTP_COPY_CHUNK   65536     /* a copy-data read and write */
+#define SFT_SFTP_COPY_RANGE   (8 * 1024 * 1024)   /* a driver's copy */
 
 
 typedef struct {
@@ -16,7 +18,8 @@ typedef struct {
     uint64_t              roff;
     uint64_t              woff;
     uint64_t              left;         /* 0 with to_eof: to the end */
-    u_char               *buf;          /* SFT_SFTP_COPY_CHUNK */
+    u_char               *buf;          /* SFT_SFTP_COPY_CHUNK; NULL: the
+                                           driver copies */
     unsigned              to_eof:1;
 } sft_sftp_copy_t;
 
@@ -24,6 +27,7 @@ typedef struct {
 static sft_int_t sft_sftp_copy_parse(sft_sftp_session_t *s,
     sft_sftp_buf_t *b, uint32_t id, const sft_sftp_handler_t *hd);
 static sft_int_t sft_sftp_copy_read(sft_sftp_request_t *r);
+static sft_int_t sft_sftp_copy_range(sft_sftp_request_t *r);
 static sft_int_t sft_sftp_copy_overlap(sft_sftp_copy_t *ctx,
     sft_sftp_handle_t *from);
 static void sft_sftp_copy_complete(sft_sftp_request_t *r);
@@ -40,7 +44,9 @@ const sft_sftp_handler_t  sft_sftp_copy_data_handler = {
  * copy-data (draft-ietf-secsh-filexfer-extensions-00, 7): the server
  * copies as a READ and WRITE loop would, so each chunk goes through the
  * VFS write path (quota) and a failed write keeps the upload from being
- * committed, as a failed WRITE does.
+ * committed, as a failed WRITE does.  A driver with its own copy moves a
+ * range of SFT_SFTP_COPY_RANGE at a time without the data passing through
+ * here; on one without, the chunks are read and written.
  *
  *     string  read-from-handle     open for reading
  *     uint64  read-from-offset
@@ -122,14 +128,27 @@ sft_sftp_copy_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
         return SFT_DONE;
     }
 
+    r->ctx = ctx;
+    r->handle = from;
+
+    if (sft_storage_has(to->file.storage, SFT_STORAGE_CAP_COPY)
+        && from->file.storage == to->file.storage)
+    {
+        from->busy++;
+        to->busy++;
+
+        /* step 2: one range copied by the driver */
+
+        sft_sftp_result(r, sft_sftp_copy_range(r));
+        return SFT_OK;
+    }
+
     ctx->buf = sft_pnalloc(r->pool, SFT_SFTP_COPY_CHUNK);
     if (ctx->buf == NULL) {
         sft_sftp_request_done(r);
         return SFT_ERROR;
     }
 
-    r->ctx = ctx;
-    r->handle = from;
     from->busy++;
     to->busy++;
 
@@ -138,6 +157,21 @@ sft_sftp_copy_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     sft_sftp_result(r, sft_sftp_copy_read(r));
 
     return SFT_OK;
+}
+
+
+static sft_int_t
+sft_sftp_copy_range(sft_sftp_request_t *r)
+{
+    sft_sftp_copy_t  *ctx = r->ctx;
+
+    r->step = 2;
+
+    return sft_vfs_copy(&r->session->vfs, &r->req, &ctx->to->file,
+                        (off_t) ctx->woff, &r->handle->file,
+                        (off_t) ctx->roff,
+                        ctx->to_eof ? SFT_SFTP_COPY_RANGE
+                                    : sft_min(ctx->left, SFT_SFTP_COPY_RANGE));
 }
 
 
@@ -157,44 +191,36 @@ sft_sftp_copy_read(sft_sftp_request_t *r)
 
 
 /*
- * Written in place into the file being read: the range read is fixed at
- * the size now (a copy to the end would chase its own writes), and must
- * not overlap the range written.
+ * Written in place into the file being read (the ids the driver gave both
+ * at open): the range read is fixed at the size now (a copy to the end
+ * would chase its own writes), and must not overlap the range written.
+ * The size is the larger of what the two handles know: the writer's grows
+ * with its writes.
  */
 
 static sft_int_t
 sft_sftp_copy_overlap(sft_sftp_copy_t *ctx, sft_sftp_handle_t *from)
 {
-    sft_fd_t            rfd, wfd;
-    uint64_t            wstart;
-    struct stat         rsb, wsb;
-    sft_storage_file_t  *w;
+    off_t                size;
+    uint64_t             wstart;
+    sft_storage_file_t  *r, *w;
 
+    r = &from->file;
     w = &ctx->to->file;
 
-    if (w->temp_file) {
+    if (!sft_storage_same_file(&r->id, &w->id)) {
         return SFT_OK;
     }
 
-    rfd = sft_storage_file_fd(&from->file);
-    wfd = sft_storage_file_fd(w);
-
-    /* fstat(2) of open files: the inodes are in memory */
-
-    if (rfd == SFT_INVALID_FILE || wfd == SFT_INVALID_FILE
-        || fstat(rfd, &rsb) == -1 || fstat(wfd, &wsb) == -1
-        || rsb.st_dev != wsb.st_dev || rsb.st_ino != wsb.st_ino)
-    {
-        return SFT_OK;
-    }
+    size = sft_max(r->size, w->size);
 
     if (ctx->to_eof) {
         ctx->to_eof = 0;
-        ctx->left = (uint64_t) rsb.st_size > ctx->roff
-                    ? (uint64_t) rsb.st_size - ctx->roff : 0;
+        ctx->left = (uint64_t) size > ctx->roff
+                    ? (uint64_t) size - ctx->roff : 0;
     }
 
-    wstart = (w->flags & SFT_STORAGE_WRITE_APPEND) ? (uint64_t) wsb.st_size
+    wstart = (w->flags & SFT_STORAGE_WRITE_APPEND) ? (uint64_t) w->size
                                                    : ctx->woff;
 
     if (ctx->left && ctx->roff < wstart + ctx->left
@@ -207,7 +233,7 @@ sft_sftp_copy_overlap(sft_sftp_copy_t *ctx, sft_sftp_handle_t *from)
 }
 
 
-/* on the loop: a read or a write of copy-data is over */
+/* on the loop: a read, a write or a range of copy-data is over */
 
 static void
 sft_sftp_copy_complete(sft_sftp_request_t *r)
@@ -221,7 +247,7 @@ sft_sftp_copy_complete(sft_sftp_request_t *r)
     for ( ;; ) {
 
         if (r->req.err != SFT_STORAGE_OK) {
-            if (r->step == 1 && to->write_err == SFT_STORAGE_OK) {
+            if (r->step != 0 && to->write_err == SFT_STORAGE_OK) {
                 to->write_err = r->req.err;
             }
 
@@ -243,11 +269,17 @@ sft_sftp_copy_complete(sft_sftp_request_t *r)
                                (off_t) ctx->woff);
 
         } else {
-            n = r->req.len;
+            n = (size_t) r->req.nbytes;
 
-            if ((size_t) r->req.nbytes != n) {
+            if (r->step == 1 && n != r->req.len) {
                 to->write_err = SFT_STORAGE_IO;
                 sft_sftp_status(s, r->id, SSH_FX_FAILURE, "Short write");
+                break;
+            }
+
+            if (n == 0) {
+                /* a range copied: the end of the source */
+                sft_sftp_status(s, r->id, SSH_FX_OK, "Success");
                 break;
             }
 
@@ -263,7 +295,8 @@ sft_sftp_copy_complete(sft_sftp_request_t *r)
                 }
             }
 
-            rc = sft_sftp_copy_read(r);
+            rc = (r->step == 2) ? sft_sftp_copy_range(r)
+                                : sft_sftp_copy_read(r);
         }
 
         if (rc == SFT_AGAIN) {

@@ -100,6 +100,7 @@ sft_sftp_open_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
     h->busy++;
 
     if (!(pflags & SSH_FXF_WRITE)) {
+        r->req.flags = SFT_STORAGE_READ_SEQUENTIAL;
         sft_sftp_result(r, sft_vfs_open_read(&s->vfs, &r->req, &h->file,
                                              path, plen));
         return SFT_OK;

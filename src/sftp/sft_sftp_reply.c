@@ -45,6 +45,8 @@ void
 sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
     sft_storage_err_t err)
 {
+    u_char  msg[64];
+
     switch (err) {
 
     case SFT_STORAGE_NOT_FOUND:
@@ -58,6 +60,14 @@ sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
         break;
 
     case SFT_STORAGE_UNSUPPORTED:
+        if (s->vfs.missing) {
+            *sft_slprintf(msg, msg + sizeof(msg) - 1,
+                          "%s is not supported by this storage",
+                          sft_storage_cap_text(s->vfs.missing)) = '\0';
+            sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED, (char *) msg);
+            break;
+        }
+
         sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED,
                         "Operation unsupported");
         break;

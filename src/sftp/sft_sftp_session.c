@@ -812,8 +812,6 @@ sft_sftp_login(sft_sftp_session_t *s)
         goto failed;
     }
 
-    s->vfs.thread_pool = s->thread_pool;
-
     if (sft_vfs_user_open(&s->vfs) != SFT_OK) {
         goto failed;
     }

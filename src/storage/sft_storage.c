@@ -16,6 +16,7 @@ typedef struct {
 
 typedef struct {
     sft_storage_driver_t  *driver;
+    sft_thread_pool_t     *thread_pool;
 } sft_storage_core_conf_t;
 
 
@@ -25,8 +26,12 @@ static char *sft_storage_block(sft_conf_t *cf, sft_command_t *cmd,
 static void *sft_storage_core_create_conf(sft_conf_t *cf);
 static char *sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
+static char *sft_storage_thread_pool(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
 static sft_storage_t **sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n);
 static void sft_storage_sweep(sft_cycle_t *cycle);
+static void sft_storage_set_name(sft_storage_req_t *req);
+static void sft_storage_done(sft_storage_req_t *req);
 static void sft_storage_thread(void *data, sft_log_t *log);
 static void sft_storage_thread_done(sft_event_t *ev);
 
@@ -79,7 +84,18 @@ static sft_command_t  sft_storage_core_commands[] = {
       0,
       NULL,
       sft_command_doc("name", "",
-          "The storage driver: posix.") },
+          "The storage driver: posix, or one a loaded module adds.") },
+
+    { sft_string("thread_pool"),
+      SFT_STORAGE_CONF|SFT_CONF_TAKE1,
+      sft_storage_thread_pool,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      0,
+      NULL,
+      sft_command_doc("name", "default",
+          "The thread pool (a \"thread_pool\" of the main context) the "
+          "storage's blocking operations run on; an unknown name is "
+          "refused.") },
 
     sft_null_command
 };
@@ -104,6 +120,9 @@ sft_module_t  sft_storage_core_module = {
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
+
+
+static sft_str_t  sft_storage_default_pool = sft_string("default");
 
 
 static const char  *sft_storage_errors[] = {
@@ -230,6 +249,12 @@ sft_storage_block(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     }
 
     st->driver = sccf->driver;
+    st->thread_pool = sccf->thread_pool ? sccf->thread_pool
+                      : sft_thread_pool_ref(cf, &sft_storage_default_pool);
+
+    if (st->thread_pool == NULL) {
+        return SFT_CONF_ERROR;
+    }
 
     for (i = 0; cf->cycle->modules[i]; i++) {
         m = cf->cycle->modules[i];
@@ -307,6 +332,26 @@ sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd, void *conf)
                        SFT_STR_FMT(&value[1]));
 
     return SFT_CONF_ERROR;
+}
+
+
+static char *
+sft_storage_thread_pool(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_str_t                *value;
+    sft_storage_core_conf_t  *sccf = conf;
+
+    (void) cmd;
+
+    if (sccf->thread_pool) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    sccf->thread_pool = sft_thread_pool_ref(cf, &value[1]);
+
+    return sccf->thread_pool ? SFT_CONF_OK : SFT_CONF_ERROR;
 }
 
 
@@ -389,6 +434,12 @@ sft_storage_run(sft_storage_req_t *req)
     req->sys_err = 0;
     req->nbytes = 0;
 
+    if (req->op == SFT_STORAGE_OPEN_READ
+        || req->op == SFT_STORAGE_OPEN_WRITE)
+    {
+        sft_storage_set_name(req);
+    }
+
     if (drv->ops[req->op] == NULL) {
         req->err = SFT_STORAGE_UNSUPPORTED;
         goto done;
@@ -431,11 +482,81 @@ sft_storage_run(sft_storage_req_t *req)
 
 done:
 
+    sft_storage_done(req);
+
+    return req->err == SFT_STORAGE_OK ? SFT_OK : SFT_ERROR;
+}
+
+
+/* the name an open file's log lines give: the path's last component */
+
+static void
+sft_storage_set_name(sft_storage_req_t *req)
+{
+    u_char  *base;
+    size_t   len;
+
+    base = (u_char *) strrchr((char *) req->path, '/');
+    base = base ? base + 1 : req->path;
+    len = sft_min(sft_strlen(base), SFT_STORAGE_NAME_MAX);
+
+    *sft_cpymem(req->file->name, base, len) = '\0';
+}
+
+
+/* an operation is over, at once or on the loop: then the vfs' accounting */
+
+static void
+sft_storage_done(sft_storage_req_t *req)
+{
+    if ((req->op == SFT_STORAGE_OPEN_READ || req->op == SFT_STORAGE_OPEN_WRITE)
+        && req->err == SFT_STORAGE_OK)
+    {
+        req->file->opened = 1;
+    }
+
+    if (req->post) {
+        req->post(req);
+    }
+}
+
+
+/*
+ * On the loop, by the owner of a request that answered SFT_AGAIN and whose
+ * result it no longer wants.  SFT_OK: it never ran and never will (a task
+ * still queued on the thread pool, or what the driver's cancel stopped),
+ * the request and its buffer are the caller's again, err is BUSY, the
+ * vfs' accounting has run (a write's charge given back), the handler will
+ * not run.  SFT_DECLINED: it is running and completes as usual; the
+ * caller keeps its memory until the handler ran and drops the result.
+ */
+
+sft_int_t
+sft_storage_cancel(sft_storage_req_t *req)
+{
+    sft_storage_driver_t  *drv;
+
+    drv = req->storage->driver;
+
+    if (drv->blocking) {
+        if (req->task == NULL || req->thread_pool == NULL
+            || sft_thread_task_cancel(req->thread_pool, req->task) != SFT_OK)
+        {
+            return SFT_DECLINED;
+        }
+
+    } else if (drv->cancel == NULL || drv->cancel(req) != SFT_OK) {
+        return SFT_DECLINED;
+    }
+
+    req->err = SFT_STORAGE_BUSY;
+    req->nbytes = 0;
+
     if (req->post) {
         req->post(req);
     }
 
-    return req->err == SFT_STORAGE_OK ? SFT_OK : SFT_ERROR;
+    return SFT_OK;
 }
 
 
@@ -444,9 +565,7 @@ done:
 void
 sft_storage_complete(sft_storage_req_t *req)
 {
-    if (req->post) {
-        req->post(req);
-    }
+    sft_storage_done(req);
 
     if (req->handler) {
         req->handler(req);
@@ -487,6 +606,37 @@ sft_storage_file_fd(sft_storage_file_t *file)
     }
 
     return drv->file_fd(file);
+}
+
+
+/* what a capability allows, for the replies refusing it */
+
+const char *
+sft_storage_cap_text(sft_uint_t cap)
+{
+    switch (cap) {
+
+    case SFT_STORAGE_CAP_RANDOM_WRITE:
+        return "Writing at an offset";
+
+    case SFT_STORAGE_CAP_APPEND:
+        return "Appending";
+
+    case SFT_STORAGE_CAP_RENAME:
+        return "Renaming";
+
+    case SFT_STORAGE_CAP_LINKS:
+        return "Linking";
+
+    case SFT_STORAGE_CAP_MODES:
+        return "Changing modes";
+
+    case SFT_STORAGE_CAP_COPY:
+        return "Copying on the server";
+
+    default:
+        return "This operation";
+    }
 }
 
 
@@ -572,6 +722,15 @@ sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb)
     st->nlink = sb->st_nlink;
     st->uid = sb->st_uid;
     st->gid = sb->st_gid;
+    st->id.dev = sb->st_dev;
+    st->id.ino = sb->st_ino;
+}
+
+
+sft_uint_t
+sft_storage_same_file(const sft_storage_id_t *a, const sft_storage_id_t *b)
+{
+    return a->ino != 0 && a->ino == b->ino && a->dev == b->dev;
 }
 
 

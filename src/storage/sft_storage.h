@@ -72,6 +72,9 @@ typedef enum {
     SFT_STORAGE_FSYNC,            /* an open file to stable storage */
     SFT_STORAGE_TRUNCATE,         /* an open file to offset bytes */
     SFT_STORAGE_FSETATTR,         /* an open file's mode, times */
+    SFT_STORAGE_COPY,             /* a range of src into file (CAP_COPY) */
+    SFT_STORAGE_CHECKSUM,         /* a stored digest of a whole file
+                                     (CAP_CHECKSUMS) */
     SFT_STORAGE_NOPS
 } sft_storage_op_t;
 
@@ -82,6 +85,10 @@ typedef enum {
 #define SFT_STORAGE_WRITE_APPEND   0x04  /* O_APPEND, created if missing */
 #define SFT_STORAGE_WRITE_EXCL     0x08  /* refuse an existing name */
 #define SFT_STORAGE_WRITE_NOREPLACE 0x10 /* commit refuses to replace */
+
+/* open for read: the file is read once, front to back (a whole-file
+   download): the driver may read ahead */
+#define SFT_STORAGE_READ_SEQUENTIAL 0x100
 
 /* set mtime: the atime too; fsetattr: which of mode, atime, mtime */
 #define SFT_STORAGE_SET_ATIME      0x20
@@ -96,6 +103,8 @@ typedef enum {
 #define SFT_STORAGE_CAP_RENAME     0x08
 #define SFT_STORAGE_CAP_LINKS      0x10  /* symbolic and hard links */
 #define SFT_STORAGE_CAP_MODES      0x20  /* chmod */
+#define SFT_STORAGE_CAP_COPY       0x40  /* server-side copy of a range */
+#define SFT_STORAGE_CAP_CHECKSUMS  0x80  /* digests kept with the files */
 
 
 typedef struct sft_storage_s         sft_storage_t;
@@ -103,6 +112,19 @@ typedef struct sft_storage_req_s     sft_storage_req_t;
 typedef struct sft_storage_driver_s  sft_storage_driver_t;
 
 typedef void (*sft_storage_handler_pt)(sft_storage_req_t *req);
+
+
+/*
+ * Which file a name or an open file is, as the driver knows it: two equal
+ * ids with a non-zero ino are the same file (posix: st_dev and st_ino; a
+ * driver without such numbers may hash its own key into them, or leave
+ * both 0: never the same as anything).
+ */
+
+typedef struct {
+    uint64_t               dev;
+    uint64_t               ino;
+} sft_storage_id_t;
 
 
 typedef struct {
@@ -113,6 +135,7 @@ typedef struct {
     sft_uint_t             nlink;
     uid_t                  uid;
     gid_t                  gid;
+    sft_storage_id_t       id;
 } sft_storage_stat_t;
 
 
@@ -134,26 +157,34 @@ typedef struct {
 } sft_storage_usage_t;
 
 
-/* an open file: for posix, fd is real, so sendfile/splice can use it */
+/*
+ * An open file: what every driver has.  The caller keeps it (zeroed before
+ * the open) until the close completed; the driver keeps its own state in
+ * data from a successful open to the close (posix: the descriptor and the
+ * temporary name), and nobody else looks into it: a descriptor is had
+ * through sft_storage_file_fd() only (SFT_STORAGE_CAP_FD).
+ */
 
 typedef struct {
     sft_storage_t         *storage;
-    sft_fd_t               fd;
     off_t                  size;          /* at open; grows with writes */
     time_t                 mtime;
     off_t                  offset;        /* resume offset of a write */
-    sft_uint_t             flags;         /* SFT_STORAGE_WRITE_* */
+    sft_uint_t             flags;         /* SFT_STORAGE_WRITE_*: REPLACE
+                                             means nothing is visible under
+                                             the name before the commit */
+    sft_storage_id_t       id;            /* the file opened (an upload
+                                             that replaces: the new one) */
 
-    sft_fd_t               dirfd;         /* posix: the parent, for commit */
+    /* the last component of the path, for log lines: set before the open */
     u_char                 name[SFT_STORAGE_NAME_MAX + 1];
-    u_char                 temp[SFT_STORAGE_NAME_MAX + 1];
 
     off_t                  replaced_size; /* the file a commit replaces */
     off_t                  charged;       /* bytes charged to the quota */
 
     unsigned               write:1;
-    unsigned               temp_file:1;
     unsigned               existed:1;     /* the name existed at open */
+    unsigned               opened:1;      /* an open succeeded: close it */
     unsigned               closed:1;
     unsigned               error_logged:1; /* later failures are not */
 
@@ -205,11 +236,14 @@ struct sft_storage_req_s {
 
     sft_storage_file_t    *file;
     sft_storage_dir_t     *dir;
+    sft_storage_file_t    *src;           /* copy: open for reading */
+    off_t                  src_offset;
 
-    u_char                *buf;           /* read, write, readlink */
+    u_char                *buf;           /* read, write, readlink,
+                                             checksum */
     size_t                 len;
     off_t                  offset;
-    sft_uint_t             flags;
+    sft_uint_t             flags;         /* checksum: the algorithm */
     mode_t                 mode;
     time_t                 mtime;
     time_t                 atime;         /* SFT_STORAGE_SET_ATIME */
@@ -247,9 +281,17 @@ struct sft_storage_driver_s {
     sft_storage_op_pt      ops[SFT_STORAGE_NOPS];
     sft_fd_t             (*file_fd)(sft_storage_file_t *file);   /* CAP_FD */
 
+    /* a request of a non-blocking driver that answered SFT_AGAIN: SFT_OK,
+       stopped and its handler will not run; SFT_DECLINED, it completes */
+    sft_int_t            (*cancel)(sft_storage_req_t *req);
+
     /* in the master: remove what dead workers left (temporary uploads) */
     void                 (*sweep)(sft_storage_t *st,
                                   sft_storage_live_pt live, sft_log_t *log);
+
+    /* a driver built on another: its directives and instance serve this
+       one's storages (NULL: its own) */
+    sft_storage_driver_t  *base;
 };
 
 
@@ -260,6 +302,7 @@ struct sft_storage_s {
     void                 **conf;          /* per storage module */
     sft_str_t              file;
     sft_uint_t             line;
+    sft_thread_pool_t     *thread_pool;   /* its blocking operations' */
     unsigned               in_memory:1;   /* no operation can wait for a
                                              disk: all run on the loop */
 };
@@ -280,13 +323,19 @@ typedef struct {
 } sft_storage_conf_ctx_t;
 
 
+#define sft_storage_has(st, cap)  ((st)->driver->caps & (cap))
+
 sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
 sft_int_t sft_storage_run(sft_storage_req_t *req);
+sft_int_t sft_storage_cancel(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);
 sft_fd_t sft_storage_file_fd(sft_storage_file_t *file);
+const char *sft_storage_cap_text(sft_uint_t cap);
 sft_storage_err_t sft_storage_map_errno(int err);
 const char *sft_storage_strerror(sft_storage_err_t err);
 void sft_storage_stat_from_sys(sft_storage_stat_t *st, struct stat *sb);
+sft_uint_t sft_storage_same_file(const sft_storage_id_t *a,
+    const sft_storage_id_t *b);
 
 /* offset and offset + len within SFT_STORAGE_OFFSET_MAX: as the client
    sent them, before any arithmetic */
@@ -301,6 +350,7 @@ sft_storage_t *sft_storage_posix_create(sft_pool_t *pool, sft_log_t *log,
 void sft_storage_posix_destroy(sft_storage_t *st);
 
 extern sft_uint_t    sft_storage_posix_no_openat2;   /* tests: fallback */
+extern sft_storage_driver_t  sft_storage_posix_driver;
 extern sft_module_t  sft_storage_module;
 extern sft_module_t  sft_storage_core_module;
 extern sft_module_t  sft_storage_posix_module;

@@ -2,8 +2,9 @@
  * sft_storage_digest.c -- digests of a range of an open storage file: on
  * a thread of the worker's pool, a chunk at a time through the driver's
  * read operation into one bounded buffer, with OpenSSL EVP, the IEEE
- * CRC-32 (its one table here) or the CRC-32C of the asm kernel; stopped
- * between chunks when the owner cancels, completed on the event loop.
+ * CRC-32 (its one table here) or the CRC-32C of the asm kernel, unless
+ * the driver keeps the whole file's digest; stopped between chunks when
+ * the owner cancels, completed on the event loop.
  */
 
 #include <sft_config.h>
@@ -22,6 +23,10 @@ typedef struct {
 
 static void sft_storage_digest_thread(void *data, sft_log_t *log);
 static void sft_storage_digest_done(sft_event_t *ev);
+static void sft_storage_digest_req(sft_storage_digest_t *d,
+    sft_storage_req_t *req, sft_storage_op_t op);
+static sft_int_t sft_storage_digest_stored(sft_storage_digest_t *d,
+    size_t size, off_t end);
 static sft_int_t sft_storage_digest_range(sft_storage_digest_t *d,
     off_t offset, off_t len, u_char *out);
 static sft_int_t sft_digest_init(sft_storage_digest_t *d,
@@ -122,11 +127,7 @@ sft_storage_digest_run(sft_storage_digest_t *d)
     d->done = 0;
     d->out_len = 0;
 
-    sft_memzero(&req, sizeof(sft_storage_req_t));
-    req.op = SFT_STORAGE_FSTAT;
-    req.storage = d->file->storage;
-    req.file = d->file;
-    req.log = d->log;
+    sft_storage_digest_req(d, &req, SFT_STORAGE_FSTAT);
 
     if (sft_storage_run(&req) != SFT_OK) {
         d->err = req.err;
@@ -150,6 +151,12 @@ sft_storage_digest_run(sft_storage_digest_t *d)
     if (d->block <= 0) {
         if (size > d->out_size) {
             d->err = SFT_STORAGE_INVALID;
+            return;
+        }
+
+        if (d->start == 0 && end == req.st.size
+            && sft_storage_digest_stored(d, size, end) == SFT_OK)
+        {
             return;
         }
 
@@ -184,6 +191,51 @@ sft_storage_digest_run(sft_storage_digest_t *d)
 }
 
 
+/* an operation on the file, run here: on the digest's thread */
+
+static void
+sft_storage_digest_req(sft_storage_digest_t *d, sft_storage_req_t *req,
+    sft_storage_op_t op)
+{
+    sft_memzero(req, sizeof(sft_storage_req_t));
+    req->op = op;
+    req->storage = d->file->storage;
+    req->file = d->file;
+    req->log = d->log;
+}
+
+
+/*
+ * The digest of the whole file as the driver keeps it with the file
+ * (SFT_STORAGE_CAP_CHECKSUMS): SFT_OK and the digest in d->out, or
+ * SFT_DECLINED (none stored for this algorithm, or it failed): computed.
+ */
+
+static sft_int_t
+sft_storage_digest_stored(sft_storage_digest_t *d, size_t size, off_t end)
+{
+    sft_storage_req_t  req;
+
+    if (!sft_storage_has(d->file->storage, SFT_STORAGE_CAP_CHECKSUMS)) {
+        return SFT_DECLINED;
+    }
+
+    sft_storage_digest_req(d, &req, SFT_STORAGE_CHECKSUM);
+    req.buf = d->out;
+    req.len = d->out_size;
+    req.flags = d->algo;
+
+    if (sft_storage_run(&req) != SFT_OK || (size_t) req.nbytes != size) {
+        return SFT_DECLINED;
+    }
+
+    d->out_len = size;
+    d->done = end;
+
+    return SFT_OK;
+}
+
+
 /* one digest of len bytes at offset, short if the file shrank */
 
 static sft_int_t
@@ -198,11 +250,7 @@ sft_storage_digest_range(sft_storage_digest_t *d, off_t offset, off_t len,
         return SFT_ERROR;
     }
 
-    sft_memzero(&req, sizeof(sft_storage_req_t));
-    req.op = SFT_STORAGE_READ;
-    req.storage = d->file->storage;
-    req.file = d->file;
-    req.log = d->log;
+    sft_storage_digest_req(d, &req, SFT_STORAGE_READ);
     req.buf = d->buf;
 
     rc = SFT_ERROR;

@@ -26,6 +26,8 @@
 #define SFT_POSIX_MAX_LINKS   40
 #define SFT_POSIX_USAGE_DEPTH 256       /* directory levels a scan walks */
 #define SFT_POSIX_TEMP_NAME   232     /* of the name kept in a temp name */
+#define SFT_POSIX_COPY_BUF    65536   /* the copy where the kernel has none */
+#define SFT_POSIX_READ_AHEAD  (2 * 1024 * 1024)  /* asked for at open */
 
 
 typedef struct {
@@ -34,6 +36,16 @@ typedef struct {
     sft_log_t      *log;
     sft_flag_t      fsync;          /* uploads reach the disk before 226 */
 } sft_posix_t;
+
+
+/* an open file's state, in file->data from the open to the close */
+
+typedef struct {
+    sft_fd_t        fd;
+    sft_fd_t        dirfd;          /* an upload: the parent, for commit */
+    u_char          temp[SFT_STORAGE_NAME_MAX + 1];
+    unsigned        temp_file:1;
+} sft_posix_file_t;
 
 
 typedef struct {
@@ -93,9 +105,10 @@ static sft_int_t sft_posix_fstat(sft_storage_req_t *req);
 static sft_int_t sft_posix_fsync(sft_storage_req_t *req);
 static sft_int_t sft_posix_truncate(sft_storage_req_t *req);
 static sft_int_t sft_posix_fsetattr(sft_storage_req_t *req);
+static sft_int_t sft_posix_copy(sft_storage_req_t *req);
 static int sft_posix_sweep_visit(int dfd, const char *name,
     struct stat *sb, int level, void *data);
-static sft_fd_t sft_posix_file_fd(sft_storage_file_t *file);
+static sft_fd_t sft_posix_fd(sft_storage_file_t *file);
 static void sft_posix_sweep(sft_storage_t *st, sft_storage_live_pt live,
     sft_log_t *log);
 
@@ -105,11 +118,12 @@ sft_uint_t  sft_storage_posix_no_openat2;
 static atomic_uint  sft_posix_temp_counter;
 
 
-static sft_storage_driver_t  sft_posix_driver = {
+sft_storage_driver_t  sft_storage_posix_driver = {
     sft_string("posix"),
     1,
     SFT_STORAGE_CAP_FD|SFT_STORAGE_CAP_RANDOM_WRITE|SFT_STORAGE_CAP_APPEND
-    |SFT_STORAGE_CAP_RENAME|SFT_STORAGE_CAP_LINKS|SFT_STORAGE_CAP_MODES,
+    |SFT_STORAGE_CAP_RENAME|SFT_STORAGE_CAP_LINKS|SFT_STORAGE_CAP_MODES
+    |SFT_STORAGE_CAP_COPY,
     {
         sft_posix_stat,
         sft_posix_lstat,
@@ -135,10 +149,14 @@ static sft_storage_driver_t  sft_posix_driver = {
         sft_posix_fstat,
         sft_posix_fsync,
         sft_posix_truncate,
-        sft_posix_fsetattr
+        sft_posix_fsetattr,
+        sft_posix_copy,
+        NULL                               /* no stored checksums */
     },
-    sft_posix_file_fd,
-    sft_posix_sweep
+    sft_posix_fd,
+    NULL,                                  /* cancel: the thread pool's */
+    sft_posix_sweep,
+    NULL
 };
 
 
@@ -168,7 +186,7 @@ static sft_command_t  sft_posix_commands[] = {
 
 
 static sft_storage_module_t  sft_posix_module_ctx = {
-    &sft_posix_driver,
+    &sft_storage_posix_driver,
     sft_posix_create_conf,
     sft_posix_init_conf
 };
@@ -302,7 +320,9 @@ sft_posix_init_conf(sft_conf_t *cf, sft_storage_t *st, void *conf)
     sft_posix_conf_t    *pcf = conf;
     sft_pool_cleanup_t  *cln;
 
-    if (st->driver != &sft_posix_driver) {
+    if (st->driver != &sft_storage_posix_driver
+        && st->driver->base != &sft_storage_posix_driver)
+    {
         if (pcf->root.data || pcf->fsync != SFT_CONF_UNSET) {
             sft_log_error(SFT_LOG_EMERG, cf->log, 0,
                           "\"%s\" is not a parameter of driver \"%.*s\" "
@@ -398,7 +418,7 @@ sft_storage_posix_create(sft_pool_t *pool, sft_log_t *log, sft_str_t *name,
     }
 
     st->name = *name;
-    st->driver = &sft_posix_driver;
+    st->driver = &sft_storage_posix_driver;
     st->driver_data = p;
     st->in_memory = sft_posix_in_memory(p);
 
@@ -879,12 +899,77 @@ sft_posix_lstat(sft_storage_req_t *req)
 }
 
 
+/* the driver's part of a file being opened; freed by the close */
+
+static sft_posix_file_t *
+sft_posix_file_new(sft_storage_req_t *req)
+{
+    sft_posix_file_t  *pf;
+
+    pf = calloc(1, sizeof(sft_posix_file_t));
+    if (pf == NULL) {
+        req->err = SFT_STORAGE_BUSY;
+        return NULL;
+    }
+
+    pf->fd = SFT_INVALID_FILE;
+    pf->dirfd = SFT_INVALID_FILE;
+    req->file->data = pf;
+
+    return pf;
+}
+
+
+static void
+sft_posix_file_free(sft_storage_file_t *file)
+{
+    free(file->data);
+    file->data = NULL;
+}
+
+
+/* the descriptor of an open file; SFT_INVALID_FILE once it is closed */
+
+static sft_fd_t
+sft_posix_fd(sft_storage_file_t *file)
+{
+    sft_posix_file_t  *pf = file->data;
+
+    return pf ? pf->fd : SFT_INVALID_FILE;
+}
+
+
+/* an open that failed: nothing of it stays */
+
+static sft_int_t
+sft_posix_open_fail(sft_storage_req_t *req, sft_posix_file_t *pf,
+    const char *call)
+{
+    if (call) {
+        (void) sft_posix_fail(req, call);
+    }
+
+    if (pf->fd != SFT_INVALID_FILE) {
+        close(pf->fd);
+    }
+
+    if (pf->dirfd != SFT_INVALID_FILE) {
+        close(pf->dirfd);
+    }
+
+    sft_posix_file_free(req->file);
+
+    return SFT_ERROR;
+}
+
+
 static sft_int_t
 sft_posix_open_read(sft_storage_req_t *req)
 {
     int                  fd;
     struct stat          sb;
     sft_posix_t         *p = req->storage->driver_data;
+    sft_posix_file_t    *pf;
     sft_storage_file_t  *file = req->file;
 
     fd = sft_posix_open(p, req, (char *) req->path, O_RDONLY|O_NONBLOCK|O_NOCTTY,
@@ -905,11 +990,25 @@ sft_posix_open_read(sft_storage_req_t *req)
         return SFT_ERROR;
     }
 
+    pf = sft_posix_file_new(req);
+    if (pf == NULL) {
+        close(fd);
+        return SFT_ERROR;
+    }
+
     sft_storage_stat_from_sys(&req->st, &sb);
 
+    /* on the thread: the disk reads before the first chunk is asked for */
+
+    if (req->flags & SFT_STORAGE_READ_SEQUENTIAL) {
+        (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        (void) posix_fadvise(fd, 0, sft_min(sb.st_size, SFT_POSIX_READ_AHEAD),
+                             POSIX_FADV_WILLNEED);
+    }
+
+    pf->fd = fd;
     file->storage = req->storage;
-    file->fd = fd;
-    file->dirfd = SFT_INVALID_FILE;
+    file->id = req->st.id;
     file->size = sb.st_size;
     file->mtime = sb.st_mtime;
     file->write = 0;
@@ -956,72 +1055,81 @@ sft_posix_temp_name(u_char *temp, const char *name)
 static sft_int_t
 sft_posix_open_write(sft_storage_req_t *req)
 {
-    int                  fd, dfd, flags, i;
-    char                 name[SFT_STORAGE_NAME_MAX + 1], *base;
-    size_t               len;
+    int                  fd, flags, i;
+    char                 name[SFT_STORAGE_NAME_MAX + 1];
     mode_t               mode;
     struct stat          sb;
     sft_posix_t         *p = req->storage->driver_data;
+    sft_posix_file_t    *pf;
     sft_storage_file_t  *file = req->file;
 
     mode = req->mode ? req->mode : 0644;
+
+    pf = sft_posix_file_new(req);
+    if (pf == NULL) {
+        return SFT_ERROR;
+    }
 
     file->storage = req->storage;
     file->flags = req->flags;
     file->offset = req->offset;
     file->write = 1;
-    file->fd = SFT_INVALID_FILE;
-    file->dirfd = SFT_INVALID_FILE;
 
     if (req->flags & SFT_STORAGE_WRITE_REPLACE) {
 
-        dfd = sft_posix_parent(p, req, (char *) req->path, name);
-        if (dfd == -1) {
-            return sft_posix_fail(req, "open()");
+        pf->dirfd = sft_posix_parent(p, req, (char *) req->path, name);
+        if (pf->dirfd == -1) {
+            return sft_posix_open_fail(req, pf, "open()");
         }
 
-        if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (fstatat(pf->dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
 
             if (S_ISDIR(sb.st_mode)) {
-                close(dfd);
                 req->err = SFT_STORAGE_IS_DIR;
-                return SFT_ERROR;
+                return sft_posix_open_fail(req, pf, NULL);
             }
 
             if (req->flags & SFT_STORAGE_WRITE_EXCL) {
-                close(dfd);
                 req->err = SFT_STORAGE_EXISTS;
-                return SFT_ERROR;
+                return sft_posix_open_fail(req, pf, NULL);
             }
 
             file->existed = 1;
             file->replaced_size = S_ISREG(sb.st_mode) ? sb.st_size : 0;
 
         } else if (errno != ENOENT) {
-            close(dfd);
-            return sft_posix_fail(req, "fstatat()");
+            return sft_posix_open_fail(req, pf, "fstatat()");
         }
 
         for (i = 0; i < 16; i++) {
-            sft_posix_temp_name(file->temp, name);
+            sft_posix_temp_name(pf->temp, name);
 
-            fd = openat(dfd, (char *) file->temp,
-                        O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode);
+            pf->fd = openat(pf->dirfd, (char *) pf->temp,
+                            O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC,
+                            mode);
 
-            if (fd != -1 || errno != EEXIST) {
+            if (pf->fd != -1 || errno != EEXIST) {
                 break;
             }
         }
 
-        if (fd == -1) {
-            close(dfd);
-            return sft_posix_fail(req, "open() temporary");
+        if (pf->fd == -1 || fstat(pf->fd, &sb) == -1) {
+            (void) sft_posix_fail(req, "open() temporary");
+
+            if (pf->fd != -1) {
+                close(pf->fd);
+                pf->fd = SFT_INVALID_FILE;
+                (void) unlinkat(pf->dirfd, (char *) pf->temp, 0);
+            }
+
+            return sft_posix_open_fail(req, pf, NULL);
         }
 
+        /* the name resolved, which the commit renames to */
         strcpy((char *) file->name, name);
-        file->fd = fd;
-        file->dirfd = dfd;
-        file->temp_file = 1;
+        pf->temp_file = 1;
+        file->id.dev = sb.st_dev;
+        file->id.ino = sb.st_ino;
         file->size = 0;
         file->mtime = time(NULL);
 
@@ -1042,7 +1150,7 @@ sft_posix_open_write(sft_storage_req_t *req)
         fd = sft_posix_open(p, req, (char *) req->path, flags, 0, 1);
 
         if (fd == -1 && errno != ENOENT) {
-            return sft_posix_fail(req, "open()");
+            return sft_posix_open_fail(req, pf, "open()");
         }
 
         file->existed = (fd != -1);
@@ -1052,37 +1160,31 @@ sft_posix_open_write(sft_storage_req_t *req)
         fd = sft_posix_open(p, req, (char *) req->path, flags|O_CREAT|O_EXCL,
                             mode, 0);
         if (fd == -1) {
-            return sft_posix_fail(req, "open()");
+            return sft_posix_open_fail(req, pf, "open()");
         }
     }
 
+    pf->fd = fd;
+
     if (fstat(fd, &sb) == -1) {
-        close(fd);
-        return sft_posix_fail(req, "fstat()");
+        return sft_posix_open_fail(req, pf, "fstat()");
     }
 
     if (!S_ISREG(sb.st_mode)) {
-        close(fd);
         req->err = SFT_STORAGE_PERMISSION;
-        return SFT_ERROR;
+        return sft_posix_open_fail(req, pf, NULL);
     }
 
     if (req->offset > sb.st_size) {
-        close(fd);
         req->err = SFT_STORAGE_INVALID;
-        return SFT_ERROR;
+        return sft_posix_open_fail(req, pf, NULL);
     }
 
-    file->fd = fd;
+    file->id.dev = sb.st_dev;
+    file->id.ino = sb.st_ino;
     file->size = sb.st_size;
     file->replaced_size = sb.st_size;
     file->mtime = sb.st_mtime;
-
-    /* the name the log lines of its writes give (no rename needs it) */
-    base = strrchr((char *) req->path, '/');
-    base = base ? base + 1 : (char *) req->path;
-    len = sft_min(strlen(base), SFT_STORAGE_NAME_MAX);
-    *sft_cpymem(file->name, base, len) = '\0';
 
     if (req->flags & SFT_STORAGE_WRITE_APPEND) {
         file->offset = sb.st_size;
@@ -1098,7 +1200,7 @@ sft_posix_read(sft_storage_req_t *req)
     ssize_t  n;
 
     do {
-        n = pread(req->file->fd, req->buf, req->len, req->offset);
+        n = pread(sft_posix_fd(req->file), req->buf, req->len, req->offset);
     } while (n == -1 && errno == EINTR);
 
     if (n == -1) {
@@ -1114,13 +1216,15 @@ sft_posix_read(sft_storage_req_t *req)
 static sft_int_t
 sft_posix_write(sft_storage_req_t *req)
 {
-    size_t               done;
-    ssize_t              n;
-    sft_storage_file_t  *file = req->file;
+    int      fd;
+    size_t   done;
+    ssize_t  n;
+
+    fd = sft_posix_fd(req->file);
 
     for (done = 0; done < req->len; done += n) {
 
-        n = pwrite(file->fd, req->buf + done, req->len - done,
+        n = pwrite(fd, req->buf + done, req->len - done,
                    req->offset + done);
 
         if (n == -1) {
@@ -1155,7 +1259,7 @@ sft_posix_sync(sft_storage_req_t *req)
         return SFT_OK;
     }
 
-    if (fdatasync(req->file->fd) == -1) {
+    if (fdatasync(sft_posix_fd(req->file)) == -1) {
         return sft_posix_fail(req, "fdatasync()");
     }
 
@@ -1168,9 +1272,13 @@ sft_posix_close(sft_storage_req_t *req)
 {
     int                  rc;
     unsigned int         flags;
+    sft_posix_file_t    *pf;
     sft_storage_file_t  *file = req->file;
 
-    if (file->closed) {
+    pf = file->data;
+
+    if (file->closed || pf == NULL) {
+        file->closed = 1;
         return SFT_OK;
     }
 
@@ -1180,18 +1288,17 @@ sft_posix_close(sft_storage_req_t *req)
         req->commit = 0;
     }
 
-    if (!file->temp_file) {
-        if (close(file->fd) == -1 && file->write) {
-            file->fd = SFT_INVALID_FILE;
+    rc = close(pf->fd);
+
+    if (!pf->temp_file) {
+        sft_posix_file_free(file);
+
+        if (rc == -1 && file->write) {
             return sft_posix_fail(req, "close()");
         }
 
-        file->fd = SFT_INVALID_FILE;
         return SFT_OK;
     }
-
-    rc = close(file->fd);
-    file->fd = SFT_INVALID_FILE;
 
     if (rc == -1) {
         (void) sft_posix_fail(req, "close()");
@@ -1200,7 +1307,7 @@ sft_posix_close(sft_storage_req_t *req)
         flags = (file->flags & SFT_STORAGE_WRITE_NOREPLACE)
                 ? RENAME_NOREPLACE : 0;
 
-        if (renameat2(file->dirfd, (char *) file->temp, file->dirfd,
+        if (renameat2(pf->dirfd, (char *) pf->temp, pf->dirfd,
                       (char *) file->name, flags) == -1)
         {
             (void) sft_posix_fail(req, "rename()");
@@ -1208,16 +1315,16 @@ sft_posix_close(sft_storage_req_t *req)
     }
 
     if (!req->commit || req->err != SFT_STORAGE_OK) {
-        if (unlinkat(file->dirfd, (char *) file->temp, 0) == -1) {
+        if (unlinkat(pf->dirfd, (char *) pf->temp, 0) == -1) {
             sft_log_error(SFT_LOG_ERR, req->log, sft_errno,
                           "unlink() of temporary \"%s\" failed in "
-                          "storage \"%.*s\"", file->temp,
+                          "storage \"%.*s\"", pf->temp,
                           SFT_STR_FMT(&req->storage->name));
         }
     }
 
-    close(file->dirfd);
-    file->dirfd = SFT_INVALID_FILE;
+    close(pf->dirfd);
+    sft_posix_file_free(file);
 
     return req->err == SFT_STORAGE_OK ? SFT_OK : SFT_ERROR;
 }
@@ -1779,7 +1886,7 @@ sft_posix_fstat(sft_storage_req_t *req)
 {
     struct stat  sb;
 
-    if (fstat(req->file->fd, &sb) == -1) {
+    if (fstat(sft_posix_fd(req->file), &sb) == -1) {
         return sft_posix_fail(req, "fstat()");
     }
 
@@ -1792,7 +1899,7 @@ sft_posix_fstat(sft_storage_req_t *req)
 static sft_int_t
 sft_posix_fsync(sft_storage_req_t *req)
 {
-    if (fsync(req->file->fd) == -1) {
+    if (fsync(sft_posix_fd(req->file)) == -1) {
         return sft_posix_fail(req, "fsync()");
     }
 
@@ -1803,7 +1910,7 @@ sft_posix_fsync(sft_storage_req_t *req)
 static sft_int_t
 sft_posix_truncate(sft_storage_req_t *req)
 {
-    if (ftruncate(req->file->fd, req->offset) == -1) {
+    if (ftruncate(sft_posix_fd(req->file), req->offset) == -1) {
         return sft_posix_fail(req, "ftruncate()");
     }
 
@@ -1819,7 +1926,7 @@ sft_posix_fsetattr(sft_storage_req_t *req)
     struct timespec  ts[2];
 
     if ((req->flags & SFT_STORAGE_SET_MODE)
-        && fchmod(req->file->fd, req->mode) == -1)
+        && fchmod(sft_posix_fd(req->file), req->mode) == -1)
     {
         return sft_posix_fail(req, "fchmod()");
     }
@@ -1833,7 +1940,7 @@ sft_posix_fsetattr(sft_storage_req_t *req)
     ts[1].tv_sec = req->mtime;
     ts[1].tv_nsec = (req->flags & SFT_STORAGE_SET_MTIME) ? 0 : UTIME_OMIT;
 
-    if (futimens(req->file->fd, ts) == -1) {
+    if (futimens(sft_posix_fd(req->file), ts) == -1) {
         return sft_posix_fail(req, "futimens()");
     }
 
@@ -1841,10 +1948,78 @@ sft_posix_fsetattr(sft_storage_req_t *req)
 }
 
 
-static sft_fd_t
-sft_posix_file_fd(sft_storage_file_t *file)
+/*
+ * len bytes of src at src_offset to file at offset, in the kernel
+ * (copy_file_range: a reflink or an in-kernel copy) where the two file
+ * systems allow it, else through a buffer; short at the end of src.
+ */
+
+static sft_int_t
+sft_posix_copy(sft_storage_req_t *req)
 {
-    return file->fd;
+    int       in, out;
+    off_t     roff, woff;
+    size_t    done;
+    ssize_t   n;
+    u_char   *buf;
+
+    in = sft_posix_fd(req->src);
+    out = sft_posix_fd(req->file);
+    roff = req->src_offset;
+    woff = req->offset;
+    buf = NULL;
+    n = 0;
+
+    for (done = 0; done < req->len; done += n) {
+
+        if (buf == NULL) {
+            n = copy_file_range(in, &roff, out, &woff, req->len - done, 0);
+
+            if (n == -1 && done == 0
+                && (errno == EXDEV || errno == EINVAL || errno == ENOSYS
+                    || errno == EOPNOTSUPP))
+            {
+                buf = malloc(SFT_POSIX_COPY_BUF);
+                if (buf == NULL) {
+                    return sft_posix_fail(req, "copy: malloc()");
+                }
+
+                n = 0;
+                continue;
+            }
+
+        } else {
+            n = pread(in, buf, sft_min(req->len - done, SFT_POSIX_COPY_BUF),
+                      roff);
+
+            if (n > 0) {
+                n = pwrite(out, buf, n, woff);
+            }
+
+            if (n > 0) {
+                roff += n;
+                woff += n;
+            }
+        }
+
+        if (n == -1 && errno == EINTR) {
+            n = 0;
+            continue;
+        }
+
+        if (n <= 0) {
+            break;
+        }
+    }
+
+    free(buf);
+    req->nbytes = done;
+
+    if (n == -1) {
+        return sft_posix_fail(req, "copy_file_range()");
+    }
+
+    return SFT_OK;
 }
 
 

@@ -24,6 +24,7 @@ sft_vfs_session_init(sft_vfs_session_t *s, sft_storage_t *storage,
     sft_memzero(s, sizeof(sft_vfs_session_t));
 
     s->storage = storage;
+    s->thread_pool = storage ? storage->thread_pool : NULL;
     s->perms = perms;
     s->log = log;
     s->cwd[0] = '/';
@@ -375,6 +376,30 @@ sft_vfs_mode(mode_t mode)
 }
 
 
+/*
+ * An operation that needs a capability the session's driver lacks is
+ * refused before any work: UNSUPPORTED, and the capability kept in
+ * s->missing for the protocol's reply.
+ */
+
+sft_int_t
+sft_vfs_need(sft_vfs_session_t *s, sft_storage_req_t *req, sft_uint_t cap)
+{
+    if (sft_storage_has(s->storage, cap)) {
+        return SFT_OK;
+    }
+
+    sft_log_error(SFT_LOG_INFO, s->log, 0,
+                  "%s is not supported by storage \"%.*s\"",
+                  sft_storage_cap_text(cap), SFT_STR_FMT(&s->storage->name));
+
+    req->err = SFT_STORAGE_UNSUPPORTED;
+    s->missing = cap;
+
+    return SFT_ERROR;
+}
+
+
 /* a read or write a client asked for: SFT_ERROR past the largest offset */
 
 static sft_int_t
@@ -604,7 +629,7 @@ sft_vfs_post(sft_storage_req_t *req)
             cr.post = NULL;
             (void) req->storage->driver->ops[SFT_STORAGE_CLOSE](&cr);
 
-            if (!file->temp_file) {
+            if (!(file->flags & SFT_STORAGE_WRITE_REPLACE)) {
                 cr.op = SFT_STORAGE_UNLINK;
                 cr.err = SFT_STORAGE_OK;
                 (void) req->storage->driver->ops[SFT_STORAGE_UNLINK](&cr);
@@ -613,6 +638,26 @@ sft_vfs_post(sft_storage_req_t *req)
             sft_log_error(SFT_LOG_INFO, s->log, 0,
                           "file quota exceeded: \"%s\"", req->path);
             req->err = SFT_STORAGE_QUOTA;
+        }
+
+        break;
+
+    case SFT_STORAGE_COPY:
+
+        /* short at the end of the source: the growth not made back */
+
+        file = req->file;
+        cut = req->offset + (req->nbytes > 0 ? req->nbytes : 0);
+
+        if (file->size == req->offset + (off_t) req->len
+            && cut < file->size)
+        {
+            cut = file->size - sft_max(cut, req->st.size);
+            cut = sft_max(cut, 0);
+            file->size -= cut;
+            cut = sft_min(cut, file->charged);
+            sft_vfs_quota_credit(s->quota, cut, 0);
+            file->charged -= cut;
         }
 
         break;
@@ -658,7 +703,7 @@ sft_vfs_post(sft_storage_req_t *req)
 
         file = req->file;
 
-        if (!file->temp_file) {
+        if (!(file->flags & SFT_STORAGE_WRITE_REPLACE)) {
             break;
         }
 
@@ -871,8 +916,18 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     if (!(flags & (SFT_STORAGE_WRITE_REPLACE|SFT_STORAGE_WRITE_INPLACE
                    |SFT_STORAGE_WRITE_APPEND)))
     {
-        flags |= s->inplace_uploads ? SFT_STORAGE_WRITE_INPLACE
-                                    : SFT_STORAGE_WRITE_REPLACE;
+        flags |= (s->inplace_uploads
+                  && sft_storage_has(s->storage,
+                                     SFT_STORAGE_CAP_RANDOM_WRITE))
+                 ? SFT_STORAGE_WRITE_INPLACE : SFT_STORAGE_WRITE_REPLACE;
+    }
+
+    if (((flags & SFT_STORAGE_WRITE_APPEND)
+         && sft_vfs_need(s, req, SFT_STORAGE_CAP_APPEND) != SFT_OK)
+        || ((flags & SFT_STORAGE_WRITE_INPLACE)
+            && sft_vfs_need(s, req, SFT_STORAGE_CAP_RANDOM_WRITE) != SFT_OK))
+    {
+        return SFT_ERROR;
     }
 
     if (offset && (flags & SFT_STORAGE_WRITE_REPLACE)) {
@@ -946,10 +1001,67 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
+    /* without writes at any offset, each goes on where the last ended */
+
+    if (req->offset != file->size
+        && sft_vfs_need(s, req, SFT_STORAGE_CAP_RANDOM_WRITE) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
     if (sft_vfs_charge_write(s, file, offset, len) != SFT_OK) {
         sft_log_error(SFT_LOG_INFO, s->log, 0,
                       "quota exceeded: upload of \"%s\" stopped",
                       file->name);
+        req->err = SFT_STORAGE_QUOTA;
+        return SFT_ERROR;
+    }
+
+    return sft_vfs_run(s, req);
+}
+
+
+/*
+ * len bytes of from at roff written to to at woff by the driver, without
+ * the data passing through the server (SFT_STORAGE_CAP_COPY; both files of
+ * this session's storage).  Charged as a write of len bytes; what the
+ * copy did not write (the end of from) is credited when it completes.
+ */
+
+sft_int_t
+sft_vfs_copy(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *to, off_t woff, sft_storage_file_t *from, off_t roff,
+    size_t len)
+{
+    sft_vfs_open_req(s, req, SFT_STORAGE_COPY, to->storage, 1);
+    req->file = to;
+    req->src = from;
+    req->src_offset = roff;
+    req->len = len;
+    req->offset = (to->flags & SFT_STORAGE_WRITE_APPEND) ? to->size : woff;
+    req->st.size = to->size;      /* before: what a short copy goes back to */
+
+    if (from->storage != to->storage) {
+        req->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_need(s, req, SFT_STORAGE_CAP_COPY) != SFT_OK
+        || (req->offset != to->size
+            && sft_vfs_need(s, req, SFT_STORAGE_CAP_RANDOM_WRITE) != SFT_OK))
+    {
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_range(s, req, from, roff, len) != SFT_OK
+        || sft_vfs_range(s, req, to, req->offset, len) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_charge_write(s, to, woff, len) != SFT_OK) {
+        sft_log_error(SFT_LOG_INFO, s->log, 0,
+                      "quota exceeded: copy into \"%s\" stopped", to->name);
         req->err = SFT_STORAGE_QUOTA;
         return SFT_ERROR;
     }
@@ -1062,6 +1174,10 @@ sft_vfs_fchmod(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->file = file;
     req->flags = SFT_STORAGE_SET_MODE;
     req->mode = sft_vfs_mode(mode);
+
+    if (sft_vfs_need(s, req, SFT_STORAGE_CAP_MODES) != SFT_OK) {
+        return SFT_ERROR;
+    }
 
     if (sft_vfs_normalize(s->cwd, s->cwd_len, path, len, vpath, &n)
         != SFT_STORAGE_OK
@@ -1244,6 +1360,10 @@ sft_vfs_chmod(sft_vfs_session_t *s, sft_storage_req_t *req,
 {
     req->mode = mode;
 
+    if (sft_vfs_need(s, req, SFT_STORAGE_CAP_MODES) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
     return sft_vfs_simple(s, req, SFT_STORAGE_CHMOD, path, len,
                           SFT_PERM_CHMOD, 0);
 }
@@ -1282,6 +1402,10 @@ sft_vfs_rename(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     req->op = SFT_STORAGE_RENAME;
 
+    if (sft_vfs_need(s, req, SFT_STORAGE_CAP_RENAME) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
     if (sft_vfs_prepare(s, req, from, flen, SFT_PERM_RENAME, 0, &vfrom,
                         &req->path)
         != SFT_OK
@@ -1319,6 +1443,10 @@ sft_vfs_symlink(sft_vfs_session_t *s, sft_storage_req_t *req,
     u_char              resolved[SFT_STORAGE_PATH_MAX + 1];
 
     req->op = SFT_STORAGE_SYMLINK;
+
+    if (sft_vfs_need(s, req, SFT_STORAGE_CAP_LINKS) != SFT_OK) {
+        return SFT_ERROR;
+    }
 
     if (sft_vfs_prepare(s, req, path, len, SFT_PERM_UPLOAD, 0, &vpath,
                         &req->path)
@@ -1421,6 +1549,10 @@ sft_vfs_link(sft_vfs_session_t *s, sft_storage_req_t *req,
     u_char  *vfrom, *vto;
 
     req->op = SFT_STORAGE_LINK;
+
+    if (sft_vfs_need(s, req, SFT_STORAGE_CAP_LINKS) != SFT_OK) {
+        return SFT_ERROR;
+    }
 
     if (sft_vfs_prepare(s, req, from, flen, SFT_PERM_DOWNLOAD, 0, &vfrom,
                         &req->path)

@@ -68,6 +68,10 @@ typedef struct {
     sft_thread_pool_t   *thread_pool;   /* NULL: operations block */
     sft_log_t           *log;
 
+    sft_uint_t           missing;       /* SFT_STORAGE_CAP_* the last
+                                           operation was refused for
+                                           (UNSUPPORTED), 0: none */
+
     unsigned             inplace_uploads:1;  /* no temp file for STOR */
     unsigned             session_open:1;     /* counted in the usage */
 } sft_vfs_session_t;
@@ -88,6 +92,8 @@ sft_int_t sft_vfs_user_make_home(struct sft_user_s *u, sft_storage_t *storage,
     sft_pool_t *pool, sft_log_t *log);
 void sft_vfs_usage_detach(sft_vfs_session_t *s);
 sft_int_t sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req);
+sft_int_t sft_vfs_need(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_uint_t cap);
 void sft_vfs_log_change(sft_vfs_session_t *s, sft_storage_req_t *req);
 sft_storage_err_t sft_vfs_normalize(const u_char *cwd, size_t cwd_len,
     const u_char *path, size_t len, u_char *out, size_t *out_len);
@@ -117,6 +123,7 @@ sft_int_t sft_vfs_lstat(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len);
 sft_int_t sft_vfs_chdir(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len);
+/* open_read: req->flags may hold SFT_STORAGE_READ_SEQUENTIAL */
 sft_int_t sft_vfs_open_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, const u_char *path, size_t len);
 sft_int_t sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
@@ -126,6 +133,9 @@ sft_int_t sft_vfs_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset);
 sft_int_t sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset);
+sft_int_t sft_vfs_copy(sft_vfs_session_t *s, sft_storage_req_t *req,
+    sft_storage_file_t *to, off_t woff, sft_storage_file_t *from, off_t roff,
+    size_t len);
 sft_int_t sft_vfs_close(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, sft_uint_t commit);
 sft_int_t sft_vfs_fstat(sft_vfs_session_t *s, sft_storage_req_t *req,

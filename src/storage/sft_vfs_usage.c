@@ -53,6 +53,8 @@ sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req)
     sft_vfs_scan_t   *scan;
     sft_vfs_quota_t  *q = s->quota;
 
+    s->missing = 0;
+
     if (q == NULL || q->usage == NULL
         || (q->max_bytes == 0 && q->max_files == 0)
         || !sft_vfs_changes_usage(req->op)

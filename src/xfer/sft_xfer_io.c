@@ -322,10 +322,12 @@ sft_xfer_io_ring_done(sft_uring_op_t *op)
 
 
 /*
- * The caller stops: SFT_OK, nothing ran; SFT_DONE, the ring operation is
- * cancelled and its buffer, io->ring.buf, is not the caller's any more
- * (io->release gets it once the kernel is done with it); SFT_AGAIN, an
- * operation runs on, and io->handler runs at its end.
+ * The caller stops: SFT_OK, nothing ran, or the VFS operation was still
+ * queued on the thread pool and never will (its buffer is the caller's
+ * again); SFT_DONE, the ring operation is cancelled and its buffer,
+ * io->ring.buf, is not the caller's any more (io->release gets it once the
+ * kernel is done with it); SFT_AGAIN, an operation runs on, and
+ * io->handler runs at its end.
  */
 
 sft_int_t
@@ -335,7 +337,16 @@ sft_xfer_io_cancel(sft_xfer_io_t *io)
         return SFT_OK;
     }
 
-    if (io->ring.slot == 0 || io->release == NULL) {
+    if (io->ring.slot == 0) {
+        if (sft_storage_cancel(&io->req) != SFT_OK) {
+            return SFT_AGAIN;
+        }
+
+        io->busy = 0;
+        return SFT_OK;
+    }
+
+    if (io->release == NULL) {
         return SFT_AGAIN;
     }
 

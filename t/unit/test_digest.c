@@ -374,6 +374,52 @@ async_tests(void)
 }
 
 
+/* a driver that keeps SHA-256 digests with its files: all 0xab here */
+
+static sft_int_t
+stored_checksum(sft_storage_req_t *req)
+{
+    if (req->flags != SFT_DIGEST_SHA256 || req->len < 32) {
+        req->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    memset(req->buf, 0xab, 32);
+    req->nbytes = 32;
+
+    return SFT_OK;
+}
+
+
+static void
+checksum_tests(sft_storage_t *st)
+{
+    off_t                  done;
+    sft_storage_driver_t   drv, *posix;
+
+    posix = st->driver;
+    drv = *posix;
+    drv.caps |= SFT_STORAGE_CAP_CHECKSUMS;
+    drv.ops[SFT_STORAGE_CHECKSUM] = stored_checksum;
+    st->driver = &drv;
+
+    is(digest("abc", SFT_DIGEST_SHA256, 0, -1, &done),
+       "abababababababababababababababababababababababababababababababab",
+       "a whole file: the digest the driver keeps");
+    ok(done == 3, "the whole file counted");
+    is(digest("abc", SFT_DIGEST_SHA256, 0, 3, NULL),
+       "abababababababababababababababababababababababababababababababab",
+       "a range that is the whole file: the digest kept");
+    is(digest("abc", SFT_DIGEST_SHA256, 1, -1, NULL),
+       "1e0bbd6c686ba050b8eb03ffeedc64fdc9d80947fce821abbe5d6dc8d252c5ac",
+       "a part of a file: computed");
+    is(digest("abc", SFT_DIGEST_CRC32, 0, -1, NULL), "352441c2",
+       "an algorithm the driver declines: computed");
+
+    st->driver = posix;
+}
+
+
 int
 main(void)
 {
@@ -407,6 +453,7 @@ main(void)
     known_tests();
     block_tests();
     async_tests();
+    checksum_tests(st);
 
     sft_storage_posix_destroy(st);
 

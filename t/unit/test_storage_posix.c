@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <poll.h>
 #include "sft_tap.h"
+#include "sft_test_hold.h"
 
 
 static char         top[256], root[300];
@@ -128,6 +129,7 @@ symlink_tests(sft_vfs_session_t *s, const char *how)
     sft_fd_t               fd;
     sft_storage_req_t     *r;
     sft_storage_file_t     f;
+    struct stat            sb;
     sft_storage_driver_t   nocaps, *drv;
 
     r = R();
@@ -171,12 +173,21 @@ symlink_tests(sft_vfs_session_t *s, const char *how)
         drv = f.storage->driver;
         fd = sft_storage_file_fd(&f);
         f.storage->driver = &nocaps;
-        ok(fd >= 0 && fd == f.fd
+        ok(fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size == 5
            && sft_storage_file_fd(&f) == SFT_INVALID_FILE, name);
         f.storage->driver = drv;
 
+        snprintf(name, sizeof(name), "%s: the open file's identity", how);
+        r = R();
+        ok(sft_vfs_stat(s, r, P("dir/file.txt")) == SFT_OK
+           && sft_storage_same_file(&r->st.id, &f.id)
+           && f.id.ino == (uint64_t) sb.st_ino, name);
+
         r = R();
         (void) sft_vfs_close(s, r, &f, 1);
+
+        snprintf(name, sizeof(name), "%s: no descriptor once closed", how);
+        ok(f.closed && sft_storage_file_fd(&f) == SFT_INVALID_FILE, name);
 
     } else {
         ok(0, name);
@@ -223,6 +234,64 @@ wait_async(sft_thread_pool_t *tp, sft_uint_t n)
 }
 
 
+/*
+ * sft_storage_cancel(): a write still queued behind a busy thread is
+ * taken back, never runs and never completes, its charge given back
+ */
+
+static void
+cancel_tests(sft_vfs_session_t *s, sft_log_t *log)
+{
+    sft_uint_t           done;
+    sft_test_hold_t      hold;
+    sft_thread_pool_t    tp;
+    sft_storage_req_t    wr, *r;
+    sft_storage_file_t   f;
+
+    sft_memzero(&tp, sizeof(tp));
+    sft_str_set(&tp.name, "one");
+    tp.threads = 1;
+    tp.max_queue = 16;
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+
+    if (sft_thread_pool_start(&tp, log) != SFT_OK
+        || sft_test_hold(&hold, &tp, pool) != SFT_OK
+        || sft_vfs_open_write(s, r, &f, P("cancelled"), 0, 0) != SFT_OK)
+    {
+        printf("Bail out! a held pool of one thread, an upload\n");
+        exit(1);
+    }
+
+    s->thread_pool = &tp;
+    done = async_done;
+
+    sft_memzero(&wr, sizeof(wr));
+    wr.pool = pool;
+    wr.handler = async_handler;
+    ok(sft_vfs_write(s, &wr, &f, (u_char *) "data", 4, 0) == SFT_AGAIN
+       && f.charged == 4, "cancel: a write queued behind a busy thread");
+
+    ok(sft_storage_cancel(&wr) == SFT_OK && wr.err == SFT_STORAGE_BUSY
+       && f.charged == 0, "cancel: taken back, its charge given back");
+
+    ok(sft_storage_cancel(&wr) == SFT_DECLINED,
+       "cancel: nothing left to take back");
+
+    sft_test_release(&hold);
+    ok(hold.done && async_done == done,
+       "cancel: the held task completed, the write never did");
+
+    s->thread_pool = NULL;
+    r = R();
+    ok(sft_vfs_close(s, r, &f, 1) == SFT_OK
+       && content_is("cancelled", ""), "cancel: the write never ran");
+
+    sft_thread_pool_stop(&tp);
+}
+
+
 int
 main(void)
 {
@@ -238,14 +307,14 @@ main(void)
     sft_vfs_session_t    s, ms;
     sft_storage_req_t   *r, ar;
     sft_storage_dir_t    dir;
-    sft_storage_file_t   f;
+    sft_storage_file_t   f, g, h;
     sft_str_t            home;
     sft_user_t           user;
     off_t                bytes, files;
     size_t               size;
     void                *mem;
 
-    printf("1..101\n");
+    printf("1..117\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -308,7 +377,9 @@ main(void)
     r = R();
     sft_memzero(&f, sizeof(f));
     ok(sft_vfs_open_write(&s, r, &f, P("dir/up.txt"), 0, 0) == SFT_OK
-       && f.temp_file && f.existed, "upload opened on a temporary name");
+       && (f.flags & SFT_STORAGE_WRITE_REPLACE) && f.existed && f.opened
+       && strcmp((char *) f.name, "up.txt") == 0,
+       "upload opened on a temporary name");
 
     r = R();
     ok(sft_vfs_write(&s, r, &f, (u_char *) "NEWDATA", 7, 0) == SFT_OK
@@ -321,6 +392,41 @@ main(void)
     ok(sft_vfs_close(&s, r, &f, 1) == SFT_OK
        && content_is("dir/up.txt", "NEWDATA") && temp_files("dir") == 0,
        "commit renames into place");
+
+    /* the driver's copy: ranges of an open file into an upload */
+
+    r = R();
+    sft_memzero(&f, sizeof(f));
+    sft_memzero(&g, sizeof(g));
+    ok(sft_vfs_open_read(&s, r, &g, P("dir/up.txt")) == SFT_OK
+       && sft_vfs_open_write(&s, R(), &f, P("dir/copy.txt"), 0, 0) == SFT_OK,
+       "copy: source and destination open");
+
+    r = R();
+    sft_memzero(&h, sizeof(h));
+    r->flags = SFT_STORAGE_READ_SEQUENTIAL;
+    ok(sft_vfs_open_read(&s, r, &h, P("dir/up.txt")) == SFT_OK
+       && sft_vfs_read(&s, R(), &h, data, sizeof(data), 0) == SFT_OK
+       && sft_vfs_close(&s, R(), &h, 0) == SFT_OK
+       && memcmp(data, "NEW", 3) == 0,
+       "a download opened with the read-ahead hint reads as any");
+
+    r = R();
+    ok(sft_vfs_copy(&s, r, &f, 0, &g, 3, 2) == SFT_OK && r->nbytes == 2
+       && f.size == 2, "copy: a range from the middle");
+
+    r = R();
+    ok(sft_vfs_copy(&s, r, &f, 2, &g, 0, 100) == SFT_OK && r->nbytes == 7
+       && f.size == 9, "copy: short at the end of the source");
+
+    r = R();
+    ok(sft_vfs_copy(&s, r, &f, 9, &g, 7, 100) == SFT_OK && r->nbytes == 0
+       && f.size == 9, "copy: nothing past the end");
+
+    r = R();
+    ok(sft_vfs_close(&s, r, &f, 1) == SFT_OK
+       && sft_vfs_close(&s, R(), &g, 0) == SFT_OK
+       && content_is("dir/copy.txt", "DANEWDATA"), "copy: committed");
 
     /* abort */
 
@@ -765,7 +871,11 @@ main(void)
         return 1;
     }
 
-    s.thread_pool = &tp;
+    /* a session runs on its storage's pool ("thread_pool" in the block) */
+
+    st->thread_pool = &tp;
+    sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
+    ok(s.thread_pool == &tp, "the session takes its storage's thread pool");
 
     sft_memzero(&ar, sizeof(ar));
     ar.pool = pool;
@@ -842,6 +952,17 @@ main(void)
     }
 
     sft_thread_pool_stop(&tp);
+
+    if (!st->in_memory) {
+        st->thread_pool = NULL;
+        sft_vfs_session_init(&s, st, NULL, SFT_PERM_ALL, log);
+        cancel_tests(&s, log);
+
+    } else {
+        for (i = 0; i < 5; i++) {
+            ok(1, "# SKIP the root is in memory: nothing is queued");
+        }
+    }
 
     sft_storage_posix_destroy(st);
     sft_destroy_pool(pool);

@@ -19,6 +19,7 @@
 #include <poll.h>
 #include "sft_tap.h"
 #include "sft_test_uring.h"
+#include "sft_test_hold.h"
 
 
 #define P(s)  (u_char *) (s), strlen(s)
@@ -201,8 +202,9 @@ main(void)
     sft_vfs_session_t      s, ms;
     sft_storage_file_t     f;
     sft_storage_driver_t   nocaps;
+    sft_test_hold_t        hold;
 
-    printf("1..19\n");
+    printf("1..21\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -238,6 +240,17 @@ main(void)
     ok(completions == 1 && !io.busy && io.err == SFT_STORAGE_OK
        && io.nbytes == (ssize_t) sizeof(buf),
        "disk: its completion, the whole chunk written");
+    /* a write still queued behind a busy thread: cancelled, never run */
+
+    memset(in, 'y', sizeof(in));
+    rc = sft_test_hold(&hold, &tp, pool);
+    completions = 0;
+    rc = (rc == SFT_OK) ? sft_xfer_write(&io, in, sizeof(in), 0) : SFT_ERROR;
+    ok(rc == SFT_AGAIN && io.busy && sft_xfer_io_cancel(&io) == SFT_OK
+       && !io.busy, "disk: a queued write is taken back at once");
+    sft_test_release(&hold);
+    ok(hold.done && completions == 0,
+       "disk: its handler never called, the chunk never read");
     close_file(&s, &f, 1);
 
     rc = open_file(&s, &f, "disk", 0);
