@@ -114,7 +114,8 @@ decode(const uint8_t *data, size_t size, sft_sftp_request_t *r, size_t *len)
     p = copy + 4;
 
     if (r->attr_flags & ATTR_SIZE) {
-        assert(r->size == ((uint64_t) fuzz_sftp_u32(p) << 32 | fuzz_sftp_u32(p + 4)));
+        assert(r->size
+               == ((uint64_t) fuzz_sftp_u32(p) << 32 | fuzz_sftp_u32(p + 4)));
         p += 8;
     }
 
@@ -128,7 +129,8 @@ decode(const uint8_t *data, size_t size, sft_sftp_request_t *r, size_t *len)
     }
 
     if (r->attr_flags & ATTR_TIME) {
-        assert(r->atime == fuzz_sftp_u32(p) && r->mtime == fuzz_sftp_u32(p + 4));
+        assert(r->atime == fuzz_sftp_u32(p)
+               && r->mtime == fuzz_sftp_u32(p + 4));
     }
 
     free(copy);

@@ -107,14 +107,19 @@ packet_ids(const u_char *buf, size_t from, size_t to, uint64_t *ids,
 }
 
 
-static sft_uint_t
-drain(sft_sftp_session_t *s, uint64_t *replies, sft_uint_t n)
+/* the replies sent so far: room for one per 9 bytes, the shortest */
+
+static uint64_t *
+drain(sft_sftp_session_t *s, uint64_t *replies, sft_uint_t *n)
 {
-    n = packet_ids(s->out, s->out_pos, s->out_len, replies, n, 1);
+    replies = realloc(replies, (*n + s->out_len / 9 + 1) * sizeof(uint64_t));
+    assert(replies != NULL);
+
+    *n = packet_ids(s->out, s->out_pos, s->out_len, replies, *n, 1);
     s->out_pos = 0;
     s->out_len = 0;
 
-    return n;
+    return replies;
 }
 
 
@@ -150,10 +155,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     s.in = in;
 
-    /* at most one request per 9 bytes (INIT's), one reply each */
+    /* at most one request per 9 bytes (INIT's) */
     requests = malloc((len / 9 + 1) * sizeof(uint64_t));
-    replies = malloc((len / 9 + 1) * sizeof(uint64_t));
-    assert(requests != NULL && replies != NULL);
+    assert(requests != NULL);
+    replies = NULL;
 
     nreq = 0;
     nrep = 0;
@@ -183,7 +188,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (s.in_pos == prev) {
             if (s.out_len > s.out_pos) {
                 /* held back by the output */
-                nrep = drain(&s, replies, nrep);
+                replies = drain(&s, replies, &nrep);
                 continue;
             }
 
@@ -196,7 +201,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nreq = packet_ids(in, prev, s.in_pos, requests, nreq, 0);
     }
 
-    nrep = drain(&s, replies, nrep);
+    replies = drain(&s, replies, &nrep);
 
     qsort(requests, nreq, sizeof(uint64_t), cmp_ids);
     qsort(replies, nrep, sizeof(uint64_t), cmp_ids);
