@@ -22,12 +22,11 @@
 
 #include <assert.h>
 #include <dirent.h>
-#include <ftw.h>
 
 #include "fuzz_log.h"
+#include "fuzz_tmp.h"
 
 
-static char            fuzz_sftp_dir[64];
 static char            fuzz_sftp_root[80];
 static sft_pool_t     *fuzz_sftp_pool;
 static sft_storage_t  *fuzz_sftp_storage;
@@ -84,37 +83,6 @@ __wrap_sft_sftp_op_finished(sft_sftp_session_t *s)
 }
 
 
-static int
-fuzz_sftp_chmod(const char *path, const struct stat *st, int type,
-    struct FTW *ftw)
-{
-    if (type == FTW_D || type == FTW_DNR) {
-        assert(chmod(path, 0755) == 0);
-    }
-
-    return 0;
-}
-
-
-static int
-fuzz_sftp_unlink(const char *path, const struct stat *st, int type,
-    struct FTW *ftw)
-{
-    if (ftw->level == 0) {
-        return 0;
-    }
-
-    if (type == FTW_DP) {
-        assert(rmdir(path) == 0);
-
-    } else {
-        assert(unlink(path) == 0);
-    }
-
-    return 0;
-}
-
-
 static void
 fuzz_sftp_write(const char *name, const char *text)
 {
@@ -137,10 +105,7 @@ fuzz_sftp_reset(void)
 {
     char  path[128];
 
-    /* a directory the input made unreadable is still emptied */
-    assert(nftw(fuzz_sftp_root, fuzz_sftp_chmod, 16, FTW_PHYS) == 0);
-    assert(nftw(fuzz_sftp_root, fuzz_sftp_unlink, 16, FTW_DEPTH|FTW_PHYS)
-           == 0);
+    fuzz_tmp_empty(fuzz_sftp_root);
 
     snprintf(path, sizeof(path), "%s/dir", fuzz_sftp_root);
     assert(mkdir(path, 0755) == 0);
@@ -165,14 +130,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 
     fuzz_log_init(NULL);
 
-    snprintf(fuzz_sftp_dir, sizeof(fuzz_sftp_dir), "%s",
-             access("/dev/shm", W_OK) == 0 ? "/dev/shm/siftp-fuzz-XXXXXX"
-                                            : "/tmp/siftp-fuzz-XXXXXX");
-    assert(mkdtemp(fuzz_sftp_dir) != NULL);
+    fuzz_tmp_init();
 
     snprintf(fuzz_sftp_root, sizeof(fuzz_sftp_root), "%s/root",
-             fuzz_sftp_dir);
-    snprintf(path, sizeof(path), "%s/outside", fuzz_sftp_dir);
+             fuzz_tmp_dir);
+    snprintf(path, sizeof(path), "%s/outside", fuzz_tmp_dir);
     assert(mkdir(fuzz_sftp_root, 0755) == 0 && mkdir(path, 0755) == 0);
 
     fuzz_sftp_pool = sft_create_pool(4096, &fuzz_log);
@@ -197,7 +159,7 @@ fuzz_sftp_check_outside(void)
     sft_uint_t      n;
     struct dirent  *e;
 
-    d = opendir(fuzz_sftp_dir);
+    d = opendir(fuzz_tmp_dir);
     assert(d != NULL);
     n = 0;
 
@@ -211,7 +173,7 @@ fuzz_sftp_check_outside(void)
     closedir(d);
     assert(n == 4);
 
-    snprintf(path, sizeof(path), "%s/outside", fuzz_sftp_dir);
+    snprintf(path, sizeof(path), "%s/outside", fuzz_tmp_dir);
     d = opendir(path);
     assert(d != NULL);
 

@@ -24,13 +24,13 @@
 #include <assert.h>
 
 #include "fuzz_log.h"
+#include "fuzz_tmp.h"
 
 
 #define FUZZ_HASH  "$argon2id$v=19$m=65536,t=3,p=1$RIq6tjf7KmcgHrl5E0iwmQ" \
                    "$F3FtbQhqwfjnrH6bd79szDhB2drSba7IzZieTUhHkFo"
 
 
-static char       fuzz_dir[64];
 static char       fuzz_path[96];
 static sft_str_t  fuzz_file;
 
@@ -69,13 +69,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     fuzz_log_init(NULL);
 
-    snprintf(fuzz_dir, sizeof(fuzz_dir), "%s",
-             access("/dev/shm", W_OK) == 0 ? "/dev/shm/siftp-fuzz-XXXXXX"
-                                            : "/tmp/siftp-fuzz-XXXXXX");
-    assert(mkdtemp(fuzz_dir) != NULL);
+    fuzz_tmp_init();
 
     fuzz_file.len = snprintf(fuzz_path, sizeof(fuzz_path), "%s/users",
-                             fuzz_dir);
+                             fuzz_tmp_dir);
     fuzz_file.data = (u_char *) fuzz_path;
 
     return 0;
