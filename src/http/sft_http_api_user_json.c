@@ -75,6 +75,13 @@ sft_http_api_user_json(sft_user_t *u)
     r = u->rules.elts;
 
     for (i = 0; i < u->rules.nelts; i++) {
+
+        /* the root's rule of a user without perms sets nothing: a rule
+           sent back must set something */
+        if (r[i].perms == -1 && r[i].deny == NULL && r[i].hide == NULL) {
+            continue;
+        }
+
         rule = json_object();
         json_object_set_new(rule, "path", json_stringn((char *) r[i].path.data,
                                                        r[i].path.len));
