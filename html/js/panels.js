@@ -53,11 +53,11 @@ function rows(section, items, make, empty) {
   }
 }
 
-// a DELETE from a button; the panel read again after it
-async function end(what, path, reload) {
+// a DELETE from a button, what it did said from its answer; the panel
+// read again after it
+async function end(what, path, done, reload) {
   try {
-    await api("DELETE", path);
-    message(what + ": done.");
+    message(what + ": " + done((await api("DELETE", path)).json));
   } catch (e) {
     message(what + ": " + describe(e), true);
   }
@@ -79,7 +79,9 @@ export const loadSessions = panel("sessions", "/api/v1/sessions",
                       if (await confirmAction("End the " + s.protocol
                           + " session of " + (s.user || s.address) + "?")) {
                         await end("Session " + s.id, "/api/v1/sessions/"
-                                  + encodeURIComponent(s.id), loadSessions);
+                                  + encodeURIComponent(s.id),
+                                  (r) => r.ended ? "ended." : "already gone.",
+                                  loadSessions);
                       }
                     })]);
     tr.dataset.session = s.id;
@@ -91,7 +93,7 @@ export const loadBans = panel("bans", "/api/v1/bans",
     const tr = row([b.address, b.failures, time(b.until),
                     button("Lift", "write", () => end("Ban of " + b.address,
                       "/api/v1/bans/" + encodeURIComponent(b.address),
-                      loadBans))]);
+                      () => "lifted.", loadBans))]);
     tr.dataset.address = b.address;
     return tr;
   }, "no address is banned"));
@@ -99,8 +101,8 @@ export const loadBans = panel("bans", "/api/v1/bans",
 export const loadServer = panel("server", "/api/v1/server", (s) => {
   $("version").textContent = "version " + s.version;
   list("server-info", Object.entries(s).map(([k, v]) =>
-    [k, Array.isArray(v) ? v.join(", ") : typeof v === "object"
-      ? JSON.stringify(v) : v]));
+    [k, k === "started" ? time(v) : Array.isArray(v) ? v.join(", ")
+      : typeof v === "object" ? JSON.stringify(v) : v]));
 });
 
 // the reload route takes POST only: a GET answers 405 where it exists
@@ -122,7 +124,9 @@ async function reload() {
     }
   } catch (e) {
     if (e.status === 404) $("reload").dataset.state = "unavailable";
-    out.textContent = describe(e);
+    // 422: the new configuration did not load, its error as the master
+    // logged it ("FILE:LINE: message"); the running one serves on
+    out.textContent = e.status === 422 ? e.message : describe(e);
     out.className = "error";
   }
 }
