@@ -95,6 +95,13 @@ async function listed(page) {
   }));
 }
 
+// a button of a row the poll redraws every two seconds: found and
+// clicked in one go in the page, never a row replaced meanwhile
+async function press(page, sel) {
+  await page.waitForSelector(sel);
+  await page.$eval(sel, (b) => b.click());
+}
+
 // the cells of a table's rows, the buttons' column left out
 async function tableRows(page, sel) {
   return page.$$eval(sel, (trs) => trs.map((tr) => [...tr.cells]
@@ -262,7 +269,7 @@ const steps = {
     const id = await page.$$eval("#sessions tr[data-session]", (trs, p) =>
       trs.find((tr) => tr.cells[0].textContent === p).dataset.session,
       protocol);
-    await page.click(`#sessions tr[data-session="${id}"] button`);
+    await press(page, `#sessions tr[data-session="${id}"] button`);
     await page.waitForSelector("#confirm[open]");
     const question = await text(page, "#confirm-text");
     await page.click("#confirm-yes");
@@ -281,7 +288,7 @@ const steps = {
 
   async lift(page, address) {
     await tab(page, "bans");
-    await page.click(`#bans tr[data-address="${address}"] button`);
+    await press(page, `#bans tr[data-address="${address}"] button`);
     await page.waitForFunction((a) =>
       !document.querySelector(`#bans tr[data-address="${a}"]`), {}, address);
     return { message: await text(page, "#message"),
