@@ -7,9 +7,13 @@
 # overview's chart counts their bytes, a bad value answered next to its
 # field, a quota changed from the page as the API then shows it, a change
 # from a stale form refused with the 412 message, disable (FTP refuses the
-# login) and delete with the page's confirmation; a read token sees no
-# write button; the sessions, bans and reload panels say "not available"
-# where the server has no such route; the list filtered and paged; no
+# login) and delete with the page's confirmation; the user's FTP and SFTP
+# sessions listed and the SFTP one ended from the page (paramiko sees it
+# closed, FTP goes on), a ban earned from 127.0.0.2 listed and lifted (it
+# logs in again), the server's version and modules, a reload that works,
+# one that fails with the configuration's FILE:LINE and one that works
+# again, the server serving meanwhile; a read token sees no write button
+# (End session, Lift and Reload included); the list filtered and paged; no
 # exception or unexpected error in the console; a token revoked by a
 # reload signs the page out.  Screenshots go to
 # TEST_SIFTPD_OBJS/dashboard/ (default objs/dashboard/).
@@ -23,6 +27,9 @@ use Test::More;
 use File::Path qw/make_path/;
 use File::Spec;
 use HTTP::Tiny;
+use IO::Handle;
+use IO::Select;
+use IPC::Open2;
 use JSON::PP;
 use POSIX qw/:sys_wait_h/;
 use Time::HiRes qw/sleep time/;
@@ -71,7 +78,8 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 worker_processes 2;
 events { worker_connections 64; }
 users %%TESTDIR%%/users;
-login_max_failures 1000;
+login_max_failures 3;
+login_ban_exempt 127.0.0.1/32;
 storage local { driver posix; root %%TESTDIR%%/data; }
 ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage local; } }
 sftp {
@@ -284,6 +292,180 @@ is_deeply($r->{names}, [ 'page21', 'page22' ], 'in name order');
 $r = step('filter', 'web');
 is_deeply($r->{names}, [ 'web1' ], 'another filter');
 
+# sessions held open by the user: FTP (ftplib) and SFTP (paramiko), asked
+# over a pipe whether they still work
+
+$t->write_file('hold.py', <<'PY');
+import ftplib, sys, time, paramiko
+port_ftp, port_sftp, user, password = sys.argv[1:5]
+def say(what):
+    print(what)
+    sys.stdout.flush()
+try:
+    f = ftplib.FTP()
+    f.connect('127.0.0.1', int(port_ftp), timeout=15)
+    f.login(user, password)
+    tr = paramiko.Transport(('127.0.0.1', int(port_sftp)))
+    tr.banner_timeout = 15
+    tr.connect(username=user, password=password)
+    s = paramiko.SFTPClient.from_transport(tr)
+    s.get_channel().settimeout(15)
+    s.listdir('.')
+    say('ready')
+except Exception as e:
+    say('error ' + repr(e))
+    sys.exit(1)
+for line in sys.stdin:
+    try:
+        if line.strip() == 'ftp':
+            f.voidcmd('NOOP')
+            say('alive')
+        else:
+            # the disconnect the server sent, then a request that fails
+            end = time.time() + 15
+            while tr.is_active() and time.time() < end:
+                time.sleep(0.05)
+            active = tr.is_active()
+            s.listdir('.')
+            say('alive, transport active: %s' % active)
+    except Exception as e:
+        say('closed, transport active: %s' % tr.is_active())
+PY
+
+my $hold = open2(my $hout, my $hin, 'timeout', '600', '/usr/bin/python3',
+    "$d/hold.py", port(8021), port(8022), 'web1', 'web1-pw-1');
+$hin->autoflush(1);
+my $held = IO::Select->new($hout);
+
+END {
+    local $?;
+    if ($hold && $$ == $owner) {
+        kill 'TERM', $hold;
+        waitpid($hold, 0);
+    }
+}
+
+# a question to the held sessions, or none: the answer line
+sub hold {
+    my ($what) = @_;
+    print $hin "$what\n" if defined $what;
+    return 'no answer' unless $held->can_read(40);
+    my $l = <$hout> // 'no answer';
+    chomp $l;
+    return $l;
+}
+
+is(hold(), 'ready', 'FTP and SFTP sessions of web1 held open');
+
+$r = step('sessions', 'ftp', 'sftp');
+my %s = map { $_->[0] => $_ } @{ $r->{rows} // [] };
+like(join('|', @{ $s{ftp} // [] }), qr/^ftp\|web1\|127\.0\.0\.1 port \d+\|/,
+    'sessions: the FTP one with its user and address');
+like(join('|', @{ $s{sftp} // [] }),
+    qr/^sftp\|web1\|127\.0\.0\.1 port \d+\|.*\|$/,
+    'and the SFTP one, without a transfer');
+step('screenshot', "$shots/sessions.png");
+
+$r = step('end', 'sftp');
+like($r->{question}, qr/^End the sftp session of web1\?/,
+    'End session asks first');
+like($r->{message}, qr/^Session \S+: ended\.$/, 'ended from the page');
+is_deeply([ map { $_->[0] } @{ $r->{rows} // [] } ], [ 'ftp' ],
+    'the FTP session is still listed');
+is(hold('sftp'), 'closed, transport active: False',
+    'paramiko saw its session closed');
+is(hold('ftp'), 'alive', 'the FTP session goes on');
+
+# a ban earned from a second loopback address, lifted from the page
+
+$t->write_file('from2.py', <<'PY');
+import ftplib, sys
+port, user, password, what = sys.argv[1:5]
+def login(pw):
+    f = ftplib.FTP(timeout=20, source_address=('127.0.0.2', 0))
+    try:
+        f.connect('127.0.0.1', int(port))
+        f.login(user, pw)
+        f.quit()
+        return '230'
+    except ftplib.all_errors as e:
+        return str(e)[:3]
+if what == 'ban':
+    for i in range(3):
+        code = login('wrong')
+        print(('ok ' if code == '530' else 'not ok ')
+              + '127.0.0.2: wrong password %d refused (%s)' % (i + 1, code))
+    code = login(password)
+    print(('ok ' if code == '421' else 'not ok ')
+          + '127.0.0.2: banned after 3 (%s)' % code)
+else:
+    code = login(password)
+    print(('ok ' if code == '230' else 'not ok ')
+          + '127.0.0.2: logs in again (%s)' % code)
+PY
+
+($n, $out) = $t->python_checks('from2.py', port(8021), 'web1', 'web1-pw-1',
+    'ban');
+is($n, 4, 'the logins from 127.0.0.2 ran') or diag($out);
+
+$r = step('bans', '127.0.0.2');
+is_deeply([ map { [ @$_[0, 1] ] } @{ $r->{rows} // [] } ],
+    [ [ '127.0.0.2', '3' ] ], 'bans: the address with its failures');
+step('screenshot', "$shots/bans.png");
+
+# the server and its reload
+
+$r = step('server');
+like($r->{version} // '', qr/^\d+\.\d+/, 'server: the version');
+like($r->{modules} // '', qr/\bsft_http_api_server_module\b/,
+    'and the modules');
+is($r->{workers}, '2', 'and the workers');
+step('screenshot', "$shots/server.png");
+
+$r = step('reconfigure');
+is_deeply($r, { text => 'Reloaded.', class => 'notice' },
+    'Reload: the configuration loaded');
+
+my $conf = $t->read_file('siftpd.conf');
+my $bad = 1 + ($conf =~ tr/\n//);
+$t->write_file('siftpd.conf', "${conf}bogus_directive on;\n");
+$r = step('reconfigure');
+like($r->{text} // '',
+    qr/^\Q$d\E\/siftpd\.conf:$bad: unknown directive "bogus_directive"$/,
+    'a broken configuration: its file, line and error shown');
+is($r->{class}, 'error', 'as an error');
+step('screenshot', "$shots/reload.png");
+is(hold('ftp'), 'alive', 'the server serves on');
+is($t->ftp_login(port(8021), 'web1', 'web1-pw-1'), 'ok',
+    'and takes new logins');
+
+$t->write_file('siftpd.conf', $conf);
+is(step('reconfigure')->{text}, 'Reloaded.', 'fixed: Reload works again');
+
+# a read token: the session, the ban and the reload without their buttons
+
+step('signout');
+is(step('signin', $reader)->{scope}, 'read', 'signed in with a read token');
+$r = step('controls');
+is($r->{rows}, 3, 'a read token sees the session, the ban and the reload');
+is($r->{buttons}, 3, 'the page has their End session, Lift and Reload');
+is($r->{visible}, 0, 'none of which a read token sees');
+step('screenshot', "$shots/read-panels.png");
+step('signout');
+step('signin', $admin);
+
+$r = step('lift', '127.0.0.2');
+is($r->{message}, 'Ban of 127.0.0.2: lifted.', 'Lift: the ban lifted');
+is_deeply($r->{rows}, [], 'and gone from the list');
+($n, $out) = $t->python_checks('from2.py', port(8021), 'web1', 'web1-pw-1',
+    'login');
+is($n, 1, 'a login from 127.0.0.2 ran') or diag($out);
+
+close $hin;
+is(hold(), 'no answer', 'the held sessions end');
+waitpid($hold, 0);
+$hold = 0;
+
 # disable
 
 $r = step('disable', 'web1');
@@ -292,17 +474,6 @@ is(api('GET', '/users/web1')->{json}{disabled}, JSON::PP::true,
     'the API shows it disabled');
 is($t->ftp_login(port(8021), 'web1', 'web1-pw-1'), '530',
     'a new FTP login is refused');
-
-# the panels of routes this server does not have
-
-$r = step('panels');
-for my $p (qw/sessions bans server reload/) {
-    is($r->{$p}{state}, 'unavailable', "$p: the route answers 404");
-    like($r->{$p}{shown}, qr/not available on this server/,
-        "$p: the panel says so");
-}
-ok(!$r->{reload_button}, 'no reload button where there is no reload');
-step('screenshot', "$shots/panels.png");
 
 # a read token
 
@@ -323,6 +494,7 @@ step('screenshot', "$shots/read.png");
 
 step('signout');
 step('signin', $admin);
+
 $r = step('remove', 'web1');
 like($r->{question}, qr/Delete the user web1\?/, 'delete asks first');
 is($r->{message}, 'User web1 deleted.', 'deleted from the page');
@@ -333,9 +505,9 @@ is($t->ftp_login(port(8021), 'web1', 'web1-pw-1'), '530',
 $r = step('console');
 is_deeply($r->{exceptions}, [], 'no exception in the page\'s scripts');
 # the answers the page expects: the wrong token (401), the scope probes
-# (403, 405), the routes this server lacks (404) and the refusals the test
-# provoked (412, 422)
-is_deeply([ grep { !/^Failed to load resource: .* status of (40[1345]|412|422) /
+# (403, 405) and the refusals the test provoked (412, 422: a bad value
+# and a broken configuration)
+is_deeply([ grep { !/^Failed to load resource: .* status of (40[135]|412|422) /
                  } @{ $r->{errors} // [] } ], [],
     'no error in its console but the answers it expects');
 

@@ -53,11 +53,12 @@ function rows(section, items, make, empty) {
   }
 }
 
-// a DELETE from a button; the panel read again after it
-async function end(what, path, reload) {
+// a DELETE from a button (answered 200 or 204, else refused): what it
+// did, and the panel read again after it
+async function end(what, path, done, reload) {
   try {
     await api("DELETE", path);
-    message(what + ": done.");
+    message(what + ": " + done + ".");
   } catch (e) {
     message(what + ": " + describe(e), true);
   }
@@ -79,7 +80,8 @@ export const loadSessions = panel("sessions", "/api/v1/sessions",
                       if (await confirmAction("End the " + s.protocol
                           + " session of " + (s.user || s.address) + "?")) {
                         await end("Session " + s.id, "/api/v1/sessions/"
-                                  + encodeURIComponent(s.id), loadSessions);
+                                  + encodeURIComponent(s.id), "ended",
+                                  loadSessions);
                       }
                     })]);
     tr.dataset.session = s.id;
@@ -91,7 +93,7 @@ export const loadBans = panel("bans", "/api/v1/bans",
     const tr = row([b.address, b.failures, time(b.until),
                     button("Lift", "write", () => end("Ban of " + b.address,
                       "/api/v1/bans/" + encodeURIComponent(b.address),
-                      loadBans))]);
+                      "lifted", loadBans))]);
     tr.dataset.address = b.address;
     return tr;
   }, "no address is banned"));
@@ -99,8 +101,8 @@ export const loadBans = panel("bans", "/api/v1/bans",
 export const loadServer = panel("server", "/api/v1/server", (s) => {
   $("version").textContent = "version " + s.version;
   list("server-info", Object.entries(s).map(([k, v]) =>
-    [k, Array.isArray(v) ? v.join(", ") : typeof v === "object"
-      ? JSON.stringify(v) : v]));
+    [k, k === "started" ? time(v) : Array.isArray(v) ? v.join(", ")
+      : typeof v === "object" ? JSON.stringify(v) : v]));
 });
 
 // the reload route takes POST only: a GET answers 405 where it exists
@@ -111,18 +113,16 @@ async function reload() {
   out.className = "";
   out.textContent = "reloading...";
 
+  // 200 {"ok":true}: the new configuration loaded
   try {
-    const r = await api("POST", "/api/v1/server/reload");
-    if (r.json && r.json.ok) {
-      out.textContent = "Reloaded.";
-      out.className = "notice";
-    } else {
-      out.textContent = (r.json && r.json.error) || "the reload failed";
-      out.className = "error";
-    }
+    await api("POST", "/api/v1/server/reload");
+    out.textContent = "Reloaded.";
+    out.className = "notice";
   } catch (e) {
     if (e.status === 404) $("reload").dataset.state = "unavailable";
-    out.textContent = describe(e);
+    // 422: the new configuration did not load, its error as the master
+    // logged it ("FILE:LINE: message"); the running one serves on
+    out.textContent = e.status === 422 ? e.message : describe(e);
     out.className = "error";
   }
 }

@@ -95,6 +95,20 @@ async function listed(page) {
   }));
 }
 
+// a button of a row the poll redraws every two seconds: found and
+// clicked in one go in the page, never a row replaced meanwhile
+async function press(page, sel) {
+  await page.waitForSelector(sel);
+  await page.$eval(sel, (b) => b.click());
+}
+
+// the cells of a table's rows, the buttons' column left out
+async function tableRows(page, sel) {
+  return page.$$eval(sel, (trs) => trs.map((tr) => [...tr.cells]
+    .filter((td) => !td.querySelector("button"))
+    .map((td) => td.textContent)));
+}
+
 const steps = {
   async open(page, url) {
     await page.goto(url, { waitUntil: "load" });
@@ -236,24 +250,86 @@ const steps = {
     }));
   },
 
-  // each panel's state once it has asked its route
-  async panels(page) {
-    const out = {};
-    for (const [t, ids] of [["sessions", ["sessions"]], ["bans", ["bans"]],
-                            ["server", ["server", "reload"]]]) {
+  // the sessions panel once it lists the protocols named (polled every
+  // two seconds): each row's cells
+  async sessions(page, ...protocols) {
+    await tab(page, "sessions");
+    await page.waitForFunction((ps) => {
+      const got = [...document.querySelectorAll("#sessions tr[data-session]")]
+        .map((tr) => tr.cells[0].textContent);
+      return ps.every((p) => got.includes(p));
+    }, {}, protocols);
+    return { rows: await tableRows(page, "#sessions tr[data-session]") };
+  },
+
+  // "End session" on the row of a protocol, confirmed: the rows once that
+  // one is gone
+  async end(page, protocol) {
+    await tab(page, "sessions");
+    const id = await page.$$eval("#sessions tr[data-session]", (trs, p) =>
+      trs.find((tr) => tr.cells[0].textContent === p).dataset.session,
+      protocol);
+    await press(page, `#sessions tr[data-session="${id}"] button`);
+    await page.waitForSelector("#confirm[open]");
+    const question = await text(page, "#confirm-text");
+    await page.click("#confirm-yes");
+    await page.waitForFunction((i) =>
+      !document.querySelector(`#sessions tr[data-session="${i}"]`), {}, id);
+    return { question, message: await text(page, "#message"),
+             rows: await tableRows(page, "#sessions tr[data-session]") };
+  },
+
+  // the bans panel once it lists the address
+  async bans(page, address) {
+    await tab(page, "bans");
+    await page.waitForSelector(`#bans tr[data-address="${address}"]`);
+    return { rows: await tableRows(page, "#bans tr[data-address]") };
+  },
+
+  async lift(page, address) {
+    await tab(page, "bans");
+    await press(page, `#bans tr[data-address="${address}"] button`);
+    await page.waitForFunction((a) =>
+      !document.querySelector(`#bans tr[data-address="${a}"]`), {}, address);
+    return { message: await text(page, "#message"),
+             rows: await tableRows(page, "#bans tr[data-address]") };
+  },
+
+  // the server panel: its list as key => value
+  async server(page) {
+    await tab(page, "server");
+    await page.waitForSelector('#server[data-state="ready"] dd');
+    return page.$$eval("#server-info dd", (dds) =>
+      Object.fromEntries(dds.map((d) => [d.dataset.key, d.textContent])));
+  },
+
+  // Reload pressed: what the page says once the answer came
+  async reconfigure(page) {
+    await tab(page, "server");
+    await page.click("#reload-button");
+    await page.waitForFunction(() =>
+      document.getElementById("reload-result").textContent
+      !== "reloading...", { timeout: 30000 });
+    return page.$eval("#reload-result", (e) =>
+      ({ text: e.textContent, class: e.className }));
+  },
+
+  // the rows of sessions, bans and the server's tab, and their buttons
+  // that change something: how many, how many visible
+  async controls(page) {
+    const out = { rows: 0, buttons: 0, visible: 0 };
+    for (const [t, sel] of [["sessions", "#sessions tr[data-session]"],
+                            ["bans", "#bans tr[data-address]"],
+                            ["server", "#reload"]]) {
       await tab(page, t);
-      for (const id of ids) {
-        await page.waitForFunction((i) =>
-          document.getElementById(i).dataset.state !== "loading", {}, id);
-        out[id] = await page.evaluate((i) => {
-          const s = document.getElementById(i);
-          const u = s.querySelector(".unavailable");
-          return { state: s.dataset.state,
-                   shown: u.offsetParent !== null ? u.textContent : "" };
-        }, id);
-      }
+      await page.waitForSelector(sel);
+      out.rows += (await page.$$(sel)).length;
+      const c = await page.$$eval(sel + " button", (bs) => ({
+        buttons: bs.length,
+        visible: bs.filter((b) => b.offsetParent !== null).length,
+      }));
+      for (const k of ["buttons", "visible"]) out[k] += c[k];
     }
-    out.reload_button = await visible(page, "#reload-button");
     return out;
   },
 
