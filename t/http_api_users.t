@@ -163,6 +163,11 @@ $r = req('POST', '', $admin, { name => 'x1',
 is($r->{status}, 422, 'unknown perm: 422');
 is(req('POST', '', $admin, { name => 'x1', quota_bytes => -1 })->{status},
     422, 'negative quota: 422');
+$r = req('POST', '', $admin, { name => 'x1',
+    rules => [ { path => '/', deny => 'a ' } ] });
+is($r->{status}, 422, 'a pattern ending in a blank (the file trims): 422');
+like($r->{json}{error} // '', qr/begins or ends with a blank/,
+    'the reason says so');
 is(req('POST', '', $admin, { name => 'x1', password => 'p' x 70000 })
     ->{status}, 413, 'a body over client_max_body_size: 413');
 is(req('PATCH', '/ghost', $admin, { disabled => JSON::PP::true })->{status},

@@ -1324,6 +1324,22 @@ sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
 
     last = errbuf + errlen - 1;
 
+    /*
+     * the file trims every value: one that begins or ends with a blank
+     * (from the API) would be stored other than it was given
+     */
+
+    if (value->len
+        && (value->data[0] == ' ' || value->data[0] == '\t'
+            || value->data[value->len - 1] == ' '
+            || value->data[value->len - 1] == '\t'))
+    {
+        sft_slprintf(errbuf, last, "the value of \"%.*s\" begins or ends "
+                     "with a blank (a pattern may write it as [ ])",
+                     SFT_STR_FMT(key))[0] = '\0';
+        return SFT_ERROR;
+    }
+
     if (path) {
         if (!sft_str_eq(key, "perms") && !sft_str_eq(key, "deny")
             && !sft_str_eq(key, "hide"))
