@@ -131,6 +131,38 @@ tr = paramiko.Transport(('127.0.0.1', port))
 tr.connect(username='bob', pkey=paramiko.Ed25519Key.from_private_key_file(key))
 sftp = paramiko.SFTPClient.from_transport(tr)
 
+# the VERSION reply offers no extension the storage cannot serve
+
+ch = tr.open_session()
+ch.settimeout(20)
+ch.invoke_subsystem('sftp')
+ch.sendall(struct.pack('>IBI', 5, 1, 3))
+
+def recv_exact(n):
+    b = b''
+    while len(b) < n:
+        d = ch.recv(n - len(b))
+        if not d:
+            break
+        b += d
+    return b
+
+(n,) = struct.unpack('>I', recv_exact(4))
+body = recv_exact(n)
+ext, pos = [], 5
+while pos + 4 <= len(body):
+    (l,) = struct.unpack('>I', body[pos:pos + 4])
+    ext.append(body[pos + 4:pos + 4 + l].decode())
+    pos += 4 + l
+names = ext[0::2]
+ch.close()
+check('VERSION: no posix-rename', 'posix-rename@openssh.com' not in names,
+      names)
+check('VERSION: no hardlink', 'hardlink@openssh.com' not in names, names)
+check('VERSION: copy-data (read and write serve it)', 'copy-data' in names,
+      names)
+check('VERSION: names and versions in pairs', len(ext) % 2 == 0, ext)
+
 unsupported('rename', lambda: sftp.rename('f', 'g'))
 unsupported('posix-rename', lambda: sftp.posix_rename('f', 'g'))
 unsupported('symlink', lambda: sftp.symlink('f', 'l'))
@@ -178,7 +210,7 @@ PY
 
 my $n;
 ($n, $out) = $t->python_checks('sftp.py', port(8022), $key);
-is($n, 9, 'all SFTP checks ran') or diag($out);
+is($n, 13, 'all SFTP checks ran') or diag($out);
 
 ok(!-e "$d/flat/bob/g" && !-e "$d/flat/bob/l"
     && ((stat "$d/flat/bob/f")[2] & 0777) == $mode

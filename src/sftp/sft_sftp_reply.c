@@ -266,23 +266,28 @@ sft_sftp_reply_name(sft_sftp_session_t *s, uint32_t id, u_char *name,
 void
 sft_sftp_reply_version(sft_sftp_session_t *s)
 {
-    u_char        *p, *start;
-    const char   **e;
+    u_char      *p, *start;
+    sft_uint_t   i;
 
-    static const char  *ext[] = {
-        "posix-rename@openssh.com", "1",
-        "hardlink@openssh.com", "1",
-        "statvfs@openssh.com", "2",
-        "fstatvfs@openssh.com", "2",
-        "fsync@openssh.com", "1",
-        "lsetstat@openssh.com", "1",
-        "limits@openssh.com", "1",
-        "expand-path@openssh.com", "1",
-        "home-directory", "1",
-        "users-groups-by-id@openssh.com", "1",
-        "check-file", SFT_SFTP_CHECK_ALGOS,
-        "copy-data", "1",
-        NULL
+    /* an extension the session's storage cannot serve is not offered */
+
+    static const struct {
+        const char  *name;
+        const char  *version;
+        sft_uint_t   cap;
+    } ext[] = {
+        { "posix-rename@openssh.com", "1", SFT_STORAGE_CAP_RENAME },
+        { "hardlink@openssh.com", "1", SFT_STORAGE_CAP_LINKS },
+        { "statvfs@openssh.com", "2", 0 },
+        { "fstatvfs@openssh.com", "2", 0 },
+        { "fsync@openssh.com", "1", 0 },
+        { "lsetstat@openssh.com", "1", 0 },
+        { "limits@openssh.com", "1", 0 },
+        { "expand-path@openssh.com", "1", 0 },
+        { "home-directory", "1", 0 },
+        { "users-groups-by-id@openssh.com", "1", 0 },
+        { "check-file", SFT_SFTP_CHECK_ALGOS, 0 },
+        { "copy-data", "1", 0 },             /* read and write without */
     };
 
     start = sft_sftp_reply_space(s, 1024);
@@ -294,8 +299,15 @@ sft_sftp_reply_version(sft_sftp_session_t *s)
     *p++ = SSH_FXP_VERSION;
     p = sft_sftp_put_u32(p, 3);
 
-    for (e = ext; *e; e++) {
-        p = sft_sftp_put_string(p, (u_char *) *e, sft_strlen(*e));
+    for (i = 0; i < sft_nelems(ext); i++) {
+        if (ext[i].cap && !sft_storage_has(s->vfs.storage, ext[i].cap)) {
+            continue;
+        }
+
+        p = sft_sftp_put_string(p, (u_char *) ext[i].name,
+                                sft_strlen(ext[i].name));
+        p = sft_sftp_put_string(p, (u_char *) ext[i].version,
+                                sft_strlen(ext[i].version));
     }
 
     sft_sftp_packet_done(s, start, p);
