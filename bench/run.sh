@@ -11,7 +11,9 @@
 #   servers: siftpd,vsftpd,proftpd,pureftpd,openssh (default: all)
 #   env: SIFTPD=/path/to/siftpd (skips the build; default: a release build of
 #        the working tree in $BENCH_CACHE/build), BENCH_PORT_BASE (24000),
-#        BENCH_CACHE (/var/cache/siftp-bench: downloaded .debs, private roots)
+#        BENCH_CACHE (/var/cache/siftp-bench: downloaded .debs, private roots),
+#        SIFTPD_CONF_MAIN / SIFTPD_CONF_FTP (directives added to siftpd's main
+#        level / ftp server block, e.g. 'events { io_uring on; }', 'sendfile off;')
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -498,9 +500,11 @@ write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE
     echo "max_connections_per_address 1000;"
     [ "$6" = 1 ] && echo "login_cache_ttl_secs 0;"
     echo "storage local { driver posix; root $LAB/data; }"
+    [ -n "${SIFTPD_CONF_MAIN:-}" ] && echo "$SIFTPD_CONF_MAIN"
     if [ "$SIFTPD_FTP" = 1 ]; then
       printf 'ftp { server { listen 127.0.0.1:%s; passive_ports %s-%s; storage local;' "$2" "$4" "$5"
       [ "$SIFTPD_TLS" = 1 ] && printf ' ssl_certificate %s; ssl_certificate_key %s; tls_login optional; tls_data optional;' "$LAB/keys/cert.pem" "$LAB/keys/key.pem"
+      [ -n "${SIFTPD_CONF_FTP:-}" ] && printf ' %s' "$SIFTPD_CONF_FTP"
       echo ' } }'
     fi
     if [ "$SIFTPD_SFTP" = 1 ]; then
