@@ -177,6 +177,17 @@ def write_at_offset():
         w.flush()
 unsupported('write at an offset', write_at_offset)
 
+def change_size():
+    with sftp.open('t', 'w') as w:
+        w.write(b'abc')
+        w.truncate(1)
+unsupported('size change of an open file', change_size)
+
+with sftp.open('t2', 'w') as w:
+    w.write(b'abc')
+    w.truncate(3)
+check('size set to what it is: done', sftp.stat('t2').st_size == 3)
+
 with sftp.open('f', 'r') as r:
     got = r.read()
 check('download', got == b'x' * 5000, len(got))
@@ -210,7 +221,7 @@ PY
 
 my $n;
 ($n, $out) = $t->python_checks('sftp.py', port(8022), $key);
-is($n, 13, 'all SFTP checks ran') or diag($out);
+is($n, 15, 'all SFTP checks ran') or diag($out);
 
 ok(!-e "$d/flat/bob/g" && !-e "$d/flat/bob/l"
     && ((stat "$d/flat/bob/f")[2] & 0777) == $mode

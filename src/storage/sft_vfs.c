@@ -643,8 +643,12 @@ sft_vfs_post(sft_storage_req_t *req)
         break;
 
     case SFT_STORAGE_COPY:
+    case SFT_STORAGE_WRITE:
 
-        /* short at the end of the source: the growth not made back */
+        /*
+         * short (the end of a copy's source, a full disk): the growth not
+         * made is given back, if no later write has moved the end since
+         */
 
         file = req->file;
         cut = req->offset + (req->nbytes > 0 ? req->nbytes : 0);
@@ -658,20 +662,6 @@ sft_vfs_post(sft_storage_req_t *req)
             cut = sft_min(cut, file->charged);
             sft_vfs_quota_credit(s->quota, cut, 0);
             file->charged -= cut;
-        }
-
-        break;
-
-    case SFT_STORAGE_WRITE:
-
-        file = req->file;
-
-        if (req->nbytes < (ssize_t) req->len) {
-            /* credit what was charged but not written */
-            n = req->len - (req->nbytes > 0 ? req->nbytes : 0);
-            n = sft_min((off_t) n, file->charged);
-            sft_vfs_quota_credit(s->quota, n, 0);
-            file->charged -= n;
         }
 
         break;
@@ -1009,6 +999,8 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
+    req->st.size = file->size;    /* before: what a short write goes back to */
+
     if (sft_vfs_charge_write(s, file, offset, len) != SFT_OK) {
         sft_log_error(SFT_LOG_INFO, s->log, 0,
                       "quota exceeded: upload of \"%s\" stopped",
@@ -1120,7 +1112,8 @@ sft_vfs_fsync(sft_vfs_session_t *s, sft_storage_req_t *req,
 /*
  * An open file cut or extended to size bytes: growth is charged first, as
  * a write up to size would be (req->len holds it, given back if the
- * driver fails), and a cut is credited when it is done.
+ * driver fails), and a cut is credited when it is done.  It needs writes
+ * at any offset, unless the size stays as it is.
  */
 
 sft_int_t
@@ -1140,6 +1133,18 @@ sft_vfs_truncate(sft_vfs_session_t *s, sft_storage_req_t *req,
     }
 
     old = file->size;
+
+    /* a driver that only appends can keep a size, not change it */
+
+    if (!sft_storage_has(file->storage, SFT_STORAGE_CAP_RANDOM_WRITE)) {
+        if (size == old) {
+            return SFT_OK;
+        }
+
+        if (sft_vfs_need(s, req, SFT_STORAGE_CAP_RANDOM_WRITE) != SFT_OK) {
+            return SFT_ERROR;
+        }
+    }
 
     if (size > old) {
         if (sft_vfs_charge_write(s, file, old, size - old) != SFT_OK) {

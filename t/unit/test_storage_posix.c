@@ -208,6 +208,23 @@ symlink_tests(sft_vfs_session_t *s, const char *how)
 
 static sft_uint_t  async_done;
 static sft_int_t   async_err;
+static sft_storage_op_pt  posix_write;
+
+
+/* the posix write of a quarter of what it is given, as on a full disk */
+
+static sft_int_t
+quarter_write(sft_storage_req_t *req)
+{
+    size_t     len = req->len;
+    sft_int_t  rc;
+
+    req->len = len / 4;
+    rc = posix_write(req);
+    req->len = len;
+
+    return rc;
+}
 
 static void
 async_handler(sft_storage_req_t *req)
@@ -314,7 +331,7 @@ main(void)
     size_t               size;
     void                *mem;
 
-    printf("1..117\n");
+    printf("1..118\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -726,6 +743,17 @@ main(void)
        && (sft_usage_get(q.usage, &bytes, &files), bytes == 7)
        && (r = R(), sft_vfs_fstat(&s, r, &f) == SFT_OK)
        && r->st.size == 4, "a truncate down cuts the file, credits the cut");
+
+    /* a short write (a full disk) gives back the growth it did not make */
+
+    posix_write = st->driver->ops[SFT_STORAGE_WRITE];
+    st->driver->ops[SFT_STORAGE_WRITE] = quarter_write;
+    r = R();
+    ok(sft_vfs_write(&s, r, &f, data, 8, 0) == SFT_OK && r->nbytes == 2
+       && f.size == 4
+       && (sft_usage_get(q.usage, &bytes, &files), bytes == 7),
+       "a short write: size and usage as before it");
+    st->driver->ops[SFT_STORAGE_WRITE] = posix_write;
     r = R();
     ok(sft_vfs_fchmod(&s, r, &f, P("q3.bin"), 04755) == SFT_OK
        && (r = R(), sft_vfs_fstat(&s, r, &f) == SFT_OK)
