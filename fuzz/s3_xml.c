@@ -3,8 +3,9 @@
  * (src/storage/sft_s3_xml.c): each input goes through every parser.
  * Checked: what a parser accepts holds its invariants (keys and upload
  * ids not empty, sizes and times in range, a truncated page has its
- * token), an Error it reports has a code, and nothing reads past the
- * input or leaks (the sanitizers).
+ * token, STS keys present, printable and bounded, with an expiry), an
+ * Error or ErrorResponse it reports has a code, and nothing reads past
+ * the input or leaks (the sanitizers).
  */
 
 #include <sft_config.h>
@@ -37,6 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sft_int_t          rc;
     sft_pool_t        *pool;
     sft_s3_list_t      list;
+    sft_s3_creds_t     creds;
     sft_s3_error_t     err;
     sft_s3_result_t    result;
     sft_s3_object_t   *obj;
@@ -91,6 +93,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     rc = sft_s3_xml_result(p, size, pool, &result, &err);
     assert(rc != SFT_OK || (result.etag.len > 0 && result.mtime >= 0));
+
+    rc = sft_s3_xml_sts(p, size, pool, &creds, &err);
+    assert(rc != SFT_DECLINED || err.code.len > 0);
+
+    if (rc == SFT_OK) {
+        assert(creds.access_key.len > 0 && creds.session_token.len > 0);
+        assert(creds.secret_key.len > 0
+               && creds.secret_key.len <= SFT_S3_SECRET_MAX);
+        assert(creds.expires > 0);
+        assert(memchr(creds.session_token.data, '\n',
+                      creds.session_token.len) == NULL);
+    }
 
     free(p);
     sft_destroy_pool(pool);

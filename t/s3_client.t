@@ -1,9 +1,10 @@
 #!/usr/bin/perl
 
 # s3_client.t -- the S3 client layer against moto (moto_server on a free
-# 127.0.0.1 port) and t/s3_standin.py (503 twice, then 200): runs
-# t/unit/test_s3_client.c, built by "make unit-tests", and reports each
-# of its results; both servers are stopped by pid.
+# 127.0.0.1 port) and t/s3_standin.py (503 twice, then 200; IMDSv2; STS):
+# runs t/unit/test_s3_client.c and t/unit/test_s3_sts.c, built by "make
+# unit-tests", and reports each of their results; both servers are
+# stopped by pid.
 
 use warnings;
 use strict;
@@ -16,10 +17,12 @@ use lib 't/lib';
 use Test::Siftpd;
 
 my $objs = $ENV{TEST_SIFTPD_OBJS} // 'objs';
-my $prog = "$objs/t/test_s3_client";
+my @progs = ("$objs/t/test_s3_client", "$objs/t/test_s3_sts");
 
-plan(skip_all => "no $prog (make unit-tests; --without-s3_module?)")
-    unless -x $prog;
+for my $prog (@progs) {
+    plan(skip_all => "no $prog (make unit-tests; --without-s3_module?)")
+        unless -x $prog;
+}
 plan(skip_all => 'no moto_server (auto/deps --test)')
     unless grep { -x "$_/moto_server" } split(/:/, $ENV{PATH});
 
@@ -75,20 +78,24 @@ $ENV{S3_TEST_FLAKY} = "http://127.0.0.1:$flaky_port";
 $ENV{ASAN_OPTIONS} = "log_path=$dir/sanitizer:detect_leaks=1";
 $ENV{UBSAN_OPTIONS} = "log_path=$dir/sanitizer:print_stacktrace=1";
 
-my $out = `$prog 2>$dir/stderr`;
-my $status = $?;
-my $planned;
+for my $prog (@progs) {
+    my $out = `$prog 2>$dir/stderr`;
+    my $status = $?;
+    my ($planned, $ran) = (undef, 0);
 
-for (split(/\n/, $out)) {
-    if (/^1\.\.(\d+)/) {
-        $planned = $1;
-    } elsif (/^(not )?ok \d+ - (.*)$/) {
-        ok(!defined $1, $2);
+    for (split(/\n/, $out)) {
+        if (/^1\.\.(\d+)/) {
+            $planned = $1;
+        } elsif (/^(not )?ok \d+ - (.*)$/) {
+            ok(!defined $1, $2);
+            $ran++;
+        }
     }
-}
 
-ok($planned && $planned > 20, 'the program ran its plan');
-is($status, 0, 'it exited 0');
+    ok($planned && $planned > 20 && $ran == $planned,
+       "$prog ran its plan");
+    is($status, 0, "$prog exited 0");
+}
 
 opendir(my $dh, $dir) or die;
 my @san = grep { /^sanitizer/ } readdir $dh;

@@ -3,18 +3,37 @@
 # 127.0.0.1: GET of a key answers 503 SlowDown twice, then 200 "ok";
 # POST always answers 503 SlowDown.  Under /latest/ it is an IMDSv2
 # instance metadata service whose role keys expire 4 s after each fetch.
+# A POST to / with Action=AssumeRoleWithWebIdentity is STS: keys that
+# expire 4 s later, their session token naming the web identity token it
+# was sent (so a test sees the token file was read again); the token
+# "rejected" is answered 400 InvalidIdentityToken, a signed request 400.
 
 import datetime
 import json
 import sys
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 ERROR = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown'
          b'</Code><Message>Please reduce your request rate.</Message>'
          b'<RequestId>standin</RequestId></Error>')
 
+STS_ERROR = ('<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">'
+             '<Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message>'
+             '</Error><RequestId>standin-sts</RequestId></ErrorResponse>')
+
+STS_KEYS = ('<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws'
+            '.com/doc/2011-06-15/"><AssumeRoleWithWebIdentityResult>'
+            '<Credentials><AccessKeyId>ASIASTS%d</AccessKeyId>'
+            '<SecretAccessKey>sts-secret</SecretAccessKey>'
+            '<SessionToken>sts-session-%s</SessionToken>'
+            '<Expiration>%s</Expiration></Credentials>'
+            '</AssumeRoleWithWebIdentityResult>'
+            '</AssumeRoleWithWebIdentityResponse>')
+
 seen = {}
 fetches = [0]
+assumed = [0]
 TOKEN = 'imds-session-token'
 ROLE = '/latest/meta-data/iam/security-credentials/'
 
@@ -62,9 +81,29 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.answer(200, b'ok')
 
+    def sts(self, form):
+        token = form.get('WebIdentityToken', [''])[0]
+        if self.headers.get('Authorization'):
+            self.answer(400, (STS_ERROR % ('InvalidRequest',
+                                           'STS wants no signature')).encode())
+        elif token == 'rejected':
+            self.answer(400, (STS_ERROR % ('InvalidIdentityToken',
+                                           'Incorrect token audience')).encode())
+        else:
+            assumed[0] += 1
+            until = (datetime.datetime.now(datetime.timezone.utc)
+                     + datetime.timedelta(seconds=4))
+            self.answer(200, (STS_KEYS % (
+                assumed[0], token,
+                until.strftime('%Y-%m-%dT%H:%M:%SZ'))).encode())
+
     def do_POST(self):
         length = int(self.headers.get('Content-Length') or 0)
-        self.rfile.read(length)
+        body = self.rfile.read(length)
+        form = urllib.parse.parse_qs(body.decode('ascii', 'replace'))
+        if (self.path == '/'
+                and form.get('Action') == ['AssumeRoleWithWebIdentity']):
+            return self.sts(form)
         self.answer(503, ERROR)
 
     def log_message(self, *args):

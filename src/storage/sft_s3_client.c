@@ -1,8 +1,9 @@
 /*
  * sft_s3_client.c -- an S3 client's endpoint: path-style
- * (scheme://host/bucket/key) or virtual-hosted (scheme://bucket.host/key)
- * addressing, TLS trust, and a warning where a host name would be
- * resolved without libcurl's asynchronous resolver.
+ * (scheme://host/bucket/key, or scheme://host/ without a bucket, as STS
+ * is asked) or virtual-hosted (scheme://bucket.host/key) addressing, TLS
+ * trust, and a warning where a host name would be resolved without
+ * libcurl's asynchronous resolver.
  */
 
 #include <sft_config.h>
@@ -50,7 +51,8 @@ sft_s3_client_init(sft_s3_client_t *cl, sft_pool_t *pool)
 
     if (hlen == 0 || hlen + cl->bucket.len + 1 >= SFT_S3_HOST_MAX
         || memchr(host, '/', hlen) || memchr(host, '@', hlen)
-        || cl->bucket.len == 0 || memchr(cl->bucket.data, '/', cl->bucket.len))
+        || (cl->bucket.len == 0 && !cl->path_style)
+        || (cl->bucket.len && memchr(cl->bucket.data, '/', cl->bucket.len)))
     {
         sft_log_error(SFT_LOG_EMERG, cl->log, 0,
                       "S3 endpoint \"%.*s\" or bucket \"%.*s\" is invalid",
@@ -72,10 +74,13 @@ sft_s3_client_init(sft_s3_client_t *cl, sft_pool_t *pool)
 
     if (cl->path_style) {
         p = sft_cpymem(p, host, hlen);
+        cl->prefix.len = 0;
 
-        cl->prefix.data[0] = '/';
-        sft_memcpy(cl->prefix.data + 1, cl->bucket.data, cl->bucket.len);
-        cl->prefix.len = cl->bucket.len + 1;
+        if (cl->bucket.len) {
+            cl->prefix.data[0] = '/';
+            sft_memcpy(cl->prefix.data + 1, cl->bucket.data, cl->bucket.len);
+            cl->prefix.len = cl->bucket.len + 1;
+        }
 
     } else {
         p = sft_cpymem(p, cl->bucket.data, cl->bucket.len);

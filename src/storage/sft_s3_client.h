@@ -35,7 +35,7 @@ typedef sft_int_t (*sft_s3_data_pt)(sft_s3_request_t *r, u_char *p,
 typedef struct {
     /* set by the owner (the driver's configuration) */
     sft_str_t            endpoint;         /* http[s]://host[:port] */
-    sft_str_t            bucket;
+    sft_str_t            bucket;           /* empty, path-style: none */
     sft_str_t            region;
     sft_flag_t           path_style;       /* else bucket.host */
     sft_str_t            ca_file;          /* empty: the system's CAs */
@@ -44,7 +44,7 @@ typedef struct {
     sft_msec_t           connect_timeout;
     sft_uint_t           retries;          /* of an idempotent request */
     sft_msec_t           backoff;          /* the first wait, then doubled */
-    sft_s3_creds_t      *creds;
+    sft_s3_creds_t      *creds;            /* NULL: unsigned (STS) */
     sft_log_t           *log;
 
     /* sft_s3_client_init() */

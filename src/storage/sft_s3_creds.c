@@ -1,7 +1,8 @@
 /*
  * sft_s3_creds.c -- static S3 credentials: from a file that must be
  * private to its owner (read once, when the configuration is applied,
- * never on the event loop), or from the environment.
+ * never on the event loop), or from the environment; and when the
+ * providers of keys that expire (IMDS, STS) fetch them again.
  */
 
 #include <sft_config.h>
@@ -178,6 +179,20 @@ sft_s3_creds_env(sft_pool_t *pool, sft_s3_creds_t *creds)
     }
 
     return SFT_OK;
+}
+
+
+sft_msec_t
+sft_s3_creds_refresh_in(time_t expires, time_t now)
+{
+    time_t  left;
+
+    left = expires - now;
+
+    left = (left > 2 * SFT_S3_CREDS_EARLY) ? left - SFT_S3_CREDS_EARLY
+                                           : sft_max(left / 2, 1);
+
+    return (sft_msec_t) left * 1000;
 }
 
 

@@ -7,6 +7,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_s3_imds.h>
+#include <sft_s3_creds.h>
 #include <sft_s3_xml.h>
 
 #include <jansson.h>
@@ -208,7 +209,7 @@ failed:
 static sft_int_t
 sft_s3_imds_keys(sft_s3_imds_t *m)
 {
-    time_t           expires, now;
+    time_t           expires;
     json_t          *root;
     sft_int_t        rc;
     sft_str_t        expiration;
@@ -261,15 +262,7 @@ sft_s3_imds_keys(sft_s3_imds_t *m)
     m->pool = pool;
     m->creds = creds;
 
-    now = time(NULL);
-
-    /* SFT_S3_IMDS_EARLY before they expire; halfway for short-lived ones */
-
-    now = (expires - now > 2 * SFT_S3_IMDS_EARLY)
-          ? expires - now - SFT_S3_IMDS_EARLY
-          : sft_max((expires - now) / 2, 1);
-
-    sft_add_timer(&m->refresh, (sft_msec_t) now * 1000);
+    sft_add_timer(&m->refresh, sft_s3_creds_refresh_in(expires, time(NULL)));
 
     return SFT_OK;
 }

@@ -13,8 +13,7 @@
 
 #define SFT_S3_IMDS_ENDPOINT  "http://169.254.169.254"
 
-/* fetched again this long (s) before they expire, or after a failure (ms) */
-#define SFT_S3_IMDS_EARLY     300
+/* fetched again this long (ms) after a failure */
 #define SFT_S3_IMDS_AGAIN     10000
 
 #define SFT_S3_IMDS_BODY_MAX  8192

@@ -1,10 +1,11 @@
 /*
  * sft_s3_request.c -- one S3 request on the worker's multi handle: signed
- * anew for each attempt, its body pulled from the caller's queued buffers
- * (curl paused while there is none), its answer pushed to the caller in
- * pieces (curl paused while the caller cannot take more) or kept for the
- * XML parsers, retried with a doubling wait after 5xx, 429 and transport
- * errors when it is idempotent and nothing was delivered yet.
+ * anew for each attempt (unless its client has no keys, as for STS), its
+ * body pulled from the caller's queued buffers (curl paused while there
+ * is none), its answer pushed to the caller in pieces (curl paused while
+ * the caller cannot take more) or kept for the XML parsers, retried with
+ * a doubling wait after 5xx, 429 and transport errors when it is
+ * idempotent and nothing was delivered yet.
  */
 
 #include <sft_config.h>
@@ -15,6 +16,7 @@
 static sft_int_t sft_s3_request_attempt(sft_s3_request_t *r);
 static sft_int_t sft_s3_request_headers(sft_s3_request_t *r,
     sft_str_t *path);
+static sft_int_t sft_s3_request_sign(sft_s3_request_t *r, sft_str_t *path);
 static sft_int_t sft_s3_request_add_header(sft_s3_request_t *r,
     sft_str_t *name, sft_str_t *value);
 static void sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc);
@@ -212,18 +214,54 @@ sft_s3_request_attempt(sft_s3_request_t *r)
 }
 
 
-/* the signature of this attempt and the headers it covers */
+/* the headers of this attempt: Host, the signature's, the caller's */
 
 static sft_int_t
 sft_s3_request_headers(sft_s3_request_t *r, sft_str_t *path)
 {
-    u_char           *hex;
-    sft_str_t         date, auth;
     sft_uint_t        i;
-    sft_s3_sign_t     s;
     sft_s3_client_t  *cl;
 
     static sft_str_t  host = sft_string("Host");
+
+    cl = r->client;
+
+    curl_slist_free_all(r->slist);
+    r->slist = NULL;
+
+    if (sft_s3_request_add_header(r, &host, &cl->host) != SFT_OK
+        || (cl->creds && sft_s3_request_sign(r, path) != SFT_OK))
+    {
+        return SFT_ERROR;
+    }
+
+    for (i = 0; i < r->nheaders; i++) {
+        if (sft_s3_request_add_header(r, &r->headers[i].name,
+                                      &r->headers[i].value)
+            != SFT_OK)
+        {
+            return SFT_ERROR;
+        }
+    }
+
+    /* no "Expect: 100-continue" wait before a body */
+
+    r->slist = curl_slist_append(r->slist, "Expect:");
+
+    return r->slist ? SFT_OK : SFT_ERROR;
+}
+
+
+/* the signature of this attempt and the headers it covers */
+
+static sft_int_t
+sft_s3_request_sign(sft_s3_request_t *r, sft_str_t *path)
+{
+    u_char           *hex;
+    sft_str_t         date, auth;
+    sft_s3_sign_t     s;
+    sft_s3_client_t  *cl;
+
     static sft_str_t  amz_date = sft_string("x-amz-date");
     static sft_str_t  sha256 = sft_string("x-amz-content-sha256");
     static sft_str_t  authorization = sft_string("Authorization");
@@ -263,11 +301,7 @@ sft_s3_request_headers(sft_s3_request_t *r, sft_str_t *path)
         return SFT_ERROR;
     }
 
-    curl_slist_free_all(r->slist);
-    r->slist = NULL;
-
-    if (sft_s3_request_add_header(r, &host, &cl->host) != SFT_OK
-        || sft_s3_request_add_header(r, &amz_date, &date) != SFT_OK
+    if (sft_s3_request_add_header(r, &amz_date, &date) != SFT_OK
         || sft_s3_request_add_header(r, &sha256, &s.payload_hash) != SFT_OK
         || sft_s3_request_add_header(r, &authorization, &auth) != SFT_OK
         || (cl->creds->session_token.len
@@ -278,20 +312,7 @@ sft_s3_request_headers(sft_s3_request_t *r, sft_str_t *path)
         return SFT_ERROR;
     }
 
-    for (i = 0; i < r->nheaders; i++) {
-        if (sft_s3_request_add_header(r, &r->headers[i].name,
-                                      &r->headers[i].value)
-            != SFT_OK)
-        {
-            return SFT_ERROR;
-        }
-    }
-
-    /* no "Expect: 100-continue" wait before a body */
-
-    r->slist = curl_slist_append(r->slist, "Expect:");
-
-    return r->slist ? SFT_OK : SFT_ERROR;
+    return SFT_OK;
 }
 
 

@@ -2,7 +2,8 @@
  * sft_s3_xml.c -- S3's XML answers read with libxml2: no network, no
  * entity substitution and no document with a DTD at all (S3 never sends
  * one, so the entity bombs and external entities have nowhere to live),
- * a bounded body, element names matched without their namespace.
+ * a bounded body, element names matched without their namespace; and
+ * STS's answer to AssumeRoleWithWebIdentity.
  */
 
 #include <sft_config.h>
@@ -34,6 +35,12 @@ static sft_int_t sft_s3_xml_upload(xmlNode *node, sft_pool_t *pool,
     sft_s3_upload_t *up);
 static sft_int_t sft_s3_xml_result_root(xmlNode *root, sft_pool_t *pool,
     void *out);
+static sft_int_t sft_s3_xml_sts_root(xmlNode *root, sft_pool_t *pool,
+    void *out);
+static sft_int_t sft_s3_xml_key_text(xmlNode *node, const char *name,
+    sft_pool_t *pool, sft_str_t *s);
+static xmlNode *sft_s3_xml_child(xmlNode *node, const char *name);
+static xmlNode *sft_s3_xml_error_node(xmlNode *root);
 static sft_int_t sft_s3_xml_text(xmlNode *node, sft_pool_t *pool,
     sft_str_t *s);
 static sft_int_t sft_s3_xml_child_text(xmlNode *node, const char *name,
@@ -64,7 +71,7 @@ static sft_int_t sft_s3_url_decode(sft_str_t *s);
 sft_int_t
 sft_s3_xml_error(u_char *p, size_t n, sft_pool_t *pool, sft_s3_error_t *err)
 {
-    return sft_s3_xml_parse(p, n, pool, "Error", sft_s3_xml_error_root, err,
+    return sft_s3_xml_parse(p, n, pool, NULL, sft_s3_xml_error_root, err,
                             NULL);
 }
 
@@ -107,6 +114,15 @@ sft_s3_xml_result(u_char *p, size_t n, sft_pool_t *pool,
 }
 
 
+sft_int_t
+sft_s3_xml_sts(u_char *p, size_t n, sft_pool_t *pool, sft_s3_creds_t *creds,
+    sft_s3_error_t *err)
+{
+    return sft_s3_xml_parse(p, n, pool, "AssumeRoleWithWebIdentityResponse",
+                            sft_s3_xml_sts_root, creds, err);
+}
+
+
 static sft_int_t
 sft_s3_xml_parse(u_char *p, size_t n, sft_pool_t *pool,
     const char *root_name, sft_s3_xml_handler_pt handler, void *out,
@@ -131,7 +147,7 @@ sft_s3_xml_parse(u_char *p, size_t n, sft_pool_t *pool,
     if (root == NULL || doc->intSubset != NULL || doc->extSubset != NULL) {
         rc = SFT_ERROR;
 
-    } else if (err && sft_s3_xml_is(root, "Error")) {
+    } else if (err && sft_s3_xml_error_node(root)) {
         rc = sft_s3_xml_error_root(root, pool, err);
         rc = (rc == SFT_OK) ? SFT_DECLINED : rc;
 
@@ -151,21 +167,49 @@ sft_s3_xml_parse(u_char *p, size_t n, sft_pool_t *pool,
 static sft_int_t
 sft_s3_xml_error_root(xmlNode *root, sft_pool_t *pool, void *out)
 {
+    xmlNode         *node;
     sft_s3_error_t  *err = out;
 
     sft_memzero(err, sizeof(sft_s3_error_t));
 
-    if (sft_s3_xml_child_text(root, "Code", pool, &err->code) != SFT_OK
+    node = sft_s3_xml_error_node(root);
+
+    if (node == NULL
+        || sft_s3_xml_child_text(node, "Code", pool, &err->code) != SFT_OK
         || err->code.len == 0
-        || sft_s3_xml_child_text(root, "Message", pool, &err->message)
+        || sft_s3_xml_child_text(node, "Message", pool, &err->message)
            != SFT_OK
-        || sft_s3_xml_child_text(root, "RequestId", pool, &err->request_id)
+        || sft_s3_xml_child_text(node, "RequestId", pool, &err->request_id)
            != SFT_OK)
     {
         return SFT_ERROR;
     }
 
+    /* STS keeps the request id beside the <Error>, not in it */
+
+    if (err->request_id.len == 0 && node != root) {
+        return sft_s3_xml_child_text(root, "RequestId", pool,
+                                     &err->request_id);
+    }
+
     return SFT_OK;
+}
+
+
+/* S3's <Error>, or the <Error> in STS's <ErrorResponse>; NULL for others */
+
+static xmlNode *
+sft_s3_xml_error_node(xmlNode *root)
+{
+    if (sft_s3_xml_is(root, "Error")) {
+        return root;
+    }
+
+    if (sft_s3_xml_is(root, "ErrorResponse")) {
+        return sft_s3_xml_child(root, "Error");
+    }
+
+    return NULL;
 }
 
 
@@ -421,6 +465,62 @@ sft_s3_xml_result_root(xmlNode *root, sft_pool_t *pool, void *out)
 
 
 /*
+ * <AssumeRoleWithWebIdentityResult><Credentials>: the four of them, the
+ * keys and token printable ASCII, as they go into headers and the signing
+ * key; an Expiration at the epoch would read as keys that never expire.
+ */
+
+static sft_int_t
+sft_s3_xml_sts_root(xmlNode *root, sft_pool_t *pool, void *out)
+{
+    xmlNode         *node, *expiration;
+    sft_s3_creds_t  *creds = out;
+
+    sft_memzero(creds, sizeof(sft_s3_creds_t));
+
+    node = sft_s3_xml_child(root, "AssumeRoleWithWebIdentityResult");
+    node = node ? sft_s3_xml_child(node, "Credentials") : NULL;
+    expiration = node ? sft_s3_xml_child(node, "Expiration") : NULL;
+
+    if (expiration == NULL
+        || sft_s3_xml_time(expiration, pool, &creds->expires) != SFT_OK
+        || creds->expires == 0
+        || sft_s3_xml_key_text(node, "AccessKeyId", pool, &creds->access_key)
+           != SFT_OK
+        || sft_s3_xml_key_text(node, "SecretAccessKey", pool,
+                               &creds->secret_key) != SFT_OK
+        || sft_s3_xml_key_text(node, "SessionToken", pool,
+                               &creds->session_token) != SFT_OK
+        || creds->secret_key.len > SFT_S3_SECRET_MAX)
+    {
+        return SFT_ERROR;
+    }
+
+    return SFT_OK;
+}
+
+
+static sft_int_t
+sft_s3_xml_key_text(xmlNode *node, const char *name, sft_pool_t *pool,
+    sft_str_t *s)
+{
+    size_t  i;
+
+    if (sft_s3_xml_child_text(node, name, pool, s) != SFT_OK || s->len == 0) {
+        return SFT_ERROR;
+    }
+
+    for (i = 0; i < s->len; i++) {
+        if (s->data[i] <= ' ' || s->data[i] >= 0x7f) {
+            return SFT_ERROR;
+        }
+    }
+
+    return SFT_OK;
+}
+
+
+/*
  * The element's text: its text and CDATA children, copied into the pool;
  * anything else inside (an element, an entity reference) is refused.
  */
@@ -468,16 +568,30 @@ sft_s3_xml_child_text(xmlNode *node, const char *name, sft_pool_t *pool,
 {
     xmlNode  *c;
 
-    for (c = node->children; c; c = c->next) {
-        if (sft_s3_xml_is(c, name)) {
-            return sft_s3_xml_text(c, pool, s);
-        }
+    c = sft_s3_xml_child(node, name);
+    if (c) {
+        return sft_s3_xml_text(c, pool, s);
     }
 
     s->len = 0;
     s->data = (u_char *) "";
 
     return SFT_OK;
+}
+
+
+static xmlNode *
+sft_s3_xml_child(xmlNode *node, const char *name)
+{
+    xmlNode  *c;
+
+    for (c = node->children; c; c = c->next) {
+        if (sft_s3_xml_is(c, name)) {
+            return c;
+        }
+    }
+
+    return NULL;
 }
 
 

@@ -1,10 +1,14 @@
 /*
  * sft_s3_xml.h -- the XML bodies S3 answers with, parsed by libxml2 into
- * pool-allocated structures: errors, listings, multipart uploads, copies.
+ * pool-allocated structures: errors, listings, multipart uploads, copies;
+ * and the keys STS answers AssumeRoleWithWebIdentity with.
  */
 
 #ifndef _SFT_S3_XML_H_INCLUDED_
 #define _SFT_S3_XML_H_INCLUDED_
+
+
+#include <sft_s3_sign.h>
 
 
 /* a body longer than this is refused unparsed (1000 keys of 1024 bytes) */
@@ -65,10 +69,10 @@ typedef struct {
 
 /*
  * Each returns SFT_OK with the structure filled; SFT_DECLINED when the
- * body is an <Error> document, with err filled (S3 answers a
- * CompleteMultipartUpload or a copy that failed late with 200 and such a
- * body); SFT_ERROR for a body that is too long, not well formed, has a
- * DTD, or lacks what the answer must have.
+ * body is an <Error> document (or STS's <ErrorResponse> around one), with
+ * err filled (S3 answers a CompleteMultipartUpload or a copy that failed
+ * late with 200 and such a body); SFT_ERROR for a body that is too long,
+ * not well formed, has a DTD, or lacks what the answer must have.
  */
 sft_int_t sft_s3_xml_error(u_char *p, size_t n, sft_pool_t *pool,
     sft_s3_error_t *err);
@@ -80,6 +84,14 @@ sft_int_t sft_s3_xml_uploads(u_char *p, size_t n, sft_pool_t *pool,
     sft_s3_uploads_t *uploads, sft_s3_error_t *err);
 sft_int_t sft_s3_xml_result(u_char *p, size_t n, sft_pool_t *pool,
     sft_s3_result_t *result, sft_s3_error_t *err);
+
+/*
+ * AssumeRoleWithWebIdentityResponse: AccessKeyId, SecretAccessKey,
+ * SessionToken (all printable ASCII, the secret at most
+ * SFT_S3_SECRET_MAX) and Expiration into creds.
+ */
+sft_int_t sft_s3_xml_sts(u_char *p, size_t n, sft_pool_t *pool,
+    sft_s3_creds_t *creds, sft_s3_error_t *err);
 
 /* "2026-12-01T18:52:47.000Z" (ISO 8601, UTC) to seconds, -1 if invalid */
 time_t sft_s3_parse_time(u_char *p, size_t n);

@@ -10,6 +10,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include "sft_tap.h"
+#include "sft_test_loop.h"
 
 #include <sft_s3_client.h>
 #include <sft_s3_imds.h>
@@ -36,35 +37,12 @@ on_done(sft_s3_request_t *r)
 }
 
 
-static void
-on_guard(sft_event_t *ev)
-{
-    (void) ev;
-}
-
-
 /* the loop for ms, or until *counter reaches target */
 
 static sft_uint_t
 spin(sft_msec_t ms, sft_uint_t *counter, sft_uint_t target)
 {
-    sft_msec_t   end;
-    sft_event_t  guard;
-
-    sft_memzero(&guard, sizeof(guard));
-    guard.handler = on_guard;
-    guard.log = cycle.log;
-
-    end = sft_current_msec + ms;
-
-    while (*counter < target && sft_current_msec < end) {
-        sft_add_timer(&guard, end - sft_current_msec);
-        sft_process_events_and_timers(&cycle);
-    }
-
-    sft_del_timer(&guard);
-
-    return *counter >= target;
+    return sft_test_loop(&cycle, ms, counter, target);
 }
 
 
@@ -250,12 +228,7 @@ imds_update(sft_s3_imds_t *m, sft_int_t rc)
 {
     (void) m;
 
-    if (rc == SFT_OK) {
-        imds_updates++;
-
-    } else {
-        imds_failures++;
-    }
+    sft_test_count(rc, &imds_updates, &imds_failures);
 }
 
 

@@ -1,7 +1,8 @@
 /*
  * test_s3_creds.c -- static S3 credentials: a private file is read, a
  * file open to group or others is refused, a file without a secret is
- * refused; the environment's keys are taken when both are set.
+ * refused; the environment's keys are taken when both are set; keys
+ * that expire are fetched again 5 minutes before, or halfway.
  */
 
 #include <sft_config.h>
@@ -44,7 +45,7 @@ main(void)
     sft_pool_t      *pool;
     sft_s3_creds_t   c;
 
-    printf("1..8\n");
+    printf("1..11\n");
 
     log = sft_log_init();
     pool = sft_create_pool(4096, log);
@@ -100,6 +101,18 @@ main(void)
     ok(sft_s3_creds_env(pool, &c) == SFT_OK && is(&c.access_key, "A")
        && is(&c.secret_key, "S") && is(&c.session_token, "T"),
        "environment: key id, secret and token");
+
+    ok(sft_s3_creds_refresh_in(1000 + 3600, 1000) == 3300 * 1000
+       && sft_s3_creds_refresh_in(1000 + 601, 1000) == 301 * 1000,
+       "keys for an hour: fetched again 5 minutes before they expire");
+
+    ok(sft_s3_creds_refresh_in(1000 + 600, 1000) == 300 * 1000
+       && sft_s3_creds_refresh_in(1000 + 4, 1000) == 2 * 1000,
+       "keys for 10 minutes or less: fetched again halfway");
+
+    ok(sft_s3_creds_refresh_in(1000 + 1, 1000) == 1000
+       && sft_s3_creds_refresh_in(1000 - 5, 1000) == 1000,
+       "keys about to expire or expired: fetched again 1 s on");
 
     sft_destroy_pool(pool);
 

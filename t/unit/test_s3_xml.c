@@ -3,7 +3,9 @@
  * (captured with boto3) parsed into their structures, the 200-with-Error
  * body of a failed CompleteMultipartUpload, and malformed or hostile
  * bodies refused (too long, not well formed, a DTD with entities, an
- * external entity, out-of-range numbers and times).
+ * external entity, out-of-range numbers and times); STS's answer to
+ * AssumeRoleWithWebIdentity and its <ErrorResponse>, as moto sent them,
+ * and keys that could not go into a header refused.
  */
 
 #include <sft_config.h>
@@ -148,6 +150,47 @@ static const char  uploads_page[] =
     "</ListMultipartUploadsResult>";
 
 
+static const char  moto_sts[] =
+    "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/d"
+    "oc/2011-06-15/\"><AssumeRoleWithWebIdentityResult><Credentials><Acces"
+    "sKeyId>ASIARZPUZDIKLHUNYD2X</AccessKeyId><SecretAccessKey>mHt+yowS4rP"
+    "W8mmIyRuT/ooIF3rIonFS4e61rQmm</SecretAccessKey><SessionToken>FQoGZXIv"
+    "YXdzEBYaD2e6fhe66xjxWbuVM3uebblvAj8egn07xCJ7QZ6ppkImvsrr75JBXXZRDnn4X"
+    "c2YD9EViTIGlNh8Kk2MQNIkgTGJXpYnGmyKhk121dlvuoD5PKCLpZrL/b4K0YDETzdt6k"
+    "XX6mgNnSXf+h6Rpte1LzJCaqKq+C6WBzudfFc8XytpQpHXuBylz9liGB7YC3qn9QAjzkr"
+    "Te8KSZHVgIUg678HtvBcWcFI9K6kzzOPyOIen0HCdwxamikz1MgdeCiTo9yHTJe2Msz8I"
+    "gFL+nAO3mBlNj/K2eV2gyrYt+okbLzH516e7OtQCA/fJ7XUxq2nVrp7Wd+vXEQFIPf4Ch"
+    "I0=</SessionToken><Expiration>2026-12-01T22:03:56.830586Z</Expiration"
+    "></Credentials><AssumedRoleUser><AssumedRoleId>ARO123EXAMPLE123:siftp"
+    "</AssumedRoleId><Arn>arn:aws:sts::123456789012:assumed-role/r/siftp</"
+    "Arn></AssumedRoleUser><PackedPolicySize>6</PackedPolicySize></AssumeR"
+    "oleWithWebIdentityResult><ResponseMetadata><RequestId>hM57IRavi6gsJ8A"
+    "Sgcv3epHLFnHDzRvU6PEcgEPLUw3tWryxylX0</RequestId></ResponseMetadata><"
+    "/AssumeRoleWithWebIdentityResponse>";
+
+static const char  moto_sts_error[] =
+    "<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><E"
+    "rror><Type>Sender</Type><Code>ValidationError</Code><Message>1 valida"
+    "tion error detected</Message></Error><RequestId>Q7Zbped5DZVNS1EpY9zCJ"
+    "eUILogdZhxYRTYe1Rvqpa8KLFhap2zy</RequestId></ErrorResponse>";
+
+static const char  sts_no_expiration[] =
+    "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>"
+    "<Credentials><AccessKeyId>ASIA1</AccessKeyId><SecretAccessKey>s</Secr"
+    "etAccessKey><SessionToken>t</SessionToken></Credentials></AssumeRoleW"
+    "ithWebIdentityResult></AssumeRoleWithWebIdentityResponse>";
+
+static const char  sts_line_break[] =
+    "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>"
+    "<Credentials><AccessKeyId>ASIA1</AccessKeyId><SecretAccessKey>s</Secr"
+    "etAccessKey><SessionToken>t&#13;&#10;X-Evil: 1</SessionToken><Expirat"
+    "ion>2026-12-01T22:03:56Z</Expiration></Credentials></AssumeRoleWithWe"
+    "bIdentityResult></AssumeRoleWithWebIdentityResponse>";
+
+static const char  sts_error_no_code[] =
+    "<ErrorResponse><Error><Message>m</Message></Error></ErrorResponse>";
+
+
 #define XML(s)  (u_char *) (s), sizeof(s) - 1
 
 
@@ -167,13 +210,14 @@ main(void)
     sft_log_t         *log;
     sft_pool_t        *pool;
     sft_s3_list_t      list;
+    sft_s3_creds_t     creds;
     sft_s3_error_t     err;
     sft_s3_result_t    result;
     sft_s3_object_t   *obj;
     sft_s3_upload_t   *up;
     sft_s3_uploads_t   uploads;
 
-    printf("1..24\n");
+    printf("1..30\n");
 
     log = sft_log_init();
     pool = sft_create_pool(16384, log);
@@ -285,6 +329,40 @@ main(void)
 
     ok(sft_s3_xml_list(XML(nested_key), pool, &list, &err) == SFT_ERROR,
        "an element inside a key is refused");
+
+    /* STS */
+
+    ok(sft_s3_xml_sts(XML(moto_sts), pool, &creds, &err) == SFT_OK
+       && eq(&creds.access_key, "ASIARZPUZDIKLHUNYD2X")
+       && eq(&creds.secret_key, "mHt+yowS4rPW8mmIyRuT/ooIF3rIonFS4e61rQmm")
+       && creds.session_token.len == 356
+       && memcmp(creds.session_token.data, "FQoGZXIvYXdz", 12) == 0
+       && creds.expires == 1796162636,
+       "AssumeRoleWithWebIdentity: keys, token, expiry in UTC");
+
+    ok(sft_s3_xml_sts(XML(moto_sts_error), pool, &creds, &err)
+       == SFT_DECLINED
+       && eq(&err.code, "ValidationError")
+       && eq(&err.message, "1 validation error detected")
+       && eq(&err.request_id,
+             "Q7Zbped5DZVNS1EpY9zCJeUILogdZhxYRTYe1Rvqpa8KLFhap2zy"),
+       "STS ErrorResponse: code, message, the request id beside them");
+
+    ok(sft_s3_xml_error(XML(moto_sts_error), pool, &err) == SFT_OK
+       && eq(&err.code, "ValidationError"),
+       "an ErrorResponse read as an error by the request layer too");
+
+    ok(sft_s3_xml_sts(XML(sts_no_expiration), pool, &creds, &err)
+       == SFT_ERROR, "STS keys without an expiration are refused");
+
+    ok(sft_s3_xml_sts(XML(sts_line_break), pool, &creds, &err) == SFT_ERROR,
+       "an STS token with a line break is refused");
+
+    ok(sft_s3_xml_sts(XML(sts_error_no_code), pool, &creds, &err)
+       == SFT_ERROR
+       && sft_s3_xml_sts(XML(moto_initiate), pool, &creds, &err)
+          == SFT_ERROR,
+       "an ErrorResponse without a code, or another answer, is refused");
 
     big = malloc(SFT_S3_XML_MAX + 1);
     memset(big, ' ', SFT_S3_XML_MAX + 1);
