@@ -124,9 +124,19 @@ sft_s3_request_attempt(sft_s3_request_t *r)
         return SFT_ERROR;
     }
 
-    p = sft_cpymem(path.data, cl->prefix.data, cl->prefix.len);
+    /* an empty prefix or key may have no data at all: memcpy's NULL */
+
+    p = path.data;
+
+    if (cl->prefix.len) {
+        p = sft_cpymem(p, cl->prefix.data, cl->prefix.len);
+    }
+
     *p++ = '/';
-    sft_memcpy(p, r->key.data, r->key.len);
+
+    if (r->key.len) {
+        sft_memcpy(p, r->key.data, r->key.len);
+    }
 
     if (sft_s3_canonical_query(r->query, r->nquery, r->pool, &query)
         != SFT_OK)
