@@ -1,0 +1,177 @@
+/*
+ * sft_http_api_recount.c -- POST /api/v1/users/NAME/recount: the user's
+ * home counted again by the storage on the thread pool, for files put in
+ * or taken out behind the server's back; the count replaces the user's
+ * usage in the shared zone, which every worker's quota checks read.  The
+ * answer waits for the count.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_http_api_users.h>
+#include <sft_vfs.h>
+
+
+#define SFT_HTTP_RECOUNT_PREFIX  "/api/v1/users/"
+#define SFT_HTTP_RECOUNT_SUFFIX  "/recount"
+
+
+typedef struct {
+    sft_vfs_recount_t    rc;
+    sft_http_request_t  *request;
+    sft_user_t          *user;
+} sft_http_api_recount_t;
+
+
+static char *sft_http_api_recount_init(sft_conf_t *cf, void *conf);
+static sft_int_t sft_http_api_recount(sft_http_request_t *r);
+
+
+static sft_proto_module_t  sft_http_api_recount_module_ctx = {
+    NULL,
+    sft_http_api_recount_init,
+    NULL,
+    NULL
+};
+
+
+sft_module_t  sft_http_api_recount_module = {
+    SFT_MODULE_V1,
+    &sft_http_api_recount_module_ctx,      /* module context */
+    NULL,                                  /* module directives */
+    SFT_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    SFT_MODULE_V1_PADDING
+};
+
+
+static char *
+sft_http_api_recount_init(sft_conf_t *cf, void *conf)
+{
+    (void) conf;
+
+    if (sft_http_add_route(cf, SFT_HTTP_RECOUNT_PREFIX "*"
+                           SFT_HTTP_RECOUNT_SUFFIX, SFT_HTTP_POST,
+                           sft_http_api_recount) != SFT_OK)
+    {
+        return SFT_CONF_ERROR;
+    }
+
+    return SFT_CONF_OK;
+}
+
+
+/* the answer, its audit line and the user given back */
+
+static sft_int_t
+sft_http_api_recount_answer(sft_http_api_recount_t *hr)
+{
+    char                 reason[64];
+    json_t              *o;
+    sft_http_request_t  *r = hr->request;
+    sft_storage_req_t   *req = &hr->rc.req;
+
+    reason[0] = '\0';
+
+    if (req->err != SFT_STORAGE_OK) {
+        sft_memcpy(reason, "the home could not be counted",
+                   sizeof("the home could not be counted"));
+    }
+
+    sft_http_api_audit(r, &hr->rc.user, reason[0] ? 500 : 200, reason);
+    sft_user_release(hr->user);
+
+    if (reason[0]) {
+        return sft_http_api_error(r, 500, NULL, reason);
+    }
+
+    o = json_pack("{s:I, s:I}", "bytes", (json_int_t) req->usage.bytes,
+                  "files", (json_int_t) req->usage.files);
+    if (o == NULL) {
+        return SFT_ERROR;
+    }
+
+    return sft_http_api_send_json(r, 200, o);
+}
+
+
+static void
+sft_http_api_recount_done(sft_vfs_recount_t *rc)
+{
+    sft_http_api_recount_t  *hr = rc->data;
+
+    (void) sft_http_api_recount_answer(hr);
+
+    sft_http_resume(hr->request);
+}
+
+
+static sft_int_t
+sft_http_api_recount(sft_http_request_t *r)
+{
+    char                     reason[64];
+    sft_int_t                rc;
+    sft_str_t                name, none = sft_null_string;
+    sft_user_t              *u;
+    sft_http_api_recount_t  *hr;
+
+    if (!sft_http_api_enabled(r)) {
+        return sft_http_send_response(r, 404, NULL, NULL);
+    }
+
+    /* the route's "*" is one segment: the name */
+
+    name.data = r->path.data + sizeof(SFT_HTTP_RECOUNT_PREFIX) - 1;
+    name.len = r->path.len - (sizeof(SFT_HTTP_RECOUNT_PREFIX) - 1)
+               - (sizeof(SFT_HTTP_RECOUNT_SUFFIX) - 1);
+
+    if (sft_users_valid_name(&name) != SFT_OK) {
+        name = none;
+    }
+
+    u = name.len ? sft_users_lookup(&name, r->connection->log) : NULL;
+
+    if (u == NULL) {
+        sft_memcpy(reason, "no such user", sizeof("no such user"));
+        sft_http_api_audit(r, &name, 404, reason);
+        return sft_http_api_error(r, 404, NULL, reason);
+    }
+
+    hr = sft_pcalloc(r->pool, sizeof(sft_http_api_recount_t));
+    if (hr == NULL) {
+        return SFT_ERROR;
+    }
+
+    hr->request = r;
+    hr->user = sft_user_acquire(u);
+    hr->rc.handler = sft_http_api_recount_done;
+    hr->rc.data = hr;
+
+    rc = sft_vfs_usage_recount(&hr->rc, u, r->pool, r->connection->log);
+
+    if (rc == SFT_AGAIN) {
+        return SFT_AGAIN;
+    }
+
+    if (rc == SFT_OK) {
+        return sft_http_api_recount_answer(hr);
+    }
+
+    if (rc == SFT_DECLINED) {
+        sft_memcpy(reason, "a recount of the user runs already",
+                   sizeof("a recount of the user runs already"));
+    } else {
+        sft_memcpy(reason, "the user's usage cannot be counted",
+                   sizeof("the user's usage cannot be counted"));
+    }
+
+    sft_http_api_audit(r, &name, rc == SFT_DECLINED ? 409 : 500, reason);
+    sft_user_release(hr->user);
+
+    return sft_http_api_error(r, rc == SFT_DECLINED ? 409 : 500, NULL,
+                              reason);
+}
