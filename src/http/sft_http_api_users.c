@@ -194,7 +194,6 @@ sft_http_api_audit_log(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 static char *
 sft_http_api_init_main_conf(sft_conf_t *cf, void *conf)
 {
-    sft_uint_t         any;
     sft_users_conf_t  *ucf;
 
     (void) conf;
@@ -205,12 +204,12 @@ sft_http_api_init_main_conf(sft_conf_t *cf, void *conf)
                                             sft_users_module);
     ucf->workers_write = 1;
 
-    any = SFT_HTTP_GET|SFT_HTTP_PUT|SFT_HTTP_PATCH|SFT_HTTP_DELETE;
-
     if (sft_http_add_route(cf, SFT_HTTP_API_PREFIX, SFT_HTTP_GET|SFT_HTTP_POST,
                            sft_http_api_users) != SFT_OK
-        || sft_http_add_route(cf, SFT_HTTP_API_PREFIX "/*", any,
-                              sft_http_api_users) != SFT_OK)
+        || sft_http_add_route(cf, SFT_HTTP_API_PREFIX "/*",
+                              SFT_HTTP_GET|SFT_HTTP_PUT|SFT_HTTP_PATCH
+                              |SFT_HTTP_DELETE, sft_http_api_users)
+           != SFT_OK)
     {
         return SFT_CONF_ERROR;
     }
