@@ -417,7 +417,7 @@ step('screenshot', "$shots/bans.png");
 
 $r = step('server');
 like($r->{version} // '', qr/^\d+\.\d+/, 'server: the version');
-like($r->{modules} // '', qr/\bsft_http_api_server_module\b/,
+like($r->{modules} // '', qr/\bsft_http_api_module\b/,
     'and the modules');
 is($r->{workers}, '2', 'and the workers');
 step('screenshot', "$shots/server.png");

@@ -8,7 +8,8 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
-#include <sft_http_api_users.h>
+#include <sft_http_api.h>
+#include <sft_users.h>
 #include <sft_vfs.h>
 
 
@@ -23,46 +24,14 @@ typedef struct {
 } sft_http_api_recount_t;
 
 
-static char *sft_http_api_recount_init(sft_conf_t *cf, void *conf);
 static sft_int_t sft_http_api_recount(sft_http_request_t *r);
 
 
-static sft_proto_module_t  sft_http_api_recount_module_ctx = {
-    NULL,
-    sft_http_api_recount_init,
-    NULL,
-    NULL
+const sft_http_api_route_t  sft_http_api_recount_routes[] = {
+    sft_http_api_route(SFT_HTTP_RECOUNT_PREFIX "*" SFT_HTTP_RECOUNT_SUFFIX,
+                       SFT_HTTP_POST, sft_http_api_recount),
+    sft_http_api_null_route
 };
-
-
-sft_module_t  sft_http_api_recount_module = {
-    SFT_MODULE_V1,
-    &sft_http_api_recount_module_ctx,      /* module context */
-    NULL,                                  /* module directives */
-    SFT_HTTP_MODULE,                       /* module type */
-    NULL,                                  /* init master */
-    NULL,                                  /* init module */
-    NULL,                                  /* init process */
-    NULL,                                  /* exit process */
-    NULL,                                  /* exit master */
-    SFT_MODULE_V1_PADDING
-};
-
-
-static char *
-sft_http_api_recount_init(sft_conf_t *cf, void *conf)
-{
-    (void) conf;
-
-    if (sft_http_add_route(cf, SFT_HTTP_RECOUNT_PREFIX "*"
-                           SFT_HTTP_RECOUNT_SUFFIX, SFT_HTTP_POST,
-                           sft_http_api_recount) != SFT_OK)
-    {
-        return SFT_CONF_ERROR;
-    }
-
-    return SFT_CONF_OK;
-}
 
 
 /* the answer, its audit line and the user given back */
@@ -70,24 +39,20 @@ sft_http_api_recount_init(sft_conf_t *cf, void *conf)
 static sft_int_t
 sft_http_api_recount_answer(sft_http_api_recount_t *hr)
 {
-    char                 reason[64];
     json_t              *o;
+    sft_int_t            rc;
     sft_http_request_t  *r = hr->request;
     sft_storage_req_t   *req = &hr->rc.req;
 
-    reason[0] = '\0';
-
     if (req->err != SFT_STORAGE_OK) {
-        sft_memcpy(reason, "the home could not be counted",
-                   sizeof("the home could not be counted"));
+        rc = sft_http_api_refuse(r, &hr->rc.user, 500,
+                                 "the home could not be counted");
+        sft_user_release(hr->user);
+        return rc;
     }
 
-    sft_http_api_audit(r, &hr->rc.user, reason[0] ? 500 : 200, reason);
+    sft_http_api_audit(r, &hr->rc.user, 200, "");
     sft_user_release(hr->user);
-
-    if (reason[0]) {
-        return sft_http_api_error(r, 500, NULL, reason);
-    }
 
     o = json_pack("{s:I, s:I}", "bytes", (json_int_t) req->usage.bytes,
                   "files", (json_int_t) req->usage.files);
@@ -113,15 +78,10 @@ sft_http_api_recount_done(sft_vfs_recount_t *rc)
 static sft_int_t
 sft_http_api_recount(sft_http_request_t *r)
 {
-    char                     reason[64];
     sft_int_t                rc;
     sft_str_t                name, none = sft_null_string;
     sft_user_t              *u;
     sft_http_api_recount_t  *hr;
-
-    if (!sft_http_api_enabled(r)) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
 
     /* the route's "*" is one segment: the name */
 
@@ -136,9 +96,7 @@ sft_http_api_recount(sft_http_request_t *r)
     u = name.len ? sft_users_lookup(&name, r->connection->log) : NULL;
 
     if (u == NULL) {
-        sft_memcpy(reason, "no such user", sizeof("no such user"));
-        sft_http_api_audit(r, &name, 404, reason);
-        return sft_http_api_error(r, 404, NULL, reason);
+        return sft_http_api_refuse(r, &name, 404, "no such user");
     }
 
     hr = sft_pcalloc(r->pool, sizeof(sft_http_api_recount_t));
@@ -161,17 +119,13 @@ sft_http_api_recount(sft_http_request_t *r)
         return sft_http_api_recount_answer(hr);
     }
 
-    if (rc == SFT_DECLINED) {
-        sft_memcpy(reason, "a recount of the user runs already",
-                   sizeof("a recount of the user runs already"));
-    } else {
-        sft_memcpy(reason, "the user's usage cannot be counted",
-                   sizeof("the user's usage cannot be counted"));
-    }
+    rc = (rc == SFT_DECLINED)
+         ? sft_http_api_refuse(r, &name, 409,
+                               "a recount of the user runs already")
+         : sft_http_api_refuse(r, &name, 500,
+                               "the user's usage cannot be counted");
 
-    sft_http_api_audit(r, &name, rc == SFT_DECLINED ? 409 : 500, reason);
     sft_user_release(hr->user);
 
-    return sft_http_api_error(r, rc == SFT_DECLINED ? 409 : 500, NULL,
-                              reason);
+    return rc;
 }

@@ -494,6 +494,15 @@ sft_http_dispatch(sft_http_request_t *r)
         return;
     }
 
+    /* "api off": no route under /api/, without a hint of which exist */
+
+    if (r->path.len >= 5 && sft_memcmp(r->path.data, "/api/", 5) == 0
+        && !sft_http_api_enabled(r))
+    {
+        (void) sft_http_send_response(r, 404, NULL, NULL);
+        return;
+    }
+
     cmcf = sft_proto_get_module_main_conf(r->hc->ctx, sft_http_core_module);
     route = cmcf->routes.elts;
 

@@ -31,8 +31,9 @@ def check(ok, what, why=''):
     sys.stdout.flush()
 
 
-# the routes of the sources: sft_http_add_route(cf, PATH, METHODS, ...),
-# PATH string literals and macros of the file
+# the routes of the sources: sft_http_add_route(cf, PATH, METHODS, ...)
+# and the tables' sft_http_api_route(PATH, METHODS, ...), PATH string
+# literals and macros of the file
 
 METHODS = {'GET': 'get', 'POST': 'post', 'PUT': 'put', 'PATCH': 'patch',
            'DELETE': 'delete'}
@@ -43,7 +44,8 @@ def routes():
     for name in sorted(glob.glob(srcdir + '/src/http/*.c')):
         text = open(name).read()
         macros = dict(re.findall(r'#define\s+(\w+)\s+("[^"]*")', text))
-        for m in re.finditer(r'sft_http_add_route\(\s*cf,\s*([^,]+),'
+        for m in re.finditer(r'(?:sft_http_add_route\(\s*cf,|'
+                             r'sft_http_api_route\()\s*([^,]+),'
                              r'\s*([^,]+),', text):
             expr, meth = m.group(1), m.group(2)
             parts = re.findall(r'"[^"]*"|\w+', expr)
