@@ -31,11 +31,11 @@ CLK = os.sysconf("SC_CLK_TCK")
 PROFILES = {
     "quick": dict(runs=3, big=GiB // 4, sftp_big=GiB // 16, par_n=16, par_size=32 << 20, small_n=1000,
                   small_size=16 << 10, login_window=0.4, login_max=300, conc=32, first_conc_runs=1,
-                  sessions=200, mem_runs=1, setup_runs=5, ceil_runs=1,
+                  sessions=200, mem_runs=1, setup_runs=5, ceil_runs=1, api_gets=500,
                   speed_secs=1, iperf_secs=2, budget_s=285),
     "full": dict(runs=5, big=GiB, sftp_big=GiB, par_n=16, par_size=256 << 20, small_n=1000,
                  small_size=16 << 10, login_window=3.0, login_max=5000, conc=32, first_conc_runs=5,
-                 sessions=200, mem_runs=3, setup_runs=15, ceil_runs=3,
+                 sessions=200, mem_runs=3, setup_runs=15, ceil_runs=3, api_gets=500,
                  speed_secs=3, iperf_secs=5, budget_s=2200),
 }
 TRANSFER_TIMEOUT_S = 300     # any single client process
@@ -556,10 +556,10 @@ def mem_idle(ctx, srv):
     return dict(value=mib, processes=nproc)
 
 
-def mem_sessions(ctx, srv):
-    port = ctx.endpoint(srv, "ftp")
-    n = ctx.p["sessions"]
-    conns, lock, errs = [], threading.Lock(), []
+def open_ftp_sessions(ctx, port, n, conns):
+    """n FTP sessions logged in and idle, by 16 threads, into conns; the
+    errors of those that failed"""
+    lock, errs = threading.Lock(), []
     stop_at = time.monotonic() + 60
 
     def opener(k):
@@ -574,70 +574,132 @@ def mem_sessions(ctx, srv):
             except Exception as e:
                 with lock:
                     errs.append(str(e)[:100])
+    ths = [threading.Thread(target=opener, args=(n // 16 + (k < n % 16),), daemon=True) for k in range(16)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join(90)
+    return errs
+
+
+def close_ftp_sessions(conns):
+    for c in conns:
+        try:
+            c.quit()
+        except Exception:
+            c.close()
+
+
+def open_sftp_sessions(ctx, port, n, procs):
+    """n OpenSSH clients logged in and idle (`sftp -b -` kept open), in waves
+    of 8 so that sshd's MaxStartups (10) never refuses one, into procs; how
+    many are in"""
+    import select
+    ready = 0
+    deadline = time.monotonic() + 180
+    while len(procs) < n and time.monotonic() < deadline:
+        wave = []
+        for _ in range(min(8, n - len(procs))):
+            pr = subprocess.Popen(ctx.sftp_cmd(port, "-", "chacha"), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            pr.stdin.write(b"pwd\n")
+            pr.stdin.flush()
+            wave.append(pr)
+        procs += wave
+        for pr in wave:
+            buf = b""
+            while b"Remote working directory" not in buf and time.monotonic() < deadline:
+                r, _, _ = select.select([pr.stdout], [], [], 1.0)
+                if r:
+                    chunk = os.read(pr.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    buf += chunk
+            ready += b"Remote working directory" in buf
+    return ready
+
+
+def close_sftp_sessions(procs):
+    for pr in procs:
+        try:
+            pr.stdin.close()
+        except Exception:
+            pass
+    for pr in procs:
+        try:
+            pr.wait(10)
+        except Exception:
+            pr.kill()
+            pr.wait()
+
+
+def mem_sessions(ctx, srv):
+    port = ctx.endpoint(srv, "ftp")
+    n = ctx.p["sessions"]
+    conns = []
     try:
-        ths = [threading.Thread(target=opener, args=(n // 16 + (k < n % 16),), daemon=True) for k in range(16)]
-        for t in ths:
-            t.start()
-        for t in ths:
-            t.join(90)
+        errs = open_ftp_sessions(ctx, port, n, conns)
         time.sleep(0.5)
         mib, nproc = pss_mib(ctx.root(srv))
     finally:
-        for c in conns:
-            try:
-                c.quit()
-            except Exception:
-                c.close()
+        close_ftp_sessions(conns)
     if len(conns) < n:
         raise RuntimeError(f"only {len(conns)}/{n} sessions logged in: {errs[-1] if errs else ''}")
     return dict(value=mib, sessions=len(conns), processes=nproc)
 
 
 def mem_sftp_sessions(ctx, srv):
-    """n OpenSSH clients logged in and idle (`sftp -b -` kept open), in waves
-    of 8 so that sshd's MaxStartups (10) never refuses one"""
-    import select
     port = ctx.endpoint(srv, "sftp")
     n = ctx.p["sessions"]
-    procs, ready = [], 0
-    deadline = time.monotonic() + 180
+    procs = []
     try:
-        while len(procs) < n and time.monotonic() < deadline:
-            wave = []
-            for _ in range(min(8, n - len(procs))):
-                pr = subprocess.Popen(ctx.sftp_cmd(port, "-", "chacha"), stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                pr.stdin.write(b"pwd\n")
-                pr.stdin.flush()
-                wave.append(pr)
-            procs += wave
-            for pr in wave:
-                buf = b""
-                while b"Remote working directory" not in buf and time.monotonic() < deadline:
-                    r, _, _ = select.select([pr.stdout], [], [], 1.0)
-                    if r:
-                        chunk = os.read(pr.stdout.fileno(), 4096)
-                        if not chunk:
-                            break
-                        buf += chunk
-                ready += b"Remote working directory" in buf
+        ready = open_sftp_sessions(ctx, port, n, procs)
         time.sleep(SETTLE_S)
         mib, nproc = pss_mib(ctx.root(srv))
     finally:
-        for pr in procs:
-            try:
-                pr.stdin.close()
-            except Exception:
-                pass
-        for pr in procs:
-            try:
-                pr.wait(10)
-            except Exception:
-                pr.kill()
-                pr.wait()
+        close_sftp_sessions(procs)
     if ready < n:
         raise RuntimeError(f"only {ready}/{n} SFTP sessions logged in")
     return dict(value=mib, sessions=ready, processes=nproc)
+
+
+def api_sessions(ctx, srv):
+    """half the sessions FTP, half SFTP, held open; then api_gets sequential
+    GET /api/v1/sessions on one keep-alive connection, each timed by the
+    client: p50 (the value) and p99 in ms"""
+    import http.client
+    ep = srv.get("api")
+    if not ep:
+        raise Skip("–" if srv["name"] != "siftpd" else "n/a (no FTP and SFTP)")
+    n = ctx.p["sessions"]
+    conns, procs, times = [], [], []
+    try:
+        open_ftp_sessions(ctx, ctx.endpoint(srv, "ftp"), n // 2, conns)
+        ready = open_sftp_sessions(ctx, ctx.endpoint(srv, "sftp"), n - n // 2, procs)
+        if len(conns) + ready < n:
+            raise RuntimeError(f"only {len(conns)} FTP and {ready} SFTP of {n} sessions in")
+        time.sleep(SETTLE_S)
+        h = http.client.HTTPConnection("127.0.0.1", ep["port"], timeout=30)
+        auth = {"Authorization": "Bearer " + ep["token"]}
+        listed = 0
+        for _ in range(ctx.p["api_gets"]):
+            t0 = time.perf_counter()
+            h.request("GET", "/api/v1/sessions", headers=auth)
+            r = h.getresponse()
+            body = r.read()
+            times.append(time.perf_counter() - t0)
+            if r.status != 200:
+                raise RuntimeError(f"GET /api/v1/sessions: {r.status}")
+            listed = len(json.loads(body))
+        h.close()
+    finally:
+        close_ftp_sessions(conns)
+        close_sftp_sessions(procs)
+    if listed < n:
+        raise RuntimeError(f"only {listed}/{n} sessions listed")
+    times.sort()
+    return dict(value=1000 * times[len(times) // 2], p99=1000 * times[(99 * len(times)) // 100],
+                sessions=listed, gets=len(times))
 
 
 def ftps_probe(ctx, srv):
@@ -873,6 +935,10 @@ ROWS = [
         runs="mem_runs"),
     Row("mem_sftp_200", "Memory, 200 idle SFTP sessions (PSS)", "MiB", "lower", "sftp",
         mem_sftp_sessions, runs="mem_runs"),
+    Row("api_sessions", "API GET /api/v1/sessions, 200 live sessions (FTP+SFTP): p50", "ms", "lower", "api",
+        api_sessions, runs="mem_runs"),
+    Row("api_sessions_p99", "API GET /api/v1/sessions, 200 live sessions (FTP+SFTP): p99", "ms", "lower", "api",
+        source="api_sessions", key="p99"),
     *crypto_rows("ftps_dl", "FTPS download {big}", "ftps", lambda c, s: ftp_transfer(c, s, True, False),
                  ftps_ceiling),
     *crypto_rows("ftps_dl_lean", "FTPS download {big}, lean client", "ftps",

@@ -71,7 +71,7 @@ is($s->{configure}, $configure, 'the configure arguments');
 is($s->{workers}, 2, 'the workers');
 ok($s->{started} >= $before - 60 && $s->{started} <= time(),
     'the start time');
-ok((grep { $_ eq 'sft_http_api_server_module' } @{$s->{modules} // []})
+ok((grep { $_ eq 'sft_http_api_module' } @{$s->{modules} // []})
     && (grep { $_ eq 'sft_core_module' } @{$s->{modules} // []}),
     'the modules') or diag($r->{content});
 

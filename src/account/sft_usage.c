@@ -22,7 +22,9 @@
 struct sft_usage_s {
     uint32_t           state;
     uint32_t           known;     /* bytes and files were counted */
-    uint32_t           lock;      /* sft_usage_set's */
+    uint32_t           lock;      /* sft_usage_store's */
+    uint32_t           recount;   /* the slot + 1 of the process that
+                                     recounts them, 0: none */
     uint32_t           sessions;
     int64_t            bytes;
     int64_t            files;
@@ -169,7 +171,8 @@ sft_usage_zone_add(sft_cycle_t *cycle, sft_uint_t nusers)
 }
 
 
-/* in the master: the sessions a dead worker held are closed */
+/* in the master: the sessions a dead worker held are closed, its
+   recounts given up */
 
 void
 sft_usage_process_exited(sft_uint_t slot)
@@ -192,12 +195,20 @@ sft_usage_process_exited(sft_uint_t slot)
         if (n) {
             __atomic_fetch_sub(&r->sessions, n, __ATOMIC_RELEASE);
         }
+
+        n = (uint32_t) slot + 1;
+
+        (void) __atomic_compare_exchange_n(&r->recount, &n, 0, 0,
+                                           __ATOMIC_RELEASE,
+                                           __ATOMIC_RELAXED);
     }
 }
 
 
+/* the record of name; made if claim is set and there is none */
+
 static sft_usage_t *
-sft_usage_find(sft_str_t *name)
+sft_usage_find(sft_str_t *name, sft_uint_t claim)
 {
     uint32_t            i, n, state;
     sft_usage_t        *r;
@@ -214,8 +225,11 @@ sft_usage_find(sft_str_t *name)
 
         state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
 
+        if (state == SFT_USAGE_EMPTY && !claim) {
+            return NULL;
+        }
+
         if (state == SFT_USAGE_EMPTY) {
-            state = SFT_USAGE_EMPTY;
 
             if (__atomic_compare_exchange_n(&r->state, &state,
                                             SFT_USAGE_CLAIMED, 0,
@@ -250,14 +264,12 @@ sft_usage_find(sft_str_t *name)
 }
 
 
-sft_int_t
-sft_usage_session_open(sft_str_t *name, sft_uint_t max_sessions,
-    sft_usage_t **usage, sft_log_t *log)
+sft_usage_t *
+sft_usage_record(sft_str_t *name, sft_log_t *log)
 {
-    uint32_t      cur;
     sft_usage_t  *r;
 
-    r = sft_usage_find(name);
+    r = sft_usage_find(name, 1);
 
     if (r == NULL) {
         sft_log_error(SFT_LOG_ERR, log, 0,
@@ -265,6 +277,29 @@ sft_usage_session_open(sft_str_t *name, sft_uint_t max_sessions,
                       "full, restart siftpd to grow it", SFT_STR_FMT(name),
                       sft_usage_table
                           ? (unsigned long) sft_usage_table->capacity : 0);
+    }
+
+    return r;
+}
+
+
+sft_usage_t *
+sft_usage_lookup(sft_str_t *name)
+{
+    return sft_usage_find(name, 0);
+}
+
+
+sft_int_t
+sft_usage_session_open(sft_str_t *name, sft_uint_t max_sessions,
+    sft_usage_t **usage, sft_log_t *log)
+{
+    uint32_t      cur;
+    sft_usage_t  *r;
+
+    r = sft_usage_record(name, log);
+
+    if (r == NULL) {
         return SFT_ERROR;
     }
 
@@ -318,20 +353,66 @@ sft_usage_known(sft_usage_t *r)
 }
 
 
-void
-sft_usage_set(sft_usage_t *r, off_t bytes, off_t files)
+/* the counted bytes and files; with force over what was known */
+
+static void
+sft_usage_store(sft_usage_t *r, off_t bytes, off_t files, sft_uint_t force)
 {
     while (__atomic_exchange_n(&r->lock, 1, __ATOMIC_ACQUIRE)) {
         sched_yield();
     }
 
-    if (!r->known) {
+    if (force || !r->known) {
         __atomic_store_n(&r->bytes, (int64_t) bytes, __ATOMIC_RELAXED);
         __atomic_store_n(&r->files, (int64_t) files, __ATOMIC_RELAXED);
         __atomic_store_n(&r->known, 1, __ATOMIC_RELEASE);
     }
 
     __atomic_store_n(&r->lock, 0, __ATOMIC_RELEASE);
+}
+
+
+void
+sft_usage_set(sft_usage_t *r, off_t bytes, off_t files)
+{
+    sft_usage_store(r, bytes, files, 0);
+}
+
+
+/* SFT_DECLINED while another recount of the record runs */
+
+sft_int_t
+sft_usage_recount_begin(sft_usage_t *r)
+{
+    uint32_t  none = 0, me;
+
+    me = (sft_process_slot >= 0) ? (uint32_t) sft_process_slot + 1
+                                 : SFT_MAX_PROCESSES + 1;
+
+    if (__atomic_compare_exchange_n(&r->recount, &none, me, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    {
+        return SFT_OK;
+    }
+
+    return SFT_DECLINED;
+}
+
+
+/*
+ * The count replaces what the sessions kept (with ok); changes made while
+ * it ran may be in it or not.
+ */
+
+void
+sft_usage_recount_end(sft_usage_t *r, sft_uint_t ok, off_t bytes,
+    off_t files)
+{
+    if (ok) {
+        sft_usage_store(r, bytes, files, 1);
+    }
+
+    __atomic_store_n(&r->recount, 0, __ATOMIC_RELEASE);
 }
 
 

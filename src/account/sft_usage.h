@@ -18,6 +18,11 @@ typedef struct sft_usage_s  sft_usage_t;
 sft_int_t sft_usage_zone_add(sft_cycle_t *cycle, sft_uint_t nusers);
 void sft_usage_process_exited(sft_uint_t slot);
 
+/* the record of a user: made if there is none (NULL: the table is full) */
+sft_usage_t *sft_usage_record(sft_str_t *name, sft_log_t *log);
+/* NULL if no session or recount made one yet */
+sft_usage_t *sft_usage_lookup(sft_str_t *name);
+
 /* a session of user name begins: SFT_DECLINED over max_sessions (0: none) */
 sft_int_t sft_usage_session_open(sft_str_t *name, sft_uint_t max_sessions,
     sft_usage_t **usage, sft_log_t *log);
@@ -32,6 +37,10 @@ sft_uint_t sft_usage_sessions(sft_usage_t *usage);
 sft_uint_t sft_usage_known(sft_usage_t *usage);
 void sft_usage_set(sft_usage_t *usage, off_t bytes, off_t files);
 void sft_usage_get(sft_usage_t *usage, off_t *bytes, off_t *files);
+/* an admin's recount, one at a time per user in all workers */
+sft_int_t sft_usage_recount_begin(sft_usage_t *usage);
+void sft_usage_recount_end(sft_usage_t *usage, sft_uint_t ok, off_t bytes,
+    off_t files);
 sft_int_t sft_usage_charge(sft_usage_t *usage, off_t max_bytes,
     off_t max_files, off_t bytes, off_t files);
 void sft_usage_credit(sft_usage_t *usage, off_t bytes, off_t files);

@@ -218,7 +218,7 @@ sft_http_admin_value(sft_stat_t *stat, uint64_t *total, sft_uint_t v)
 }
 
 
-/* "api off" closes every route under /api/v1/, not only the statistics */
+/* "api off" closes every route under /api/, the dispatcher asks */
 
 sft_uint_t
 sft_http_api_enabled(sft_http_request_t *r)
@@ -242,13 +242,6 @@ sft_http_admin_stats(sft_http_request_t *r)
     sft_cycle_t                *cycle;
     sft_stat_t                 *stats;
     sft_http_admin_node_t       root;
-    sft_http_admin_srv_conf_t  *ascf;
-
-    ascf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_admin_module);
-
-    if (!ascf->api) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
 
     cycle = (sft_cycle_t *) sft_cycle;
     stats = cycle->stats.elts;

@@ -6,7 +6,7 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
-#include <sft_http_api_users.h>
+#include <sft_http_api.h>
 #include <sft_thread_pool.h>
 #include <sft_auth.h>
 
@@ -14,47 +14,15 @@
 #define SFT_HTTP_BANS  "/api/v1/bans"
 
 
-static char *sft_http_api_bans_init(sft_conf_t *cf, void *conf);
 static sft_int_t sft_http_api_bans(sft_http_request_t *r);
 
 
-static sft_proto_module_t  sft_http_api_bans_module_ctx = {
-    NULL,
-    sft_http_api_bans_init,
-    NULL,
-    NULL
+const sft_http_api_route_t  sft_http_api_bans_routes[] = {
+    sft_http_api_route(SFT_HTTP_BANS, SFT_HTTP_GET, sft_http_api_bans),
+    sft_http_api_route(SFT_HTTP_BANS "/*", SFT_HTTP_DELETE,
+                       sft_http_api_bans),
+    sft_http_api_null_route
 };
-
-
-sft_module_t  sft_http_api_bans_module = {
-    SFT_MODULE_V1,
-    &sft_http_api_bans_module_ctx,         /* module context */
-    NULL,                                  /* module directives */
-    SFT_HTTP_MODULE,                       /* module type */
-    NULL,                                  /* init master */
-    NULL,                                  /* init module */
-    NULL,                                  /* init process */
-    NULL,                                  /* exit process */
-    NULL,                                  /* exit master */
-    SFT_MODULE_V1_PADDING
-};
-
-
-static char *
-sft_http_api_bans_init(sft_conf_t *cf, void *conf)
-{
-    (void) conf;
-
-    if (sft_http_add_route(cf, SFT_HTTP_BANS, SFT_HTTP_GET,
-                           sft_http_api_bans) != SFT_OK
-        || sft_http_add_route(cf, SFT_HTTP_BANS "/*", SFT_HTTP_DELETE,
-                              sft_http_api_bans) != SFT_OK)
-    {
-        return SFT_CONF_ERROR;
-    }
-
-    return SFT_CONF_OK;
-}
 
 
 static sft_int_t
@@ -128,13 +96,8 @@ sft_http_api_bans_addr(sft_str_t *text, struct sockaddr_storage *ss)
 static sft_int_t
 sft_http_api_bans(sft_http_request_t *r)
 {
-    char                     reason[32];
     sft_str_t                addr, none = sft_null_string;
     struct sockaddr_storage  ss;
-
-    if (!sft_http_api_enabled(r)) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
 
     if (r->method != SFT_HTTP_DELETE) {
         return sft_http_api_bans_list(r);
@@ -148,13 +111,10 @@ sft_http_api_bans(sft_http_request_t *r)
     }
 
     if (sft_auth_unban((struct sockaddr *) &ss) != SFT_OK) {
-        sft_memcpy(reason, "not banned", sizeof("not banned"));
-        sft_http_api_audit(r, &none, 404, reason);
-        return sft_http_api_error(r, 404, NULL, "not banned");
+        return sft_http_api_refuse(r, &none, 404, "not banned");
     }
 
-    reason[0] = '\0';
-    sft_http_api_audit(r, &none, 204, reason);
+    sft_http_api_audit(r, &none, 204, "");
 
     sft_log_error(SFT_LOG_NOTICE, r->connection->log, 0,
                   "admin API: the ban of %.*s lifted, token \"%.*s\"",

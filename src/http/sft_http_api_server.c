@@ -10,7 +10,7 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
-#include <sft_http_api_users.h>
+#include <sft_http_api.h>
 #include <sft_reload.h>
 
 
@@ -29,51 +29,19 @@ typedef struct {
 #define SFT_HTTP_SERVER  "/api/v1/server"
 
 
-static char *sft_http_api_server_init(sft_conf_t *cf, void *conf);
 static sft_int_t sft_http_api_server(sft_http_request_t *r);
 static sft_int_t sft_http_api_server_config(sft_http_request_t *r);
 static sft_int_t sft_http_api_server_reload(sft_http_request_t *r);
 
 
-static sft_proto_module_t  sft_http_api_server_module_ctx = {
-    NULL,
-    sft_http_api_server_init,
-    NULL,
-    NULL
+const sft_http_api_route_t  sft_http_api_server_routes[] = {
+    sft_http_api_route(SFT_HTTP_SERVER, SFT_HTTP_GET, sft_http_api_server),
+    sft_http_api_route(SFT_HTTP_SERVER "/config", SFT_HTTP_GET,
+                       sft_http_api_server_config),
+    sft_http_api_route(SFT_HTTP_SERVER "/reload", SFT_HTTP_POST,
+                       sft_http_api_server_reload),
+    sft_http_api_null_route
 };
-
-
-sft_module_t  sft_http_api_server_module = {
-    SFT_MODULE_V1,
-    &sft_http_api_server_module_ctx,       /* module context */
-    NULL,                                  /* module directives */
-    SFT_HTTP_MODULE,                       /* module type */
-    NULL,                                  /* init master */
-    NULL,                                  /* init module */
-    NULL,                                  /* init process */
-    NULL,                                  /* exit process */
-    NULL,                                  /* exit master */
-    SFT_MODULE_V1_PADDING
-};
-
-
-static char *
-sft_http_api_server_init(sft_conf_t *cf, void *conf)
-{
-    (void) conf;
-
-    if (sft_http_add_route(cf, SFT_HTTP_SERVER, SFT_HTTP_GET,
-                           sft_http_api_server) != SFT_OK
-        || sft_http_add_route(cf, SFT_HTTP_SERVER "/config", SFT_HTTP_GET,
-                              sft_http_api_server_config) != SFT_OK
-        || sft_http_add_route(cf, SFT_HTTP_SERVER "/reload", SFT_HTTP_POST,
-                              sft_http_api_server_reload) != SFT_OK)
-    {
-        return SFT_CONF_ERROR;
-    }
-
-    return SFT_CONF_OK;
-}
 
 
 static sft_int_t
@@ -83,10 +51,6 @@ sft_http_api_server(sft_http_request_t *r)
     sft_uint_t        i;
     sft_cycle_t      *cycle;
     sft_core_conf_t  *ccf;
-
-    if (!sft_http_api_enabled(r)) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
 
     cycle = (sft_cycle_t *) sft_cycle;
     ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
@@ -131,10 +95,6 @@ sft_http_api_server_config(sft_http_request_t *r)
     sft_uint_t        i;
     sft_cycle_t      *cycle;
     sft_conf_dump_t  *cd;
-
-    if (!sft_http_api_enabled(r)) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
 
     cycle = (sft_cycle_t *) sft_cycle;
     cd = cycle->config_dump.elts;
@@ -211,11 +171,7 @@ sft_http_api_reload_wait(sft_event_t *ev)
                   "\"%.*s\"", rc == SFT_OK ? "done" : "failed: ",
                   rc == SFT_OK ? "" : error, SFT_STR_FMT(&r->token_name));
 
-    if (rc == SFT_OK) {
-        error[0] = '\0';
-    }
-
-    sft_http_api_audit(r, &none, status, error);
+    sft_http_api_audit(r, &none, status, rc == SFT_OK ? "" : error);
 
     if (o) {
         (void) sft_http_api_send_json(r, status, o);
@@ -230,10 +186,6 @@ sft_http_api_server_reload(sft_http_request_t *r)
 {
     sft_core_conf_t        *ccf;
     sft_http_api_reload_t  *rl;
-
-    if (!sft_http_api_enabled(r)) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
 
     ccf = (sft_core_conf_t *) sft_get_conf(((sft_cycle_t *) sft_cycle)
                                            ->conf_ctx, sft_core_module);

@@ -7,7 +7,8 @@
 
 #include <sft_config.h>
 #include <sft_core.h>
-#include <sft_http_api_users.h>
+#include <sft_http_api.h>
+#include <sft_users.h>
 #include <sft_session.h>
 #include <sft_xfer.h>
 
@@ -15,30 +16,7 @@
 #define SFT_HTTP_SESSIONS  "/api/v1/sessions"
 
 
-static char *sft_http_api_sessions_init(sft_conf_t *cf, void *conf);
 static sft_int_t sft_http_api_sessions(sft_http_request_t *r);
-
-
-static sft_proto_module_t  sft_http_api_sessions_module_ctx = {
-    NULL,
-    sft_http_api_sessions_init,
-    NULL,
-    NULL
-};
-
-
-sft_module_t  sft_http_api_sessions_module = {
-    SFT_MODULE_V1,
-    &sft_http_api_sessions_module_ctx,     /* module context */
-    NULL,                                  /* module directives */
-    SFT_HTTP_MODULE,                       /* module type */
-    NULL,                                  /* init master */
-    NULL,                                  /* init module */
-    NULL,                                  /* init process */
-    NULL,                                  /* exit process */
-    NULL,                                  /* exit master */
-    SFT_MODULE_V1_PADDING
-};
 
 
 static const char *const  sft_http_api_protocols[] = {
@@ -46,22 +24,13 @@ static const char *const  sft_http_api_protocols[] = {
 };
 
 
-static char *
-sft_http_api_sessions_init(sft_conf_t *cf, void *conf)
-{
-    (void) conf;
-
-    if (sft_http_add_route(cf, SFT_HTTP_SESSIONS,
-                           SFT_HTTP_GET|SFT_HTTP_DELETE,
-                           sft_http_api_sessions) != SFT_OK
-        || sft_http_add_route(cf, SFT_HTTP_SESSIONS "/*", SFT_HTTP_DELETE,
-                              sft_http_api_sessions) != SFT_OK)
-    {
-        return SFT_CONF_ERROR;
-    }
-
-    return SFT_CONF_OK;
-}
+const sft_http_api_route_t  sft_http_api_sessions_routes[] = {
+    sft_http_api_route(SFT_HTTP_SESSIONS, SFT_HTTP_GET|SFT_HTTP_DELETE,
+                       sft_http_api_sessions),
+    sft_http_api_route(SFT_HTTP_SESSIONS "/*", SFT_HTTP_DELETE,
+                       sft_http_api_sessions),
+    sft_http_api_null_route
+};
 
 
 /* "?user=NAME", the only argument: SFT_ERROR for anything else */
@@ -152,16 +121,9 @@ static sft_int_t
 sft_http_api_sessions(sft_http_request_t *r)
 {
     u_char      *p;
-    char         reason[64];
     size_t       len;
     sft_str_t    user, id, body, none = sft_null_string;
     sft_uint_t   n;
-
-    if (!sft_http_api_enabled(r)) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
-
-    reason[0] = '\0';
 
     if (sft_http_api_sessions_user(r, &user) != SFT_OK) {
         return sft_http_api_error(r, 400, "user", "invalid query");
@@ -176,9 +138,7 @@ sft_http_api_sessions(sft_http_request_t *r)
         id.len = r->path.len - sizeof(SFT_HTTP_SESSIONS);
 
         if (user.len || sft_session_end_id(&id, &r->token_name) != SFT_OK) {
-            sft_memcpy(reason, "no such session", sizeof("no such session"));
-            sft_http_api_audit(r, &none, 404, reason);
-            return sft_http_api_error(r, 404, NULL, "no such session");
+            return sft_http_api_refuse(r, &none, 404, "no such session");
         }
 
         n = 1;
@@ -191,7 +151,7 @@ sft_http_api_sessions(sft_http_request_t *r)
                                   "a session id or ?user= is needed");
     }
 
-    sft_http_api_audit(r, &user, 200, reason);
+    sft_http_api_audit(r, &user, 200, "");
 
     sft_log_error(SFT_LOG_NOTICE, r->connection->log, 0,
                   "admin API: %lu session(s) asked to end, token \"%.*s\"",

@@ -9,6 +9,7 @@
 #include <sft_thread_pool.h>
 #include <sft_http_api_users.h>
 #include <sft_auth.h>
+#include <sft_usage.h>
 #include <sodium.h>
 
 
@@ -19,7 +20,8 @@ typedef enum {
     SFT_HTTP_API_STRINGS,          /* an array of strings */
     SFT_HTTP_API_RULES,
     SFT_HTTP_API_PASSWORD,         /* a string or null */
-    SFT_HTTP_API_NAME
+    SFT_HTTP_API_NAME,
+    SFT_HTTP_API_SHOWN             /* shown, ignored in a request */
 } sft_http_api_type_e;
 
 
@@ -42,10 +44,36 @@ static const struct {
     { "allow_from", "allow_from", SFT_HTTP_API_STRINGS },
     { "ssh_keys", "ssh_key", SFT_HTTP_API_STRINGS },
     { "disabled", "disabled", SFT_HTTP_API_BOOL },
+    { "usage", NULL, SFT_HTTP_API_SHOWN },
 };
 
 
 static const char  *sft_http_api_rule_keys[] = { "perms", "deny", "hide" };
+
+
+/*
+ * What the user stores now, from the shared usage zone: null until a
+ * session or a recount counted the home; read only, never written back.
+ */
+
+static json_t *
+sft_http_api_usage_json(sft_str_t *name)
+{
+    off_t         bytes, files;
+    sft_usage_t  *usage;
+
+    usage = sft_usage_lookup(name);
+
+    if (usage == NULL || !sft_usage_known(usage)) {
+        return json_null();
+    }
+
+    sft_usage_get(usage, &bytes, &files);
+
+    return json_pack("{s:I, s:I, s:I}", "bytes", (json_int_t) bytes,
+                     "files", (json_int_t) files,
+                     "sessions", (json_int_t) sft_usage_sessions(usage));
+}
 
 
 json_t *
@@ -133,6 +161,7 @@ sft_http_api_user_json(sft_user_t *u)
 
     json_object_set_new(o, "ssh_keys", a);
     json_object_set_new(o, "disabled", json_boolean(u->disabled));
+    json_object_set_new(o, "usage", sft_http_api_usage_json(&u->name));
 
     return o;
 }
@@ -493,6 +522,9 @@ sft_http_api_user_apply(sft_http_api_job_t *job, sft_users_t *users,
                                          "renamed");
             }
 
+            continue;
+
+        case SFT_HTTP_API_SHOWN:
             continue;
 
         case SFT_HTTP_API_PASSWORD:

@@ -2,9 +2,8 @@
  * sft_http_api_users.c -- /api/v1/users: list, show, create, change and
  * delete users of the store.  The request's work runs on the worker's
  * thread pool (reading and writing the users file, argon2id hashing); the
- * connection waits meanwhile.  Every change is one line of the audit log
- * ("api_audit_log"): the token, the method, the route, the user, the
- * status.
+ * connection waits meanwhile.  Every change is one line of the audit
+ * log.
  */
 
 #include <sft_config.h>
@@ -17,17 +16,13 @@
 #define SFT_HTTP_API_PREFIX      "/api/v1/users"
 #define SFT_HTTP_API_LIMIT       100
 #define SFT_HTTP_API_OFFSET_MAX  100000000
-#define SFT_HTTP_API_AUDIT_MAX   1024
 
 
 typedef struct {
-    sft_log_file_t  *audit;          /* NULL: no audit log */
     sft_flag_t       end_sessions;
 } sft_http_api_srv_conf_t;
 
 
-static char *sft_http_api_audit_log(sft_conf_t *cf, sft_command_t *cmd,
-    void *conf);
 static void *sft_http_api_create_srv_conf(sft_conf_t *cf);
 static char *sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent,
     void *child);
@@ -38,16 +33,6 @@ static void sft_http_api_done(sft_event_t *ev);
 
 
 static sft_command_t  sft_http_api_commands[] = {
-
-    { sft_string("api_audit_log"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
-      sft_http_api_audit_log,
-      SFT_PROTO_SRV_CONF_OFFSET,
-      0,
-      NULL,
-      sft_command_doc("file | off", "off",
-          "Log every change made through the API, one line each: the "
-          "token, the method, the route, the user and the status.") },
 
     { sft_string("api_end_sessions"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
@@ -85,6 +70,16 @@ sft_module_t  sft_http_api_users_module = {
 };
 
 
+static const sft_http_api_route_t  sft_http_api_users_routes[] = {
+    sft_http_api_route(SFT_HTTP_API_PREFIX, SFT_HTTP_GET|SFT_HTTP_POST,
+                       sft_http_api_users),
+    sft_http_api_route(SFT_HTTP_API_PREFIX "/*",
+                       SFT_HTTP_GET|SFT_HTTP_PUT|SFT_HTTP_PATCH
+                       |SFT_HTTP_DELETE, sft_http_api_users),
+    sft_http_api_null_route
+};
+
+
 static sft_thread_pool_t  *sft_http_api_pool;
 
 
@@ -98,7 +93,6 @@ sft_http_api_create_srv_conf(sft_conf_t *cf)
         return NULL;
     }
 
-    conf->audit = SFT_CONF_UNSET_PTR;
     conf->end_sessions = SFT_CONF_UNSET;
 
     return conf;
@@ -113,79 +107,7 @@ sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
 
     (void) cf;
 
-    sft_conf_merge_ptr_value(conf->audit, prev->audit, NULL);
     sft_conf_merge_value(conf->end_sessions, prev->end_sessions, 1);
-
-    return SFT_CONF_OK;
-}
-
-
-static void
-sft_http_api_close_audit(void *data)
-{
-    sft_log_file_t  *file = data;
-
-    if (file->fd != SFT_INVALID_FILE) {
-        close(file->fd);
-        file->fd = SFT_INVALID_FILE;
-    }
-}
-
-
-/* opened by the master with the cycle, reopened with the other logs */
-
-static char *
-sft_http_api_audit_log(sft_conf_t *cf, sft_command_t *cmd, void *conf)
-{
-    sft_http_api_srv_conf_t  *acf = conf;
-
-    sft_str_t            *value;
-    sft_log_file_t       *file, **f;
-    sft_pool_cleanup_t   *cln;
-
-    (void) cmd;
-
-    if (acf->audit != SFT_CONF_UNSET_PTR) {
-        return "is duplicate";
-    }
-
-    value = cf->args->elts;
-
-    if (sft_str_eq(&value[1], "off")) {
-        acf->audit = NULL;
-        return SFT_CONF_OK;
-    }
-
-    file = sft_pcalloc(cf->pool, sizeof(sft_log_file_t));
-    if (file == NULL) {
-        return SFT_CONF_ERROR;
-    }
-
-    file->fd = SFT_INVALID_FILE;
-    file->name = value[1];
-
-    if (sft_conf_full_name(cf->cycle, &file->name) != SFT_OK) {
-        return SFT_CONF_ERROR;
-    }
-
-    acf->audit = file;
-
-    if (sft_test_config || sft_signaller) {
-        return SFT_CONF_OK;
-    }
-
-    cln = sft_pool_cleanup_add(cf->cycle->pool, 0);
-    f = sft_array_push(&cf->cycle->open_files);
-
-    if (cln == NULL || f == NULL
-        || sft_log_open_file(file, cf->log) != SFT_OK)
-    {
-        return SFT_CONF_ERROR;
-    }
-
-    cln->handler = sft_http_api_close_audit;
-    cln->data = file;
-    *f = file;
 
     return SFT_CONF_OK;
 }
@@ -194,7 +116,6 @@ sft_http_api_audit_log(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 static char *
 sft_http_api_init_main_conf(sft_conf_t *cf, void *conf)
 {
-    sft_uint_t         any;
     sft_users_conf_t  *ucf;
 
     (void) conf;
@@ -205,17 +126,7 @@ sft_http_api_init_main_conf(sft_conf_t *cf, void *conf)
                                             sft_users_module);
     ucf->workers_write = 1;
 
-    any = SFT_HTTP_GET|SFT_HTTP_PUT|SFT_HTTP_PATCH|SFT_HTTP_DELETE;
-
-    if (sft_http_add_route(cf, SFT_HTTP_API_PREFIX, SFT_HTTP_GET|SFT_HTTP_POST,
-                           sft_http_api_users) != SFT_OK
-        || sft_http_add_route(cf, SFT_HTTP_API_PREFIX "/*", any,
-                              sft_http_api_users) != SFT_OK)
-    {
-        return SFT_CONF_ERROR;
-    }
-
-    return SFT_CONF_OK;
+    return sft_http_api_add_routes(cf, sft_http_api_users_routes);
 }
 
 
@@ -227,65 +138,6 @@ sft_http_api_init_process(sft_cycle_t *cycle)
     sft_http_api_pool = sft_thread_pool_get(cycle, &name);
 
     return SFT_OK;
-}
-
-
-/* an error answered on the loop, before any job */
-
-sft_int_t
-sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
-    const char *field, const char *reason)
-{
-    u_char     *p;
-    size_t      len;
-    sft_str_t   body;
-
-    len = 96 + strlen(reason) + (field ? strlen(field) : 0);
-
-    p = sft_pnalloc(r->pool, len);
-    if (p == NULL) {
-        return SFT_ERROR;
-    }
-
-    body.data = p;
-    body.len = sft_slprintf(p, p + len, "{\"error\":\"%s\"%s%s%s,"
-                            "\"status\":%lu}", reason,
-                            field ? ",\"field\":\"" : "", field ? field : "",
-                            field ? "\"" : "", (unsigned long) status)
-               - p;
-
-    sft_log_error(SFT_LOG_INFO, r->connection->log, 0,
-                  "admin API: %s, token \"%.*s\"", reason,
-                  SFT_STR_FMT(&r->token_name));
-
-    return sft_http_send_response(r, status, "application/json", &body);
-}
-
-
-/* a JSON answer on the loop; json is released */
-
-sft_int_t
-sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status, json_t *json)
-{
-    char       *out;
-    sft_int_t   rc;
-    sft_str_t   body;
-
-    out = json_dumps(json, JSON_COMPACT);
-    json_decref(json);
-
-    if (out == NULL) {
-        return SFT_ERROR;
-    }
-
-    body.data = (u_char *) out;
-    body.len = strlen(out);
-
-    rc = sft_http_send_response(r, status, "application/json", &body);
-
-    free(out);
-
-    return rc;
 }
 
 
@@ -361,10 +213,6 @@ sft_http_api_users(sft_http_request_t *r)
     sft_thread_task_t   *task;
     sft_http_api_job_t  *job;
 
-    if (!sft_http_api_enabled(r)) {
-        return sft_http_send_response(r, 404, NULL, NULL);
-    }
-
     ucf = (sft_users_conf_t *) sft_get_conf(((sft_cycle_t *) sft_cycle)
                                             ->conf_ctx, sft_users_module);
 
@@ -430,59 +278,6 @@ sft_http_api_users(sft_http_request_t *r)
     }
 
     return SFT_AGAIN;
-}
-
-
-/* one line of the audit log: who changed what (user: "-" when empty) */
-
-void
-sft_http_api_audit(sft_http_request_t *r, sft_str_t *user, sft_uint_t status,
-    char *reason)
-{
-    char                     *q;
-    u_char                   *p, *last;
-    time_t                    now;
-    struct tm                 tm;
-    u_char                    line[SFT_HTTP_API_AUDIT_MAX];
-    sft_http_api_srv_conf_t  *acf;
-
-    acf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_api_users_module);
-
-    if (acf->audit == NULL || acf->audit->fd == SFT_INVALID_FILE) {
-        return;
-    }
-
-    now = time(NULL);
-    gmtime_r(&now, &tm);
-
-    p = line;
-    last = line + sizeof(line) - 1;
-
-    p += strftime((char *) p, last - p, "%Y-%m-%dT%H:%M:%SZ", &tm);
-
-    p = sft_slprintf(p, last, " client=%.*s token=%.*s method=%.*s "
-                     "route=%.*s user=%.*s status=%lu",
-                     SFT_STR_FMT(&r->connection->addr_text),
-                     SFT_STR_FMT(&r->token_name),
-                     SFT_STR_FMT(&r->method_name), SFT_STR_FMT(&r->path),
-                     user->len ? (int) user->len : 1,
-                     user->len ? (char *) user->data : "-",
-                     (unsigned long) status);
-
-    if (status >= 400 && reason[0]) {
-        /* the reason's own quotes would end the field */
-        for (q = reason; *q; q++) {
-            if (*q == '"') {
-                *q = '\'';
-            }
-        }
-
-        p = sft_slprintf(p, last, " reason=\"%s\"", reason);
-    }
-
-    *p++ = '\n';
-
-    sft_log_write(acf->audit->fd, line, p - line);
 }
 
 

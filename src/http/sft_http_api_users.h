@@ -7,9 +7,8 @@
 #define _SFT_HTTP_API_USERS_H_INCLUDED_
 
 
-#include <sft_http.h>
+#include <sft_http_api.h>
 #include <sft_users.h>
-#include <jansson.h>
 
 
 #define SFT_HTTP_API_LIST       0
@@ -51,13 +50,6 @@ json_t *sft_http_api_user_json(sft_user_t *u);
 sft_int_t sft_http_api_user_etag(sft_user_t *u, char *etag);
 sft_uint_t sft_http_api_user_apply(sft_http_api_job_t *job,
     sft_users_t *users, sft_user_t *u, json_t *obj);
-/* on the loop, for every API route */
-sft_int_t sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
-    const char *field, const char *reason);
-sft_int_t sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status,
-    json_t *json);
-void sft_http_api_audit(sft_http_request_t *r, sft_str_t *user,
-    sft_uint_t status, char *reason);
 sft_uint_t sft_http_api_fail(sft_http_api_job_t *job, sft_uint_t status,
     const char *field, const char *fmt, ...);
 

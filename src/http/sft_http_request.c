@@ -427,20 +427,46 @@ static const struct {
 };
 
 
-/* "/a/" and "*" matches every path beneath "/a/"; other routes themselves */
+/*
+ * A "*" in a route is one path segment, as NAME in
+ * "/api/v1/users/NAME/recount"; a route ending in "/" and "*" matches
+ * every path beneath it.
+ */
 
 static sft_uint_t
 sft_http_route_match(sft_str_t *route, sft_str_t *path)
 {
-    if (route->len >= 2 && route->data[route->len - 1] == '*'
-        && route->data[route->len - 2] == '/')
-    {
-        return path->len >= route->len
-               && sft_memcmp(route->data, path->data, route->len - 1) == 0;
+    u_char  *r, *re, *p, *pe, *seg;
+
+    r = route->data;
+    re = r + route->len;
+    p = path->data;
+    pe = p + path->len;
+
+    for ( /* void */ ; r < re; r++) {
+        if (*r != '*') {
+            if (p == pe || *p != *r) {
+                return 0;
+            }
+
+            p++;
+            continue;
+        }
+
+        if (r + 1 == re && r > route->data && r[-1] == '/') {
+            return p < pe;
+        }
+
+        for (seg = p; p < pe && *p != '/'; p++) {
+            /* void */
+        }
+
+        if (p == seg) {
+            return 0;
+        }
     }
 
-    return route->len == path->len
-           && sft_memcmp(route->data, path->data, path->len) == 0;
+    return p == pe;
 }
 
 
@@ -468,32 +494,47 @@ sft_http_dispatch(sft_http_request_t *r)
         return;
     }
 
+    /* "api off": no route under /api/, without a hint of which exist */
+
+    if (r->path.len >= 5 && sft_memcmp(r->path.data, "/api/", 5) == 0
+        && !sft_http_api_enabled(r))
+    {
+        (void) sft_http_send_response(r, 404, NULL, NULL);
+        return;
+    }
+
     cmcf = sft_proto_get_module_main_conf(r->hc->ctx, sft_http_core_module);
     route = cmcf->routes.elts;
 
     methods = r->method == SFT_HTTP_HEAD ? SFT_HTTP_GET : r->method;
+
+    allowed = 0;
 
     for (i = 0; i < cmcf->routes.nelts; i++) {
         if (!sft_http_route_match(&route[i].path, &r->path)) {
             continue;
         }
 
-        if (route[i].methods & methods) {
-            rc = route[i].handler(r);
+        if (!(route[i].methods & methods)) {
+            allowed |= route[i].methods;
+            continue;
+        }
 
-            if (rc == SFT_AGAIN) {
-                r->blocked = 1;
-                return;
-            }
+        rc = route[i].handler(r);
 
-            if (rc != SFT_OK && r->out == NULL) {
-                (void) sft_http_error(r, 500);
-            }
+        if (rc == SFT_AGAIN) {
+            r->blocked = 1;
             return;
         }
 
-        allowed = route[i].methods;
+        if (rc != SFT_OK && r->out == NULL) {
+            (void) sft_http_error(r, 500);
+        }
 
+        return;
+    }
+
+    if (allowed) {
         p = sft_pnalloc(r->pool, 96);
         if (p == NULL) {
             (void) sft_http_error(r, 500);

@@ -77,6 +77,20 @@ typedef struct {
 } sft_vfs_session_t;
 
 
+/* an admin's recount of a user's home: sft_vfs_usage_recount() */
+
+typedef struct sft_vfs_recount_s  sft_vfs_recount_t;
+
+struct sft_vfs_recount_s {
+    sft_vfs_session_t    vs;
+    sft_storage_req_t    req;           /* req.err, req.usage: the count */
+    sft_usage_t         *usage;
+    sft_str_t            user;
+    void               (*handler)(sft_vfs_recount_t *rc);
+    void                *data;
+};
+
+
 void sft_vfs_session_init(sft_vfs_session_t *s, sft_storage_t *storage,
     sft_str_t *home, uint32_t perms, sft_log_t *log);
 
@@ -91,6 +105,9 @@ void sft_vfs_user_close(sft_vfs_session_t *vs);
 sft_int_t sft_vfs_user_make_home(struct sft_user_s *u, sft_storage_t *storage,
     sft_pool_t *pool, sft_log_t *log);
 void sft_vfs_usage_detach(sft_vfs_session_t *s);
+sft_int_t sft_vfs_usage_count(sft_vfs_session_t *s, sft_storage_req_t *req);
+sft_int_t sft_vfs_usage_recount(sft_vfs_recount_t *rc, struct sft_user_s *u,
+    sft_pool_t *pool, sft_log_t *log);
 sft_int_t sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req);
 sft_int_t sft_vfs_need(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_uint_t cap);

@@ -5,7 +5,9 @@
  * and waits for the count; so do the changes behind it.  The count goes
  * to the user's shared usage record, which every session of the user in
  * every worker then keeps current, so the quota is exact across restarts
- * without a file of its own: the disk is the record.
+ * without a file of its own: the disk is the record.  An admin's recount
+ * counts the home again and replaces the record, for files changed
+ * behind the server's back.
  */
 
 #include <sft_config.h>
@@ -86,6 +88,37 @@ sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req)
 }
 
 
+/*
+ * The session's home counted by the storage's USAGE operation into
+ * req->usage; req has its pool, handler, data and log.
+ */
+
+sft_int_t
+sft_vfs_usage_count(sft_vfs_session_t *s, sft_storage_req_t *req)
+{
+    req->storage = s->storage;
+    req->thread_pool = s->thread_pool;
+    req->op = SFT_STORAGE_USAGE;
+    req->base_len = s->home.len;
+    req->path = (u_char *) sft_pnalloc(req->pool, s->home.len + 2);
+
+    if (req->path == NULL) {
+        req->err = SFT_STORAGE_IO;
+        return SFT_ERROR;
+    }
+
+    if (s->home.len) {
+        *sft_cpymem(req->path, s->home.data, s->home.len) = '\0';
+
+    } else {
+        req->path[0] = '.';
+        req->path[1] = '\0';
+    }
+
+    return sft_storage_run(req);
+}
+
+
 /* SFT_OK: counted now; SFT_AGAIN: s->scan counts on the thread pool */
 
 static sft_int_t
@@ -121,33 +154,13 @@ sft_vfs_scan_start(sft_vfs_session_t *s)
     scan->user.data = sft_pstrdup(pool, &u->name);
     scan->user.len = scan->user.data ? u->name.len : 0;
 
-    /* the session's root: its home */
-
     req = &scan->req;
     req->pool = pool;
     req->handler = sft_vfs_scan_done;
     req->data = scan;
-    req->storage = s->storage;
     req->log = log;
-    req->thread_pool = s->thread_pool;
-    req->op = SFT_STORAGE_USAGE;
-    req->base_len = s->home.len;
-    req->path = (u_char *) sft_pnalloc(pool, s->home.len + 2);
 
-    if (req->path == NULL) {
-        sft_destroy_pool(pool);
-        return SFT_ERROR;
-    }
-
-    if (s->home.len) {
-        *sft_cpymem(req->path, s->home.data, s->home.len) = '\0';
-
-    } else {
-        req->path[0] = '.';
-        req->path[1] = '\0';
-    }
-
-    rc = sft_storage_run(req);
+    rc = sft_vfs_usage_count(s, req);
 
     if (rc == SFT_AGAIN) {
         s->scan = scan;
@@ -161,25 +174,37 @@ sft_vfs_scan_start(sft_vfs_session_t *s)
 }
 
 
+/* the count's log line: "counted" or "recounted" */
+
+static void
+sft_vfs_usage_log(sft_storage_req_t *req, sft_str_t *user, sft_uint_t level,
+    const char *done, const char *failed)
+{
+    if (req->err != SFT_STORAGE_OK) {
+        sft_log_error(SFT_LOG_ERR, req->log, req->sys_err,
+                      "the usage of \"%.*s\" (home \"%s\") could not be "
+                      "%s", SFT_STR_FMT(user), req->path, failed);
+        return;
+    }
+
+    sft_log_error(level, req->log, 0,
+                  "usage of \"%.*s\" %s: %lld bytes in %lld files",
+                  SFT_STR_FMT(user), done, (long long) req->usage.bytes,
+                  (long long) req->usage.files);
+}
+
+
 static void
 sft_vfs_scan_result(sft_vfs_scan_t *scan)
 {
     sft_storage_req_t  *req = &scan->req;
 
-    if (req->err != SFT_STORAGE_OK) {
-        sft_log_error(SFT_LOG_ERR, scan->log, req->sys_err,
-                      "the usage of \"%.*s\" (home \"%s\") could not be "
-                      "counted: changes refused until it can be",
-                      SFT_STR_FMT(&scan->user), req->path);
-        return;
+    sft_vfs_usage_log(req, &scan->user, SFT_LOG_INFO, "counted",
+                      "counted: changes refused until it can be");
+
+    if (req->err == SFT_STORAGE_OK) {
+        sft_usage_set(scan->usage, req->usage.bytes, req->usage.files);
     }
-
-    sft_usage_set(scan->usage, req->usage.bytes, req->usage.files);
-
-    sft_log_error(SFT_LOG_INFO, scan->log, 0,
-                  "usage of \"%.*s\" counted: %lld bytes in %lld files",
-                  SFT_STR_FMT(&scan->user), (long long) req->usage.bytes,
-                  (long long) req->usage.files);
 }
 
 
@@ -231,4 +256,77 @@ sft_vfs_usage_detach(sft_vfs_session_t *s)
         scan->vs = NULL;
         s->scan = NULL;
     }
+}
+
+
+static void
+sft_vfs_recount_end(sft_vfs_recount_t *rc)
+{
+    sft_storage_req_t  *req = &rc->req;
+
+    sft_usage_recount_end(rc->usage, req->err == SFT_STORAGE_OK,
+                          req->usage.bytes, req->usage.files);
+
+    sft_vfs_usage_log(req, &rc->user, SFT_LOG_NOTICE, "recounted",
+                      "recounted");
+}
+
+
+static void
+sft_vfs_recount_done(sft_storage_req_t *req)
+{
+    sft_vfs_recount_t  *rc = req->data;
+
+    sft_vfs_recount_end(rc);
+    rc->handler(rc);
+}
+
+
+/*
+ * The home of u counted again, its count put in the user's shared usage
+ * for every worker.  SFT_OK: done now, rc->req.err and rc->req.usage
+ * tell; SFT_AGAIN: rc->handler is called on the loop when done;
+ * SFT_DECLINED: a recount of the user runs already (here or in another
+ * worker); SFT_ERROR: the user has no storage or no usage record.  u
+ * must stay valid until the end.
+ */
+
+sft_int_t
+sft_vfs_usage_recount(sft_vfs_recount_t *rc, sft_user_t *u,
+    sft_pool_t *pool, sft_log_t *log)
+{
+    sft_int_t           n;
+    sft_storage_req_t  *req = &rc->req;
+
+    rc->user = u->name;
+
+    rc->usage = sft_usage_record(&u->name, log);
+    if (rc->usage == NULL) {
+        return SFT_ERROR;
+    }
+
+    if (sft_vfs_session_for_user(&rc->vs, u, NULL, pool, NULL, NULL, log)
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    if (sft_usage_recount_begin(rc->usage) != SFT_OK) {
+        return SFT_DECLINED;
+    }
+
+    req->pool = pool;
+    req->handler = sft_vfs_recount_done;
+    req->data = rc;
+    req->log = log;
+
+    n = sft_vfs_usage_count(&rc->vs, req);
+
+    if (n == SFT_AGAIN) {
+        return SFT_AGAIN;
+    }
+
+    sft_vfs_recount_end(rc);
+
+    return SFT_OK;
 }

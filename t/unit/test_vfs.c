@@ -271,6 +271,20 @@ main(void)
            bytes == 7 && files == 3),
        "the first count of a home is kept, a later one ignored");
 
+    ok(sft_usage_recount_begin(q.usage) == SFT_OK
+       && sft_usage_recount_begin(q.usage) == SFT_DECLINED,
+       "one recount of a user at a time");
+    sft_usage_recount_end(q.usage, 1, 11, 4);
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(bytes == 11 && files == 4 && sft_usage_recount_begin(q.usage) == SFT_OK,
+       "a recount replaces the count, and the next may start");
+    sft_usage_recount_end(q.usage, 0, 99, 99);
+    sft_usage_get(q.usage, &bytes, &files);
+    ok(bytes == 11 && files == 4 && sft_usage_recount_begin(q.usage) == SFT_OK,
+       "a failed recount keeps the count");
+    sft_usage_recount_end(q.usage, 0, 0, 0);
+    ok(sft_usage_lookup(&uname) == q.usage, "a user's record is found");
+
     free(mem);
 
     sft_destroy_pool(pool);
