@@ -835,7 +835,7 @@ sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
 
     /* last, once every module has opened what it needs: no client yet */
 
-    if (sft_seccomp_install(cycle, ccf->seccomp) != SFT_OK) {
+    if (sft_seccomp_install(cycle, ccf->seccomp, 0) != SFT_OK) {
         exit(2);
     }
 }
