@@ -83,7 +83,7 @@ refused(long rc)
 static void
 filtered_child(void)
 {
-    int                 fds[2], fd, n;
+    int                 fds[2], sp[2], fd, n;
     long                rc;
     void               *p;
     char                text[4096];
@@ -182,7 +182,7 @@ filtered_child(void)
        "no packet socket");
 
     errno = 0;
-    ok(refused(socketpair(AF_INET, SOCK_STREAM, 0, fds)),
+    ok(refused(socketpair(AF_INET, SOCK_STREAM, 0, sp)),
        "socketpair() of UNIX sockets only");
 
     /* memory: read and write, never executable */
