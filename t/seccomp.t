@@ -111,6 +111,7 @@ like(body(http_get(port(8080), '/hello/personality')),
 ok($t->wait_log(qr/\[alert\] $w#\d+: seccomp refused system call \d+ \(personality\), it fails with ENOSYS$/m),
     'on: the error log names the refused call')
     or diag($t->read_file('error.log'));
+
 # calls on the list, refused for their arguments
 
 for (['packet', 'socket'], ['wx', 'mprotect'], ['fork', 'clone'],
