@@ -3,7 +3,9 @@
 # seccomp.t -- the workers' system call filter: on by default, a worker
 # that makes a call outside the allow-list (personality(2), through the
 # hello module's probe) gets ENOSYS, names the call in the error log and
-# serves on; FTP and SFTP transfers work under it; "seccomp log" lets the
+# serves on; a packet socket, memory made writable and executable, a new
+# process and a signal to init are refused the same way by the argument
+# rules; FTP and SFTP transfers work under it; "seccomp log" lets the
 # call through for the kernel's audit log to name; "seccomp off" installs
 # nothing and says so; /proc/PID/status shows the mode of each worker.
 
@@ -109,6 +111,19 @@ like(body(http_get(port(8080), '/hello/personality')),
 ok($t->wait_log(qr/\[alert\] $w#\d+: seccomp refused system call \d+ \(personality\), it fails with ENOSYS$/m),
     'on: the error log names the refused call')
     or diag($t->read_file('error.log'));
+
+# calls on the list, refused for their arguments
+
+for (['packet', 'socket'], ['wx', 'mprotect'], ['fork', 'clone'],
+    ['kill', 'kill'])
+{
+    my ($probe, $call) = @$_;
+    like(body(http_get(port(8080), "/hello/$probe")),
+        qr/^$probe -1 errno 38$/m, "on: $probe fails with ENOSYS");
+    ok($t->wait_log(qr/\[alert\] $w#\d+: seccomp refused system call \d+ \($call\), it fails with ENOSYS$/m),
+        "on: $probe: the error log names $call");
+}
+
 like(http_get(port(8080), '/hello'), qr/^HTTP\/1.1 200 OK/,
     'on: the worker serves on after a refused call');
 is(join(',', $t->workers()), $w, 'on: the same worker, not a new one');
@@ -135,11 +150,12 @@ is(join(',', $t->workers()), $w, 'on: no worker died on the way');
 
 $t->stop();
 
-# the expected alert is this part's only one
+# the expected alerts are this part's only ones
 
 my @alerts = grep { /\[alert\]/ } split /\n/, $t->read_file('error.log');
-is(scalar(grep { !/seccomp refused system call \d+ \(personality\)/ }
-    @alerts), 0, 'on: no other alert') or diag(join "\n", @alerts);
+is(scalar(grep {
+        !/seccomp refused system call \d+ \((personality|socket|mprotect|clone|kill)\)/
+    } @alerts), 0, 'on: no other alert') or diag(join "\n", @alerts);
 rename "$d/error.log", "$d/error-on.log";
 
 # log: the call goes through, and the kernel's audit log names it

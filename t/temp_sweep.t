@@ -1,8 +1,10 @@
 #!/usr/bin/perl
 
 # temp_sweep.t -- temporary upload files of a worker that died are removed
-# by the master when it replaces the worker, and those of an earlier run at
-# start, while a live worker's upload goes on untouched.
+# when the master replaces the worker, and those of an earlier run at
+# start, while a live worker's upload goes on untouched.  The master reads
+# none of these names: a sweeper process it forks does (its log line names
+# another pid, and strace of the master shows no directory read).
 
 use warnings;
 use strict;
@@ -39,6 +41,9 @@ ok($t->wait_for(sub { scalar($t->workers()) == 2 }), 'two workers');
 is(join(' ', temp_files()), ".running.bin.sft-$$-abcdef .sft-1-abcdef",
     'start: temporary files of an earlier run removed, a running one kept');
 ok($t->wait_log(qr/removed 2 temporary upload files/), 'start: logged');
+my ($sweeper) = $t->read_file('error.log')
+    =~ /\[notice\] (\d+)#\d+: removed 2 temporary upload files/;
+isnt($sweeper // $t->pid(), $t->pid(), 'start: swept by another process');
 
 # uploads that are still running, until two workers hold one each
 
@@ -59,12 +64,53 @@ for my $n (1 .. 20) {
 my ($dead, $alive) = sort { $a <=> $b } keys %by_pid;
 ok(defined $alive, 'uploads running on both workers');
 
+# the master's own calls while it reaps, respawns and has the files swept
+
+my $master = $t->pid();
+my $tracer;
+
+if (system('strace -V >/dev/null 2>&1') == 0) {
+    $tracer = fork() // die "fork: $!";
+
+    if ($tracer == 0) {
+        exec 'strace', '-qq', '-o', "$d/master.trace", '-p', $master, '-e',
+            'trace=open,openat,openat2,getdents64,unlinkat,wait4';
+        exit 127;
+    }
+
+    # a container may forbid ptrace: then this part is skipped
+
+    if (!$t->wait_for(sub {
+            open my $fh, '<', "/proc/$master/status" or return 0;
+            local $/;
+            return <$fh> =~ /^TracerPid:\s+[1-9]/m;
+        }))
+    {
+        kill 'KILL', $tracer;
+        waitpid($tracer, 0);
+        undef $tracer;
+    }
+}
+
 kill 'KILL', $dead;
 ok($t->wait_log(qr/worker process $dead exited on signal 9/),
     'worker killed');
 ok($t->wait_for(sub { !grep { /\.sft-$dead-/ } temp_files() }),
     'respawn: the dead worker\'s temporary files removed');
 ok($t->wait_for(sub { scalar($t->workers()) == 2 }), 'respawn: replaced');
+
+SKIP: {
+    skip 'strace cannot trace the master', 2 unless $tracer;
+
+    kill 'INT', $tracer;
+    waitpid($tracer, 0);
+
+    my $trace = $t->read_file('master.trace');
+    like($trace, qr/^wait4\(/m, 'respawn: the trace saw the master reap');
+    unlike($trace, qr/getdents64|unlinkat|\.sft-/,
+        'respawn: the master read no directory and removed no file')
+        or diag($trace);
+}
 
 my @live = grep { /\.sft-$alive-/ } temp_files();
 is(scalar(@live), scalar(@{$by_pid{$alive}}),

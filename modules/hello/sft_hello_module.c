@@ -6,8 +6,10 @@
  * hook.
  *
  * For the tests of the workers' seccomp filter, "hello_syscall_probe on"
- * opens GET /hello/personality: the worker queries its personality(2), a
- * call it never makes otherwise, and answers with the result and errno.
+ * opens GET /hello/NAME: the worker makes a call it never makes otherwise
+ * and answers with the result and errno.  personality: personality(2) off
+ * the list; packet: a packet socket; wx: memory made writable and
+ * executable; fork: a process; kill: signal 0 to init.
  * "hello_probe_path FILE;" is a hook for the tests of Landlock: each worker
  * opens FILE at its start, on its own thread and on a thread of the
  * "default" pool, with open(2) and not through the storage layer, and
@@ -19,7 +21,9 @@
 #include <sft_thread_pool.h>
 #include <sft_http.h>
 
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 
 typedef struct {
@@ -33,13 +37,24 @@ typedef struct {
 } sft_hello_srv_conf_t;
 
 
+typedef struct {
+    sft_str_t   name;
+    long      (*call)(void);
+} sft_hello_syscall_t;
+
+
 static void *sft_hello_create_main_conf(sft_conf_t *cf);
 static void *sft_hello_create_srv_conf(sft_conf_t *cf);
 static char *sft_hello_merge_srv_conf(sft_conf_t *cf, void *parent,
     void *child);
 static char *sft_hello_init_main_conf(sft_conf_t *cf, void *conf);
 static sft_int_t sft_hello_handler(sft_http_request_t *r);
-static sft_int_t sft_hello_personality_handler(sft_http_request_t *r);
+static sft_int_t sft_hello_syscall_handler(sft_http_request_t *r);
+static long sft_hello_personality(void);
+static long sft_hello_packet(void);
+static long sft_hello_wx(void);
+static long sft_hello_fork(void);
+static long sft_hello_kill(void);
 static sft_int_t sft_hello_init_process(sft_cycle_t *cycle);
 static void sft_hello_probe(u_char *path, const char *where, sft_log_t *log);
 static void sft_hello_probe_thread(void *data, sft_log_t *log);
@@ -54,6 +69,15 @@ static const sft_stat_def_t  sft_hello_stats[] = {
     { .name = "hello_requests_total", .json = "hello.requests",
       .type = SFT_STAT_COUNTER, .help = "Requests answered by GET /hello.",
       .index = &sft_hello_stat_requests },
+};
+
+
+static const sft_hello_syscall_t  sft_hello_syscalls[] = {
+    { sft_string("personality"), sft_hello_personality },
+    { sft_string("packet"), sft_hello_packet },
+    { sft_string("wx"), sft_hello_wx },
+    { sft_string("fork"), sft_hello_fork },
+    { sft_string("kill"), sft_hello_kill },
 };
 
 
@@ -75,8 +99,9 @@ static sft_command_t  sft_hello_commands[] = {
       offsetof(sft_hello_srv_conf_t, syscall_probe),
       NULL,
       sft_command_doc("on | off", "off",
-          "Test hook: GET /hello/personality makes a system call no worker "
-          "needs, to show the seccomp filter.") },
+          "Test hook: GET /hello/personality, /hello/packet, /hello/wx, "
+          "/hello/fork and /hello/kill make system calls no worker needs, "
+          "to show the seccomp filter.") },
 
     { sft_string("hello_probe_path"),
       SFT_PROTO_MAIN_CONF|SFT_CONF_TAKE1,
@@ -159,8 +184,8 @@ sft_hello_init_main_conf(sft_conf_t *cf, void *conf)
 
     if (sft_http_add_route(cf, "/hello", SFT_HTTP_GET, sft_hello_handler)
         != SFT_OK
-        || sft_http_add_route(cf, "/hello/personality", SFT_HTTP_GET,
-                              sft_hello_personality_handler)
+        || sft_http_add_route(cf, "/hello/*", SFT_HTTP_GET,
+                              sft_hello_syscall_handler)
            != SFT_OK
         || sft_stat_register(cf->cycle, sft_hello_stats,
                              sft_nelems(sft_hello_stats))
@@ -187,32 +212,121 @@ sft_hello_handler(sft_http_request_t *r)
 
 
 static sft_int_t
-sft_hello_personality_handler(sft_http_request_t *r)
+sft_hello_syscall_handler(sft_http_request_t *r)
 {
-    int                    err;
-    long                   rc;
-    sft_str_t              body;
-    sft_hello_srv_conf_t  *hscf;
-    u_char                 buf[64];
+    int                         err;
+    long                        rc;
+    sft_str_t                   body, name;
+    sft_uint_t                  i;
+    sft_hello_srv_conf_t       *hscf;
+    const sft_hello_syscall_t  *sc;
+    u_char                      buf[64];
 
     hscf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_hello_module);
 
-    if (!hscf->syscall_probe) {
+    name.data = r->path.data + sizeof("/hello/") - 1;
+    name.len = r->path.len - (sizeof("/hello/") - 1);
+
+    sc = NULL;
+
+    for (i = 0; i < sft_nelems(sft_hello_syscalls); i++) {
+        if (sft_hello_syscalls[i].name.len == name.len
+            && sft_strncmp(sft_hello_syscalls[i].name.data, name.data,
+                           name.len) == 0)
+        {
+            sc = &sft_hello_syscalls[i];
+            break;
+        }
+    }
+
+    if (!hscf->syscall_probe || sc == NULL) {
         sft_str_set(&body, "no probe\n");
         return sft_http_send_response(r, 404, "text/plain", &body);
     }
 
-    /* 0xffffffff only reads the personality: the call changes nothing */
-
     errno = 0;
-    rc = syscall(SYS_personality, 0xffffffffUL);
+    rc = sc->call();
     err = errno;
 
     body.data = buf;
-    body.len = sft_slprintf(buf, buf + sizeof(buf),
-                            "personality %ld errno %d\n", rc, err) - buf;
+    body.len = sft_slprintf(buf, buf + sizeof(buf), "%.*s %ld errno %d\n",
+                            SFT_STR_FMT(&sc->name), rc, err) - buf;
 
     return sft_http_send_response(r, 200, "text/plain", &body);
+}
+
+
+/* 0xffffffff only reads the personality: the call changes nothing */
+
+static long
+sft_hello_personality(void)
+{
+    return syscall(SYS_personality, 0xffffffffUL);
+}
+
+
+static long
+sft_hello_packet(void)
+{
+    int  fd;
+
+    fd = socket(AF_PACKET, SOCK_RAW|SOCK_CLOEXEC, 0);
+
+    if (fd != -1) {
+        close(fd);
+    }
+
+    return fd;
+}
+
+
+static long
+sft_hello_wx(void)
+{
+    int    rc, err;
+    void  *p;
+
+    p = mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS,
+             -1, 0);
+    if (p == MAP_FAILED) {
+        return -1;
+    }
+
+    rc = mprotect(p, 4096, PROT_READ|PROT_WRITE|PROT_EXEC);
+    err = errno;
+
+    munmap(p, 4096);
+    errno = err;
+
+    return rc;
+}
+
+
+static long
+sft_hello_fork(void)
+{
+    pid_t  pid;
+
+    pid = fork();
+
+    if (pid == 0) {
+        _exit(0);
+    }
+
+    if (pid > 0) {
+        (void) waitpid(pid, NULL, 0);
+    }
+
+    return pid;
+}
+
+
+/* signal 0 sends nothing: it only asks whether init runs */
+
+static long
+sft_hello_kill(void)
+{
+    return kill(1, 0);
 }
 
 

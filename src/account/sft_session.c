@@ -8,7 +8,7 @@
  * Readers scan the slots below a high-water mark.
  *
  * Another worker ends a session by claiming the slot's end flag, writing
- * who asked, and sending the owner SFT_SESSION_SIGNAL; the owner's
+ * who asked, and sending the owner SFT_SIGNAL_SESSION; the owner's
  * handler only writes the worker's eventfd, which is on its epoll set, so
  * the sessions are ended on the event loop.  No worker ever waits for
  * another.
@@ -31,8 +31,6 @@
 #define SFT_SESSION_MIN        64
 #define SFT_SESSION_MAX        65536   /* slots of about 800 bytes */
 #define SFT_SESSION_READS      64      /* tries at a consistent copy */
-
-#define SFT_SESSION_SIGNAL     (SIGRTMIN + 2)
 
 
 struct sft_session_rec_s {
@@ -269,7 +267,7 @@ sft_session_init_process(sft_cycle_t *cycle)
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
 
-    if (sigaction(SFT_SESSION_SIGNAL, &sa, NULL) == -1) {
+    if (sigaction(SFT_SIGNAL_SESSION, &sa, NULL) == -1) {
         sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
                       "sigaction() for the sessions table failed");
         return SFT_ERROR;
@@ -690,7 +688,7 @@ sft_session_ask(sft_session_rec_t *rec, uint32_t gen, sft_str_t *by)
 
     __atomic_store_n(&rec->ask, SFT_SESSION_ASK_READY, __ATOMIC_RELEASE);
 
-    if (kill((pid_t) rec->pid, SFT_SESSION_SIGNAL) == -1) {
+    if (kill((pid_t) rec->pid, SFT_SIGNAL_SESSION) == -1) {
         sft_log_error(SFT_LOG_ALERT, sft_cycle->log, sft_errno,
                       "kill(%d) to end a session failed", (int) rec->pid);
         return SFT_ERROR;

@@ -108,8 +108,10 @@ struct sft_module_s {
                                           sft_uint_t slot, pid_t pid);
 
     /*
-     * in the master, once workers were started or dead ones replaced or
-     * dropped: every slot holds a live process or none
+     * once workers were started or dead ones replaced or dropped (every
+     * slot holds a live process or none): in the sweeper, a short-lived
+     * child of the master confined as a worker (src/core/sft_sweeper.c),
+     * so that what it reads is never read by the master
      */
     void                (*processes_changed)(sft_cycle_t *cycle);
 

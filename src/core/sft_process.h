@@ -13,6 +13,13 @@
 #define SFT_CMD_TERMINATE   2
 #define SFT_CMD_REOPEN      3
 
+/*
+ * The signal a worker sends another to end one of its sessions
+ * (src/account/sft_session.c): the only one the seccomp filter lets a
+ * worker send beyond itself and its master.
+ */
+#define SFT_SIGNAL_SESSION  (SIGRTMIN + 2)
+
 #define SFT_PROCESS_NORESPAWN   -1
 #define SFT_PROCESS_JUST_SPAWN  -2
 #define SFT_PROCESS_RESPAWN     -3

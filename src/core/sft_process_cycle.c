@@ -9,15 +9,14 @@
 #include <sft_thread_pool.h>
 #include <sft_seccomp.h>
 #include <sft_setproctitle.h>
-#include <sft_landlock.h>
-#include <sys/prctl.h>
+#include <sft_confine.h>
+#include <sft_sweeper.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
     sft_int_t type);
 static void sft_signal_worker_processes(sft_cycle_t *cycle, int cmd);
 static sft_uint_t sft_reap_children(sft_cycle_t *cycle);
-static void sft_master_processes_changed(sft_cycle_t *cycle);
 static void sft_respawn_later(sft_cycle_t *cycle, sft_int_t slot);
 static sft_uint_t sft_respawn_due(sft_cycle_t *cycle);
 static void sft_respawn_cancel(void);
@@ -25,7 +24,6 @@ static void sft_master_change_binary(sft_cycle_t *cycle);
 static void sft_master_process_exit(sft_cycle_t *cycle);
 static void sft_worker_process_cycle(sft_cycle_t *cycle, void *data);
 static void sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker);
-static void sft_worker_drop_bounding_set(sft_cycle_t *cycle);
 static void sft_worker_process_exit(sft_cycle_t *cycle);
 static void sft_worker_start_shutdown(sft_cycle_t *cycle);
 static void sft_shutdown_timer_handler(sft_event_t *ev);
@@ -93,7 +91,7 @@ sft_master_process_cycle(sft_cycle_t *cycle)
                                SFT_PROCESS_RESPAWN);
 
     /* what workers of an earlier run left, once the new ones serve */
-    sft_master_processes_changed(cycle);
+    sft_sweeper_start(cycle);
 
     live = 1;
     delay_sent = 0;
@@ -337,10 +335,10 @@ sft_reap_children(sft_cycle_t *cycle)
 {
     int         status;
     pid_t       pid;
-    sft_int_t   i;
-    sft_uint_t  m, live, died;
+    sft_int_t   i, rc;
+    sft_uint_t  m, live, sweep;
 
-    died = 0;
+    sweep = 0;
 
     for ( ;; ) {
         pid = waitpid(-1, &status, WNOHANG);
@@ -354,10 +352,17 @@ sft_reap_children(sft_cycle_t *cycle)
             continue;
         }
 
+        rc = sft_sweeper_exited(cycle, pid, status);
+
+        if (rc != SFT_DECLINED) {
+            sweep |= (rc == SFT_AGAIN);
+            continue;
+        }
+
         /* one that did not exit by itself could not clean up after it */
 
         if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0) {
-            died = 1;
+            sweep = 1;
         }
 
         for (i = 0; i < sft_last_process; i++) {
@@ -440,8 +445,8 @@ sft_reap_children(sft_cycle_t *cycle)
      * so none of them looks like a live worker's
      */
 
-    if (died) {
-        sft_master_processes_changed(cycle);
+    if (sweep) {
+        sft_sweeper_start(cycle);
     }
 
     return live;
@@ -575,24 +580,12 @@ sft_respawn_cancel(void)
 
 
 static void
-sft_master_processes_changed(sft_cycle_t *cycle)
-{
-    sft_uint_t  m;
-
-    for (m = 0; cycle->modules[m]; m++) {
-        if (cycle->modules[m]->processes_changed) {
-            cycle->modules[m]->processes_changed(cycle);
-        }
-    }
-}
-
-
-static void
 sft_master_process_exit(sft_cycle_t *cycle)
 {
     sft_uint_t  i;
 
     sft_upgrade_delete_pidfile(cycle);
+    sft_sweeper_stop();
 
     sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exit");
 
@@ -758,40 +751,9 @@ sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
         }
     }
 
-    if (geteuid() == 0 && ccf->username.len) {
-        if (setgid(ccf->group) == -1) {
-            sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
-                          "setgid(%d) failed", (int) ccf->group);
-            exit(2);
-        }
-
-        if (initgroups((char *) ccf->username.data, ccf->group) == -1) {
-            sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
-                          "initgroups(%s, %d) failed", ccf->username.data,
-                          (int) ccf->group);
-            exit(2);
-        }
-
-        sft_worker_drop_bounding_set(cycle);
-
-        if (setuid(ccf->user) == -1) {
-            sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
-                          "setuid(%d) failed", (int) ccf->user);
-            exit(2);
-        }
-    }
-
-    /* listeners and keys are the master's: nothing may raise privileges */
-
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
-        sft_log_error(SFT_LOG_EMERG, cycle->log, sft_errno,
-                      "prctl(PR_SET_NO_NEW_PRIVS) failed");
-        exit(2);
-    }
-
     /* before the modules start threads: Landlock confines only this one */
 
-    if (sft_landlock_apply(cycle) != SFT_OK) {
+    if (sft_confine_process(cycle) != SFT_OK) {
         exit(2);
     }
 
@@ -835,32 +797,8 @@ sft_worker_process_init(sft_cycle_t *cycle, sft_int_t worker)
 
     /* last, once every module has opened what it needs: no client yet */
 
-    if (sft_seccomp_install(cycle, ccf->seccomp) != SFT_OK) {
+    if (sft_seccomp_install(cycle, ccf->seccomp, 0) != SFT_OK) {
         exit(2);
-    }
-}
-
-
-/*
- * setuid() away from root empties the permitted and effective sets; the
- * bounding set is emptied first too, while still root.  That takes
- * CAP_SETPCAP, which a service manager may have withheld (the shipped
- * systemd unit does, and bounds the set itself): then it stays as given,
- * harmless with nothing permitted and no new privileges.
- */
-
-static void
-sft_worker_drop_bounding_set(sft_cycle_t *cycle)
-{
-    int  cap;
-
-    for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
-            sft_log_error(SFT_LOG_NOTICE, cycle->log, sft_errno,
-                          "the capability bounding set is kept: "
-                          "prctl(PR_CAPBSET_DROP, %d) failed", cap);
-            return;
-        }
     }
 }
 

@@ -3,7 +3,10 @@
  * OpenSSH's sandbox-seccomp-filter: a hand-written BPF program that kills
  * the process on a foreign architecture, allows the calls the event loop,
  * the thread pool, the storage driver, TLS, libssh, io_uring and the
- * sanitizers make, and traps every other call.  The SIGSYS handler writes
+ * sanitizers make, some only with the arguments they pass (socket
+ * families, no executable memory, signals to itself and its master,
+ * ioctl requests, fcntl commands, prctl options, setsockopt levels), and
+ * traps every other call.  The SIGSYS handler writes
  * one line naming the call to the error log and makes the call fail with
  * ENOSYS, so the worker goes on serving its other sessions.
  */
@@ -102,7 +105,6 @@ static const sft_seccomp_call_t  sft_seccomp_allowed[] = {
     sft_seccomp_call(shutdown),
     sft_seccomp_call(getsockname),
     sft_seccomp_call(getpeername),
-    sft_seccomp_call(setsockopt),
     sft_seccomp_call(getsockopt),
     sft_seccomp_call(sendto),
     sft_seccomp_call(recvfrom),
@@ -110,15 +112,12 @@ static const sft_seccomp_call_t  sft_seccomp_allowed[] = {
     sft_seccomp_call(recvmsg),
     sft_seccomp_call(sendmmsg),
     sft_seccomp_call(recvmmsg),
-    sft_seccomp_call(socketpair),
     sft_seccomp_call(sendfile),
     sft_seccomp_call(splice),
     sft_seccomp_call(pipe2),
 #ifdef __NR_pipe
     sft_seccomp_call(pipe),
 #endif
-    sft_seccomp_call(fcntl),
-    sft_seccomp_call(ioctl),
     sft_seccomp_call(dup),
     sft_seccomp_call(dup3),
 #ifdef __NR_dup2
@@ -132,9 +131,6 @@ static const sft_seccomp_call_t  sft_seccomp_allowed[] = {
     sft_seccomp_call(sigaltstack),
     sft_seccomp_call(setitimer),
     sft_seccomp_call(getitimer),
-    sft_seccomp_call(kill),
-    sft_seccomp_call(tgkill),
-    sft_seccomp_call(tkill),
     sft_seccomp_call(restart_syscall),
 
     /* time */
@@ -149,10 +145,8 @@ static const sft_seccomp_call_t  sft_seccomp_allowed[] = {
 
     /* memory: the pools, the allocator, the sanitizers */
     sft_seccomp_call(brk),
-    sft_seccomp_call(mmap),
     sft_seccomp_call(munmap),
     sft_seccomp_call(mremap),
-    sft_seccomp_call(mprotect),
     sft_seccomp_call(madvise),
     sft_seccomp_call(mincore),
 
@@ -187,7 +181,6 @@ static const sft_seccomp_call_t  sft_seccomp_allowed[] = {
     sft_seccomp_call(prlimit64),
     sft_seccomp_call(getcwd),
     sft_seccomp_call(umask),
-    sft_seccomp_call(prctl),
     sft_seccomp_call(getrandom),
 
     /* files: the storage driver, logs, keys and certificates */
@@ -307,10 +300,93 @@ static const sft_seccomp_call_t  sft_seccomp_named[] = {
     sft_seccomp_call(kcmp),
     sft_seccomp_call(quotactl),
     sft_seccomp_call(socket),
+
+    /* allowed with some arguments only */
+    sft_seccomp_call(socketpair),
+    sft_seccomp_call(setsockopt),
+    sft_seccomp_call(ioctl),
+    sft_seccomp_call(fcntl),
+    sft_seccomp_call(prctl),
+    sft_seccomp_call(mmap),
+    sft_seccomp_call(mprotect),
+    sft_seccomp_call(kill),
+    sft_seccomp_call(tgkill),
+    sft_seccomp_call(tkill),
 };
 
 
-#define SFT_SECCOMP_FIXED  24       /* instructions besides two per call */
+/*
+ * The calls allowed with some arguments only, in the manner of OpenSSH's
+ * SC_ALLOW_ARG: a call is allowed when one of its rules holds, and refused
+ * as a call off the list when none does.  A rule reads the low 32 bits of
+ * one argument: all the kernel takes of an int (a family, a level, a
+ * request, a command, an option, a pid, a signal), and where the flags it
+ * tests are.  The values are what the worker, its libraries and the
+ * sanitizer runtimes pass once it serves, found by tracing the test suite.
+ */
+
+#define SFT_SECCOMP_EQ     0        /* the argument is the value */
+#define SFT_SECCOMP_CLEAR  1        /* it has none of the value's bits */
+#define SFT_SECCOMP_SET    2        /* it has one of the value's bits */
+
+typedef struct {
+    int          nr;
+    uint32_t     arg;
+    uint32_t     test;
+    uint32_t     value;
+} sft_seccomp_rule_t;
+
+
+#define sft_seccomp_rule(name, arg, test, value)                             \
+    { __NR_##name, arg, SFT_SECCOMP_##test, (uint32_t) (value) }
+
+
+/* the kernel TLS level; older C libraries lack the name */
+#ifndef SOL_TLS
+#define SOL_TLS  282
+#endif
+
+
+static const sft_seccomp_rule_t  sft_seccomp_rules[] = {
+
+    /* threads, never processes: clone() only with CLONE_THREAD */
+    sft_seccomp_rule(clone, 0, SET, CLONE_THREAD),
+
+    /* the families the server speaks: no netlink, packet or crypto API */
+    sft_seccomp_rule(socket, 0, EQ, AF_INET),
+    sft_seccomp_rule(socket, 0, EQ, AF_INET6),
+    sft_seccomp_rule(socket, 0, EQ, AF_UNIX),
+    sft_seccomp_rule(socketpair, 0, EQ, AF_UNIX),
+
+    /* passive listeners, TCP, and kernel TLS (TCP_ULP, then SOL_TLS) */
+    sft_seccomp_rule(setsockopt, 1, EQ, SOL_SOCKET),
+    sft_seccomp_rule(setsockopt, 1, EQ, IPPROTO_TCP),
+    sft_seccomp_rule(setsockopt, 1, EQ, SOL_TLS),
+
+    /* no new executable memory: nothing written can be run */
+    sft_seccomp_rule(mmap, 2, CLEAR, PROT_EXEC),
+    sft_seccomp_rule(mprotect, 2, CLEAR, PROT_EXEC),
+
+    /* bytes waiting on a socket: no terminal, device or file system
+       requests */
+    sft_seccomp_rule(ioctl, 1, EQ, FIONREAD),
+
+    /* descriptor and file flags, pipe sizes for splice(): no locks, leases,
+       owners or signals */
+    sft_seccomp_rule(fcntl, 1, EQ, F_GETFD),
+    sft_seccomp_rule(fcntl, 1, EQ, F_SETFD),
+    sft_seccomp_rule(fcntl, 1, EQ, F_GETFL),
+    sft_seccomp_rule(fcntl, 1, EQ, F_SETFL),
+    sft_seccomp_rule(fcntl, 1, EQ, F_DUPFD_CLOEXEC),
+    sft_seccomp_rule(fcntl, 1, EQ, F_SETPIPE_SZ),
+
+    /* thread names; nothing that changes privileges, dumps or the
+       process's memory layout */
+    sft_seccomp_rule(prctl, 0, EQ, PR_SET_NAME),
+};
+
+
+#define SFT_SECCOMP_FIXED  10       /* instructions besides calls and rules */
 
 #define sft_seccomp_stmt(code, k)                                            \
     (struct sock_filter) BPF_STMT(code, k)
@@ -318,9 +394,17 @@ static const sft_seccomp_call_t  sft_seccomp_named[] = {
     (struct sock_filter) BPF_JUMP(code, k, jt, jf)
 
 #define SFT_SECCOMP_NR    offsetof(struct seccomp_data, nr)
-#define SFT_SECCOMP_ARG0  offsetof(struct seccomp_data, args[0])
+
+/* the low 32 bits of argument i */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SFT_SECCOMP_ARG(i)  offsetof(struct seccomp_data, args[i])
+#else
+#define SFT_SECCOMP_ARG(i)  (offsetof(struct seccomp_data, args[i]) + 4)
+#endif
 
 
+static sft_uint_t sft_seccomp_emit(struct sock_filter *f, sft_uint_t n,
+    const sft_seccomp_rule_t *r, sft_uint_t nrules, uint32_t dflt);
 static void sft_seccomp_sigsys(int signo, siginfo_t *info, void *context);
 static u_char *sft_seccomp_num(u_char *p, uint64_t n, sft_uint_t width);
 static u_char *sft_seccomp_time(u_char *p);
@@ -331,15 +415,17 @@ static long  sft_seccomp_gmtoff;
 
 
 sft_int_t
-sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode)
+sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode, sft_uint_t flags)
 {
     long                 rc;
+    pid_t                self, master;
     time_t               now;
     uint32_t             dflt;
     sft_err_t            err;
     sft_uint_t           explicit;
-    sft_uint_t           i, n;
+    sft_uint_t           i, n, nsignals;
     struct tm            tm;
+    sft_seccomp_rule_t   signals[5];
     struct sigaction     sa;
     struct sock_fprog    prog;
     struct sock_filter  *f;
@@ -375,7 +461,34 @@ sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode)
         return SFT_ERROR;
     }
 
-    f = sft_alloc((SFT_SECCOMP_FIXED + 2 * sft_nelems(sft_seccomp_allowed))
+    /*
+     * Installed in the process itself after the fork, so its own pid and
+     * its master's are known: signals go to these, and beyond them only
+     * a session's end to another worker (a real-time signal no process
+     * of the worker's user acts on unless it asked to), and with
+     * SFT_SECCOMP_PROBE_PIDS signal 0, which asks whether a pid runs.
+     */
+
+    self = getpid();
+    master = getppid();
+    nsignals = 0;
+
+    signals[nsignals++] = (sft_seccomp_rule_t)
+                          sft_seccomp_rule(tgkill, 0, EQ, self);
+    signals[nsignals++] = (sft_seccomp_rule_t)
+                          sft_seccomp_rule(kill, 0, EQ, self);
+    signals[nsignals++] = (sft_seccomp_rule_t)
+                          sft_seccomp_rule(kill, 0, EQ, master);
+    signals[nsignals++] = (sft_seccomp_rule_t)
+                          sft_seccomp_rule(kill, 1, EQ, SFT_SIGNAL_SESSION);
+
+    if (flags & SFT_SECCOMP_PROBE_PIDS) {
+        signals[nsignals++] = (sft_seccomp_rule_t)
+                              sft_seccomp_rule(kill, 1, EQ, 0);
+    }
+
+    f = sft_alloc((SFT_SECCOMP_FIXED + 2 * sft_nelems(sft_seccomp_allowed)
+                   + 5 * (sft_nelems(sft_seccomp_rules) + nsignals))
                   * sizeof(struct sock_filter), cycle->log);
     if (f == NULL) {
         return SFT_ERROR;
@@ -398,29 +511,15 @@ sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode)
     f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, SECCOMP_RET_KILL_PROCESS);
 #endif
 
-    /* threads, never processes: clone() only with CLONE_THREAD */
-
-    f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, __NR_clone, 0, 4);
-    f[n++] = sft_seccomp_stmt(BPF_LD|BPF_W|BPF_ABS, SFT_SECCOMP_ARG0);
-    f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JSET|BPF_K, CLONE_THREAD, 0, 1);
-    f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, SECCOMP_RET_ALLOW);
-    f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, dflt);
-
 #ifdef __NR_clone3
     /* its flags are out of reach of BPF: glibc falls back to clone() */
     f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, __NR_clone3, 0, 1);
     f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, SECCOMP_RET_ERRNO|ENOSYS);
 #endif
 
-    /* the families the server speaks: no netlink, packet or crypto API */
-
-    f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, __NR_socket, 0, 6);
-    f[n++] = sft_seccomp_stmt(BPF_LD|BPF_W|BPF_ABS, SFT_SECCOMP_ARG0);
-    f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, AF_INET, 3, 0);
-    f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, AF_INET6, 2, 0);
-    f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, AF_UNIX, 1, 0);
-    f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, dflt);
-    f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, SECCOMP_RET_ALLOW);
+    n = sft_seccomp_emit(f, n, sft_seccomp_rules,
+                         sft_nelems(sft_seccomp_rules), dflt);
+    n = sft_seccomp_emit(f, n, signals, nsignals, dflt);
 
     for (i = 0; i < sft_nelems(sft_seccomp_allowed); i++) {
         f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K,
@@ -476,6 +575,59 @@ sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode)
                   "seccomp(SECCOMP_SET_MODE_FILTER) failed");
 
     return SFT_ERROR;
+}
+
+
+/*
+ * The rules of each call in turn, those of one call next to each other: a
+ * call whose number it is not skips the group (the accumulator still holds
+ * the number); one that no rule allows gets dflt.
+ */
+
+static sft_uint_t
+sft_seccomp_emit(struct sock_filter *f, sft_uint_t n,
+    const sft_seccomp_rule_t *r, sft_uint_t nrules, uint32_t dflt)
+{
+    sft_uint_t  i, end;
+
+    for (i = 0; i < nrules; /* void */) {
+
+        for (end = i; end < nrules && r[end].nr == r[i].nr; end++) {
+            /* void */
+        }
+
+        f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, r[i].nr, 0,
+                                  3 * (end - i) + 1);
+
+        for ( /* void */ ; i < end; i++) {
+            f[n++] = sft_seccomp_stmt(BPF_LD|BPF_W|BPF_ABS,
+                                      SFT_SECCOMP_ARG(r[i].arg));
+
+            switch (r[i].test) {
+
+            case SFT_SECCOMP_EQ:
+                f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K,
+                                          r[i].value, 0, 1);
+                break;
+
+            case SFT_SECCOMP_CLEAR:
+                f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JSET|BPF_K,
+                                          r[i].value, 1, 0);
+                break;
+
+            default: /* SFT_SECCOMP_SET */
+                f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JSET|BPF_K,
+                                          r[i].value, 0, 1);
+                break;
+            }
+
+            f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, SECCOMP_RET_ALLOW);
+        }
+
+        f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, dflt);
+    }
+
+    return n;
 }
 
 
@@ -613,8 +765,10 @@ sft_seccomp_num(u_char *p, uint64_t n, sft_uint_t width)
 #else
 
 sft_int_t
-sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode)
+sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode, sft_uint_t flags)
 {
+    (void) flags;
+
     if (mode == SFT_SECCOMP_OFF || mode == SFT_CONF_UNSET_UINT) {
         return SFT_OK;
     }

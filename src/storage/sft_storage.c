@@ -396,8 +396,9 @@ sft_storage_find(sft_cycle_t *cycle, sft_str_t *name)
 
 
 /*
- * In the master, once the process table holds only live workers: what
- * workers that died (or of an earlier run) left in the storages is removed.
+ * In the sweeper process (src/core/sft_sweeper.c), with the master's table
+ * of live workers: what workers that died (or of an earlier run) left in
+ * the storages is removed.
  */
 
 static void

@@ -285,7 +285,8 @@ struct sft_storage_driver_s {
        stopped and its handler will not run; SFT_DECLINED, it completes */
     sft_int_t            (*cancel)(sft_storage_req_t *req);
 
-    /* in the master: remove what dead workers left (temporary uploads) */
+    /* in the sweeper process: remove what dead workers left (temporary
+       uploads) */
     void                 (*sweep)(sft_storage_t *st,
                                   sft_storage_live_pt live, sft_log_t *log);
 

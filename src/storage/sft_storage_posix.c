@@ -2174,12 +2174,12 @@ sft_posix_usage(sft_storage_req_t *req)
 
 
 /*
- * In the master, after workers start or one died: removes the temporary
- * upload files whose owner is gone (an old-style name has none).  A file
- * whose pid is a live worker of this master, or any running process (the
- * worker of another server on the same root, or an unrelated process that
- * reuses the pid), is kept: at worst left for a later sweep, never removed
- * under a live upload.
+ * In the sweeper process, after workers start or one died: removes the
+ * temporary upload files whose owner is gone (an old-style name has
+ * none).  A file whose pid is a live worker of this master, or any
+ * running process (the worker of another server on the same root, or an
+ * unrelated process that reuses the pid), is kept: at worst left for a
+ * later sweep, never removed under a live upload.
  */
 
 static void

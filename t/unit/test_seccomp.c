@@ -3,7 +3,9 @@
  * up as a worker is (a thread pool already running): a call off the list
  * fails with ENOSYS on the loop's thread and on a pool thread, each named
  * in the error log; threads are still created, processes are not; only
- * the INET, INET6 and UNIX socket families are open.
+ * the INET, INET6 and UNIX socket families are open; memory is never made
+ * executable; signals go only to the process itself and its parent; ioctl
+ * and fcntl take only the requests and commands the workers use.
  */
 
 #include <sft_config.h>
@@ -11,11 +13,13 @@
 #include <sft_thread_pool.h>
 #include <sft_seccomp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include "sft_tap.h"
 
 
-#define CHILD_TESTS  9
+#define CHILD_TESTS  21
 
 
 static long  pool_rc;
@@ -79,8 +83,9 @@ refused(long rc)
 static void
 filtered_child(void)
 {
-    int                 fds[2], fd;
+    int                 fds[2], sp[2], fd, n;
     long                rc;
+    void               *p;
     char                text[4096];
     size_t              have;
     pid_t               pid;
@@ -116,7 +121,7 @@ filtered_child(void)
         _exit(2);
     }
 
-    ok(sft_seccomp_install(&cycle, SFT_SECCOMP_ON) == SFT_OK,
+    ok(sft_seccomp_install(&cycle, SFT_SECCOMP_ON, 0) == SFT_OK,
        "filter installed");
 
     errno = 0;
@@ -171,6 +176,62 @@ filtered_child(void)
 
     fd = socket(AF_INET6, SOCK_STREAM|SOCK_CLOEXEC, 0);
     ok(fd != -1 || errno == EAFNOSUPPORT, "an INET6 socket");
+
+    errno = 0;
+    ok(refused(socket(AF_PACKET, SOCK_RAW|SOCK_CLOEXEC, 0)),
+       "no packet socket");
+
+    errno = 0;
+    ok(refused(socketpair(AF_INET, SOCK_STREAM, 0, sp)),
+       "socketpair() of UNIX sockets only");
+
+    /* memory: read and write, never executable */
+
+    errno = 0;
+    p = mmap(NULL, 4096, PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS,
+             -1, 0);
+    ok(p == MAP_FAILED && errno == ENOSYS, "no executable mapping");
+
+    p = mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS,
+             -1, 0);
+    ok(p != MAP_FAILED, "a writable mapping");
+
+    errno = 0;
+    ok(refused(mprotect(p, 4096, PROT_READ|PROT_WRITE|PROT_EXEC)),
+       "not made writable and executable");
+
+    errno = 0;
+    ok(refused(mprotect(p, 4096, PROT_READ|PROT_EXEC)),
+       "nor executable alone");
+
+    ok(mprotect(p, 4096, PROT_READ) == 0, "read-only is fine");
+
+    have = log_read(fds[0], text, sizeof(text), have);
+    ok(strstr(text, " (mprotect), it fails with ENOSYS\n") != NULL
+       && strstr(text, " (mmap), it fails with ENOSYS\n") != NULL,
+       "the log names mmap and mprotect");
+
+    /* signals: to itself and its parent, not to others */
+
+    ok(kill(getpid(), 0) == 0 && kill(getppid(), 0) == 0,
+       "signal 0 to itself and its parent");
+
+    errno = 0;
+    ok(refused(kill(1, 0)), "not to init");
+
+    have = log_read(fds[0], text, sizeof(text), have);
+    ok(strstr(text, " (kill), it fails with ENOSYS\n") != NULL,
+       "the log names kill");
+
+    /* requests and commands the workers use, not others */
+
+    ok(ioctl(fds[0], FIONREAD, &n) == 0 && fcntl(fds[0], F_GETFL) != -1,
+       "FIONREAD and F_GETFL");
+
+    errno = 0;
+    ok(refused(fcntl(fds[0], F_SETOWN, getpid()))
+       && refused(ioctl(fds[0], TIOCSTI, "x")),
+       "not F_SETOWN or TIOCSTI");
 
     /* no exit handlers: a sanitizer's leak check would need a process */
 

@@ -266,7 +266,7 @@ sub run {
 sub pid { $_[0]->{_pid} }
 
 # worker pids, from the process table: the children of our master, or of
-# the master $pid (one a binary upgrade started)
+# the master $pid (one a binary upgrade started), but its sweeper process
 sub workers {
     my ($self, $master) = @_;
     my @w;
@@ -281,6 +281,7 @@ sub workers {
         close $fh;
         next unless defined $stat;
         my ($ppid) = $stat =~ /^\d+ \(.*\) \S (\d+)/;
+        next if $stat =~ /^\d+ \(siftpd: sweeper\)/;
         push @w, $p if defined $ppid && $ppid == $master;
     }
     closedir $dh;
