@@ -11,6 +11,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_s3_client.h>
+#include <sft_s3_stats.h>
 
 
 static sft_int_t sft_s3_request_attempt(sft_s3_request_t *r);
@@ -401,6 +402,7 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
                       status, (unsigned long) r->attempts + 1,
                       (unsigned long) delay);
 
+        sft_s3_stats_retry();
         sft_add_timer(&r->retry, delay);
         return;
     }
@@ -473,6 +475,7 @@ static void
 sft_s3_request_finish(sft_s3_request_t *r, sft_int_t rc)
 {
     r->rc = rc;
+    sft_s3_stats_count(r);
     r->on_done(r);
 }
 
