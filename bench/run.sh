@@ -65,8 +65,8 @@ PASV_VSFTPD="$((BASE + 2200)) $((BASE + 2799))"
 PASV_PROFTPD="$((BASE + 2800)) $((BASE + 3399))"
 PASV_PURE="$((BASE + 3400)) $((BASE + 3999))"
 
-listen_pids() {  # pids listening on TCP port $1 (any address)
-  ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '
+listen_pids() {  # pids listening on TCP port $1 (any address); none: empty, not a failure
+  { ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; } || true
 }
 port_busy() { [ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]; }
 
