@@ -4,7 +4,8 @@
 # "ok"; POST always answers 503 SlowDown; under /latest/ it is an IMDSv2
 # instance metadata service whose role keys expire 4 s after each fetch.
 # With UPSTREAM (moto's port): a proxy to it that answers 500 to the first
-# two UploadPart requests of each key with "flaky" in its name, answers
+# two UploadPart requests of each key with "flaky" in its name and to all
+# of those with "broken" in it, answers
 # GET /__log with the request lines it forwarded, and puts in the
 # listings of multipart uploads the times they were really initiated
 # (moto says 2010-11-10 for all).
@@ -104,11 +105,10 @@ class Proxy(Answer):
         with self.lock:
             self.lines.append('%s %s' % (self.command, self.path))
             part = (self.command == 'PUT' and 'partNumber=' in query
-                    and 'flaky' in path
                     and 'x-amz-copy-source' not in self.headers)
-            if part:
+            if part and ('flaky' in path or 'broken' in path):
                 self.failed[path] = self.failed.get(path, 0) + 1
-                if self.failed[path] <= 2:
+                if self.failed[path] <= 2 or 'broken' in path:
                     return self.answer(500, INTERNAL)
 
         up = http.client.HTTPConnection('127.0.0.1', UPSTREAM, timeout=60)

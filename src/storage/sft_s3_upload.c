@@ -644,8 +644,8 @@ sft_s3_upload_wake(sft_event_t *ev)
     while ((w = up->waiting) != NULL && !up->aborted && !up->failed) {
         rc = sft_s3_upload_place(up, w);
 
-        if (rc == SFT_AGAIN) {
-            break;
+        if (rc == SFT_AGAIN || up->failed) {
+            break;                      /* a failure told every writer */
         }
 
         up->waiting = w->next;
@@ -654,7 +654,7 @@ sft_s3_upload_wake(sft_event_t *ev)
             up->waiting_tail = &up->waiting;
         }
 
-        up->conf.on_write(w, up->failed ? SFT_ERROR : SFT_OK);
+        up->conf.on_write(w, SFT_OK);
     }
 
     up->busy--;

@@ -3,9 +3,10 @@
  * real buffer pool of 16 chunks of 1 MiB, against moto and a proxy in
  * front of it (S3_TEST_ENDPOINT, S3_TEST_PROXY, started by
  * t/s3_upload.t): PutObject, parts in flight while writes go on, writes
- * out of order, writes refused, abort, a part failed and sent again, an
- * append by UploadPartCopy, no-clobber, CRC-32C, the sweep, two uploads
- * sharing a pool too small for both.  Without those variables it skips.
+ * out of order, writes refused, abort, a part failed and sent again, a
+ * part failing for good, an append by UploadPartCopy, no-clobber,
+ * CRC-32C, the sweep, two uploads sharing a pool too small for both.
+ * Without those variables it skips.
  */
 
 #include <sft_config.h>
@@ -365,7 +366,7 @@ main(void)
         return 0;
     }
 
-    printf("1..29\n");
+    printf("1..31\n");
 
     sft_test_loop_init();
     pool = cycle.pool;
@@ -479,6 +480,22 @@ main(void)
     ok(rc == SFT_OK && same(&cl, "flaky-part", b, 11 * MIB),
        "UploadPart answered 500 twice: retried, the same bytes");
     sft_s3_upload_abort(j.up);
+
+    /* a part that always fails: the upload fails and is aborted */
+
+    job_open(&j, &px, "broken", 0, 0);
+    rc = job_all(&j, b, 0, 11 * MIB);
+    ok(rc == SFT_ERROR && j.up->err == SFT_S3_UPLOAD_FAILED,
+       "UploadPart answered 500 past the retries: the upload failed");
+    sft_s3_upload_abort(j.up);
+
+    for (i = 0; i < 100 && open_uploads(&cl, "broken") != 0; i++) {
+        spin(100, &done_n, (sft_uint_t) -1);
+    }
+
+    ok(open_uploads(&cl, "broken") == 0 && status_of(&cl, "HEAD", "broken")
+                                           == 404 && pool_free(),
+       "then aborted: no upload left, no object, every chunk back");
 
     /* append: the old 6 MiB copied on the server, then the new bytes */
 
