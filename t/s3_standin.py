@@ -5,12 +5,15 @@
 # instance metadata service whose role keys expire 4 s after each fetch.
 # With UPSTREAM (moto's port): a proxy to it that answers 500 to the first
 # two UploadPart requests of each key with "flaky" in its name and to all
-# of those with "broken" in it, answers
+# of those with "broken" in it, answers 400 BadDigest to a body that is
+# not what its Content-MD5 says (moto does not check it), answers
 # GET /__log with the request lines it forwarded, and puts in the
 # listings of multipart uploads the times they were really initiated
 # (moto says 2010-11-10 for all).
 
+import base64
 import datetime
+import hashlib
 import http.client
 import json
 import re
@@ -100,6 +103,10 @@ class Proxy(Answer):
         if self.command == 'GET' and self.path.endswith('/__log'):
             with self.lock:
                 return self.answer(200, '\n'.join(self.lines).encode())
+
+        md5 = self.headers.get('Content-MD5')
+        if md5 and base64.b64decode(md5) != hashlib.md5(body).digest():
+            return self.answer(400, ERROR % (b'BadDigest', b'Content-MD5'))
 
         path, _, query = self.path.partition('?')
         with self.lock:

@@ -366,7 +366,7 @@ main(void)
         return 0;
     }
 
-    printf("1..31\n");
+    printf("1..32\n");
 
     sft_test_loop_init();
     pool = cycle.pool;
@@ -422,6 +422,18 @@ main(void)
     keep(&cl, "three");
     sft_s3_upload_abort(j.up);
     ok(pool_free(), "every chunk back");
+
+    /* Content-MD5 on each part, encryption and a storage class asked */
+
+    job_open(&j, &px, "md5", 0, 0);
+    j.up->conf.checksum = SFT_S3_CHECKSUM_MD5;
+    j.up->conf.sse = SFT_S3_SSE_S3;
+    sft_str_set(&j.up->conf.storage_class, "STANDARD_IA");
+    rc = job_all(&j, b, 0, 7 * MIB);
+    ok(rc == SFT_OK && same(&cl, "md5", b, 7 * MIB),
+       "parts with their Content-MD5 (checked by the proxy), SSE and a "
+       "storage class: the same bytes");
+    sft_s3_upload_abort(j.up);
 
     /* out of order within the window, in pieces of 1 MiB */
 
