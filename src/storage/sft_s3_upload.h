@@ -169,9 +169,11 @@ struct sft_s3_uploader_s {
 
 /*
  * SFT_OK with *out made; SFT_DECLINED with conf->append_size below 5 MiB
- * (err SFT_S3_UPLOAD_SMALL, *out to be given to sft_s3_upload_abort()),
- * SFT_ERROR on a bad configuration or no memory.  An append starts its
- * multipart upload and its copies at once.
+ * (err SFT_S3_UPLOAD_SMALL); SFT_ERROR on a bad configuration or no
+ * memory.  Whenever *out is set it is freed by sft_s3_upload_abort().
+ * The zero fields of conf get their defaults; the key is copied, the
+ * other strings (the configuration's) must outlive the upload.  An
+ * append starts its multipart upload and its copies at once.
  */
 sft_int_t sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
     sft_s3_uploader_t **out);
