@@ -27,6 +27,9 @@ const void *sft_find_newline(const void *p, size_t n);
 const void *sft_find_crlf(const void *p, size_t n);
 int sft_ct_eq(const void *a, const void *b, size_t n);
 
+/* the CRC-32C of A then B from crc(A), crc(B) and the length of B */
+uint32_t sft_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+
 void sft_asm_init(void);
 const char *sft_asm_impl_name(void);
 

@@ -439,6 +439,63 @@ sft_crc32c_c(uint32_t crc, const void *p, size_t n)
 }
 
 
+/*
+ * x^a times x^b modulo the reflected polynomial, for the combination: the
+ * products of CRC theory on bit-reversed words (as zlib's multmodp).
+ */
+
+static uint32_t
+sft_crc32c_multmodp(uint32_t a, uint32_t b)
+{
+    uint32_t  m, p;
+
+    m = (uint32_t) 1 << 31;
+    p = 0;
+
+    for ( ;; ) {
+        if (a & m) {
+            p ^= b;
+
+            if ((a & (m - 1)) == 0) {
+                break;
+            }
+        }
+
+        m >>= 1;
+        b = (b & 1) ? (b >> 1) ^ 0x82f63b78 : b >> 1;
+    }
+
+    return p;
+}
+
+
+/*
+ * The CRC-32C of A followed by B from crc(A), crc(B) and B's length:
+ * crc(A) shifted over len2 zero bytes (x^(8 len2) modulo P, by squaring),
+ * then crc(B) added.
+ */
+
+uint32_t
+sft_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+{
+    uint32_t  p, x2n;
+
+    p = (uint32_t) 1 << 31;             /* x^0 */
+    x2n = (uint32_t) 1 << 23;           /* x^8: one byte */
+
+    while (len2) {
+        if (len2 & 1) {
+            p = sft_crc32c_multmodp(x2n, p);
+        }
+
+        len2 >>= 1;
+        x2n = sft_crc32c_multmodp(x2n, x2n);
+    }
+
+    return sft_crc32c_multmodp(p, crc1) ^ crc2;
+}
+
+
 uint32_t
 sft_adler32_c(uint32_t adler, const void *p, size_t n)
 {

@@ -1,22 +1,38 @@
 #!/usr/bin/env python3
-# s3_standin.py PORT -- a stand-in S3 endpoint for t/s3_client.t on
-# 127.0.0.1: GET of a key answers 503 SlowDown twice, then 200 "ok";
-# POST always answers 503 SlowDown.  Under /latest/ it is an IMDSv2
+# s3_standin.py PORT [UPSTREAM] -- a stand-in S3 endpoint for the S3 tests
+# on 127.0.0.1.  Alone: GET of a key answers 503 SlowDown twice, then 200
+# "ok"; POST always answers 503 SlowDown; under /latest/ it is an IMDSv2
 # instance metadata service whose role keys expire 4 s after each fetch.
 # A POST to / with Action=AssumeRoleWithWebIdentity is STS: keys that
 # expire 4 s later, their session token naming the web identity token it
 # was sent (so a test sees the token file was read again); the token
 # "rejected" is answered 400 InvalidIdentityToken, a signed request 400.
+# With UPSTREAM (moto's port): a proxy to it that answers 500 to the first
+# two UploadPart requests of each key with "flaky" in its name and to all
+# of those with "broken" in it, answers 400 BadDigest to a body that is
+# not what its Content-MD5 says (moto does not check it), answers
+# GET /__log with the request lines it forwarded, and puts in the
+# listings of multipart uploads the times they were really initiated
+# (moto says 2010-11-10 for all).
 
+import base64
 import datetime
+import hashlib
+import http.client
 import json
+import re
 import sys
+import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import ThreadingHTTPServer
 
-ERROR = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown'
-         b'</Code><Message>Please reduce your request rate.</Message>'
+ERROR = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s'
+         b'</Code><Message>%s</Message>'
          b'<RequestId>standin</RequestId></Error>')
+SLOW = ERROR % (b'SlowDown', b'Please reduce your request rate.')
+INTERNAL = ERROR % (b'InternalError', b'We encountered an internal error.')
 
 STS_ERROR = ('<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">'
              '<Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message>'
@@ -38,7 +54,7 @@ TOKEN = 'imds-session-token'
 ROLE = '/latest/meta-data/iam/security-credentials/'
 
 
-class Handler(BaseHTTPRequestHandler):
+class Answer(BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
 
     def answer(self, status, body):
@@ -46,6 +62,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header('Content-Length', str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class Handler(Answer):
 
     def do_PUT(self):
         if (self.path == '/latest/api/token'
@@ -77,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.imds()
         seen[self.path] = seen.get(self.path, 0) + 1
         if seen[self.path] <= 2:
-            self.answer(503, ERROR)
+            self.answer(503, SLOW)
         else:
             self.answer(200, b'ok')
 
@@ -104,10 +126,83 @@ class Handler(BaseHTTPRequestHandler):
         if (self.path == '/'
                 and form.get('Action') == ['AssumeRoleWithWebIdentity']):
             return self.sts(form)
-        self.answer(503, ERROR)
-
-    def log_message(self, *args):
-        pass
+        self.answer(503, SLOW)
 
 
-HTTPServer(('127.0.0.1', int(sys.argv[1])), Handler).serve_forever()
+class Proxy(Answer):
+    lines = []
+    failed = {}
+    initiated = {}
+    lock = threading.Lock()
+
+    def forward(self):
+        length = int(self.headers.get('Content-Length') or 0)
+        body = self.rfile.read(length) if length else b''
+
+        if self.command == 'GET' and self.path.endswith('/__log'):
+            with self.lock:
+                return self.answer(200, '\n'.join(self.lines).encode())
+
+        md5 = self.headers.get('Content-MD5')
+        if md5 and base64.b64decode(md5) != hashlib.md5(body).digest():
+            return self.answer(400, ERROR % (b'BadDigest', b'Content-MD5'))
+
+        path, _, query = self.path.partition('?')
+        with self.lock:
+            self.lines.append('%s %s' % (self.command, self.path))
+            part = (self.command == 'PUT' and 'partNumber=' in query
+                    and 'x-amz-copy-source' not in self.headers)
+            if part and ('flaky' in path or 'broken' in path):
+                self.failed[path] = self.failed.get(path, 0) + 1
+                if self.failed[path] <= 2 or 'broken' in path:
+                    return self.answer(500, INTERNAL)
+
+        up = http.client.HTTPConnection('127.0.0.1', UPSTREAM, timeout=60)
+        headers = {k: v for k, v in self.headers.items()
+                   if k.lower() not in ('connection', 'expect')}
+        up.request(self.command, self.path, body=body, headers=headers)
+        res = up.getresponse()
+        data = res.read()
+        if res.status == 200 and re.search(r'(^|&)uploads(=|&|$)', query):
+            data = self.initiation(data)
+        self.send_response(res.status)
+        for k, v in res.getheaders():
+            if k.lower() not in ('connection', 'transfer-encoding',
+                                 'content-length', 'server', 'date'):
+                self.send_header(k, v)
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        if self.command != 'HEAD':
+            self.wfile.write(data)
+        up.close()
+
+    def initiation(self, data):
+        text = data.decode()
+        with self.lock:
+            if self.command == 'POST':
+                m = re.search(r'<UploadId>([^<]+)</UploadId>', text)
+                if m:
+                    self.initiated[m.group(1)] = time.time()
+                return data
+
+            def real(m):
+                t = self.initiated.get(m.group(2))
+                if t is None:
+                    return m.group(0)
+                return re.sub(r'<Initiated>[^<]*</Initiated>',
+                              time.strftime('<Initiated>%Y-%m-%dT%H:%M:%S'
+                                            '.000Z</Initiated>',
+                                            time.gmtime(t)), m.group(0))
+
+            return re.sub(r'<Upload>(.*?<UploadId>([^<]+)</UploadId>.*?)'
+                          r'</Upload>', real, text).encode()
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward
+
+
+if len(sys.argv) > 2:
+    UPSTREAM = int(sys.argv[2])
+    ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])),
+                        Proxy).serve_forever()
+else:
+    HTTPServer(('127.0.0.1', int(sys.argv[1])), Handler).serve_forever()

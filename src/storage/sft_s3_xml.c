@@ -32,7 +32,7 @@ static sft_int_t sft_s3_xml_initiate_root(xmlNode *root, sft_pool_t *pool,
 static sft_int_t sft_s3_xml_uploads_root(xmlNode *root, sft_pool_t *pool,
     void *out);
 static sft_int_t sft_s3_xml_upload(xmlNode *node, sft_pool_t *pool,
-    sft_s3_upload_t *up);
+    sft_uint_t url, sft_s3_upload_t *up);
 static sft_int_t sft_s3_xml_result_root(xmlNode *root, sft_pool_t *pool,
     void *out);
 static sft_int_t sft_s3_xml_sts_root(xmlNode *root, sft_pool_t *pool,
@@ -352,23 +352,28 @@ static sft_int_t
 sft_s3_xml_uploads_root(xmlNode *root, sft_pool_t *pool, void *out)
 {
     xmlNode           *c;
-    sft_uint_t         truncated;
+    sft_str_t          enc;
+    sft_uint_t         truncated, url;
     sft_s3_upload_t   *up;
     sft_s3_uploads_t  *uploads = out;
 
     sft_memzero(uploads, sizeof(sft_s3_uploads_t));
 
     if (sft_array_init(&uploads->uploads, pool, 8, sizeof(sft_s3_upload_t))
-        != SFT_OK)
+        != SFT_OK
+        || sft_s3_xml_child_text(root, "EncodingType", pool, &enc) != SFT_OK)
     {
         return SFT_ERROR;
     }
+
+    url = sft_str_eq(&enc, "url");
 
     for (c = root->children; c; c = c->next) {
 
         if (sft_s3_xml_is(c, "Upload")) {
             up = sft_array_push(&uploads->uploads);
-            if (up == NULL || sft_s3_xml_upload(c, pool, up) != SFT_OK) {
+            if (up == NULL || sft_s3_xml_upload(c, pool, url, up) != SFT_OK)
+            {
                 return SFT_ERROR;
             }
 
@@ -381,7 +386,9 @@ sft_s3_xml_uploads_root(xmlNode *root, sft_pool_t *pool, void *out)
 
         } else if (sft_s3_xml_is(c, "NextKeyMarker")) {
             if (sft_s3_xml_text(c, pool, &uploads->next_key_marker)
-                != SFT_OK)
+                != SFT_OK
+                || (url && sft_s3_url_decode(&uploads->next_key_marker)
+                           != SFT_OK))
             {
                 return SFT_ERROR;
             }
@@ -404,7 +411,8 @@ sft_s3_xml_uploads_root(xmlNode *root, sft_pool_t *pool, void *out)
 
 
 static sft_int_t
-sft_s3_xml_upload(xmlNode *node, sft_pool_t *pool, sft_s3_upload_t *up)
+sft_s3_xml_upload(xmlNode *node, sft_pool_t *pool, sft_uint_t url,
+    sft_s3_upload_t *up)
 {
     xmlNode  *c;
 
@@ -414,7 +422,9 @@ sft_s3_xml_upload(xmlNode *node, sft_pool_t *pool, sft_s3_upload_t *up)
     for (c = node->children; c; c = c->next) {
 
         if (sft_s3_xml_is(c, "Key")) {
-            if (sft_s3_xml_text(c, pool, &up->key) != SFT_OK) {
+            if (sft_s3_xml_text(c, pool, &up->key) != SFT_OK
+                || (url && sft_s3_url_decode(&up->key) != SFT_OK))
+            {
                 return SFT_ERROR;
             }
 

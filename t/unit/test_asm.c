@@ -612,7 +612,7 @@ test_crc32c(void)
     for_large(case_crc32c);
     group_end("crc32c sampled lengths up to 1 MiB");
 
-    /* crc(A || B) == crc(crc(A), B) */
+    /* crc(A || B) == crc(crc(A), B) == combine(crc(A), crc(B), |B|) */
 
     for (k = 0; k < 200; k++) {
         n = (k < 100) ? rnd_n(4096) : rnd_n(T_MAXLEN);
@@ -627,10 +627,19 @@ test_crc32c(void)
                 fail(i, "crc32c chain n=%zu split=%zu: %08x, want %08x",
                      n, s, c1, want);
             }
+
+            c1 = sft_crc32c_combine(c0,
+                                    impls[i]->crc32c(0, pool + k + s, n - s),
+                                    n - s);
+
+            if (c1 != want) {
+                fail(i, "crc32c combine n=%zu split=%zu: %08x, want %08x",
+                     n, s, c1, want);
+            }
         }
     }
 
-    group_end("crc32c chaining");
+    group_end("crc32c chaining and combining");
 }
 
 

@@ -23,67 +23,9 @@
 #define CHUNK      (256 * 1024)
 #define PARALLEL   16
 
-
-static sft_cycle_t      cycle;
-static sft_s3_creds_t   creds;
-static sft_uint_t       done_n;
+#include "sft_test_s3.h"
 
 
-static void
-on_done(sft_s3_request_t *r)
-{
-    (void) r;
-    done_n++;
-}
-
-
-/* the loop for ms, or until *counter reaches target */
-
-static sft_uint_t
-spin(sft_msec_t ms, sft_uint_t *counter, sft_uint_t target)
-{
-    return sft_test_loop(&cycle, ms, counter, target);
-}
-
-
-/* the loop until n more requests are done, at most 60 s */
-
-static sft_uint_t
-wait_done(sft_uint_t n)
-{
-    return spin(60000, &done_n, done_n + n);
-}
-
-
-static sft_s3_request_t *
-request(sft_s3_client_t *cl, const char *method, const char *key)
-{
-    sft_s3_request_t  *r;
-
-    r = sft_s3_request_create(cl);
-
-    r->method.data = (u_char *) method;
-    r->method.len = strlen(method);
-    r->key.data = (u_char *) key;
-    r->key.len = strlen(key);
-    r->idempotent = strcmp(method, "POST") != 0;
-    r->on_done = on_done;
-
-    return r;
-}
-
-
-/* start one request and wait for it */
-
-static sft_s3_request_t *
-run(sft_s3_request_t *r)
-{
-    if (sft_s3_request_start(r) != SFT_OK || !wait_done(1)) {
-        r->rc = SFT_ERROR;
-    }
-
-    return r;
-}
 
 
 static sft_uint_t
@@ -122,24 +64,6 @@ upload_query(sft_s3_request_t *r, sft_str_t *upload_id, const char *part)
         r->query[1] = *pair(r->pool, "partNumber", part);
         r->nquery = 2;
     }
-}
-
-
-static void
-client(sft_s3_client_t *cl, const char *endpoint, sft_msec_t timeout)
-{
-    sft_memzero(cl, sizeof(sft_s3_client_t));
-    cl->endpoint.data = (u_char *) endpoint;
-    cl->endpoint.len = strlen(endpoint);
-    sft_str_set(&cl->bucket, BUCKET);
-    sft_str_set(&cl->region, "us-east-1");
-    cl->path_style = 1;
-    cl->timeout = timeout;
-    cl->connect_timeout = 2000;
-    cl->retries = 2;
-    cl->backoff = 20;
-    cl->creds = &creds;
-    cl->log = cycle.log;
 }
 
 
@@ -276,20 +200,11 @@ main(void)
 
     printf("1..30\n");
 
-    cycle.log = sft_log_init();
-    cycle.pool = sft_create_pool(16384, cycle.log);
-    sft_cycle = &cycle;
+    sft_test_loop_init();
     pool = cycle.pool;
 
-    if (sft_event_init(&cycle, 256) != SFT_OK) {
-        printf("Bail out! no event loop\n");
-        return 1;
-    }
 
-    sft_str_set(&creds.access_key, "testing");
-    sft_str_set(&creds.secret_key, "testing");
-
-    client(&cl, endpoint, 20000);
+    client(&cl, endpoint, 20000, 2);
     ok(sft_s3_client_init(&cl, pool) == SFT_OK, "client made");
 
     /* bucket and one object */
@@ -556,7 +471,7 @@ main(void)
 
     /* retries against the stand-in: 503 twice, then 200 */
 
-    client(&fl, flaky, 5000);
+    client(&fl, flaky, 5000, 2);
     (void) sft_s3_client_init(&fl, pool);
 
     r = run(request(&fl, "GET", "flaky"));
@@ -583,7 +498,7 @@ main(void)
     (void) getsockname(fd, (struct sockaddr *) &sin, &slen);
     snprintf(hang, sizeof(hang), "http://127.0.0.1:%u", ntohs(sin.sin_port));
 
-    client(&hl, hang, 200);
+    client(&hl, hang, 200, 2);
     hl.retries = 1;
     (void) sft_s3_client_init(&hl, pool);
 

@@ -21,7 +21,6 @@
 #define ROLE    "arn:aws:iam::123456789012:role/siftp"
 
 
-static sft_cycle_t         cycle;
 static sft_thread_pool_t   tp;
 static char                dir[] = "/tmp/siftpd-test-sts-XXXXXX";
 static char                token_path[64], log_path[64];
@@ -144,7 +143,7 @@ refused(const char *file)
 
     ok = sft_s3_sts_conf_check(&conf, cycle.pool, cycle.log) == SFT_OK
          && sft_s3_sts_start(&m) == SFT_OK
-         && sft_test_loop(&cycle, 10000, &failures, before + 1)
+         && spin(10000, &failures, before + 1)
          && m.creds.access_key.len == 0;
 
     sft_s3_sts_stop(&m);
@@ -258,7 +257,7 @@ offline(void)
     n = updates + failures;
     (void) sft_s3_sts_start(&m);
     sft_s3_sts_stop(&m);
-    (void) sft_test_loop(&cycle, 300, &never, 1);
+    (void) spin(300, &never, 1);
     ok(updates + failures == n && m.read == NULL && m.request == NULL,
        "stopped while the token file is read: no callback");
 }
@@ -297,7 +296,7 @@ run(sft_s3_client_t *cl, const char *method, const char *key,
     n = done_n;
 
     if (sft_s3_request_start(r) != SFT_OK
-        || !sft_test_loop(&cycle, 60000, &done_n, n + 1))
+        || !spin(60000, &done_n, n + 1))
     {
         r->rc = SFT_ERROR;
     }
@@ -327,7 +326,7 @@ online(const char *moto, const char *standin)
 
     n = updates;
     ok(sft_s3_sts_start(&m) == SFT_OK
-       && sft_test_loop(&cycle, 60000, &updates, n + 1)
+       && spin(60000, &updates, n + 1)
        && m.creds.access_key.len == 20
        && memcmp(m.creds.access_key.data, "ASIA", 4) == 0
        && m.creds.secret_key.len == 40 && m.creds.session_token.len > 100
@@ -375,7 +374,7 @@ online(const char *moto, const char *standin)
 
     n = updates;
     ok(sft_s3_sts_start(&m) == SFT_OK
-       && sft_test_loop(&cycle, 60000, &updates, n + 1)
+       && spin(60000, &updates, n + 1)
        && is(&m.creds.secret_key, "sts-secret")
        && is(&m.creds.session_token, "sts-session-first"),
        "unsigned AssumeRoleWithWebIdentity with the file's token");
@@ -386,7 +385,7 @@ online(const char *moto, const char *standin)
 
     f = failures;
     put_token("second");
-    ok(sft_test_loop(&cycle, 60000, &updates, n + 2) && failures == f
+    ok(spin(60000, &updates, n + 2) && failures == f
        && is(&m.creds.session_token, "sts-session-second")
        && !(m.creds.access_key.len == first.len
             && memcmp(m.creds.access_key.data, key, first.len) == 0),
@@ -394,7 +393,7 @@ online(const char *moto, const char *standin)
 
     put_token("rejected");
     n = failures;
-    ok(sft_test_loop(&cycle, 60000, &failures, n + 1)
+    ok(spin(60000, &failures, n + 1)
        && is(&m.creds.session_token, "sts-session-second")
        && logged("STS \"")
        && logged("\" AssumeRoleWithWebIdentity for role \"" ROLE "\" "
@@ -404,7 +403,7 @@ online(const char *moto, const char *standin)
 
     put_token("third");
     n = updates;
-    ok(sft_test_loop(&cycle, 60000, &updates, n + 1)
+    ok(spin(60000, &updates, n + 1)
        && is(&m.creds.session_token, "sts-session-third"),
        "tried again after a wait: new keys");
 
@@ -420,7 +419,7 @@ online(const char *moto, const char *standin)
 
     n = failures;
     ok(sft_s3_sts_start(&m) == SFT_OK
-       && sft_test_loop(&cycle, 60000, &failures, n + 1)
+       && spin(60000, &failures, n + 1)
        && m.creds.access_key.len == 0 && m.creds.session_token.len == 0,
        "an STS error at the first fetch: no keys");
 
@@ -457,16 +456,13 @@ main(void)
         return 1;
     }
 
-    cycle.log = sft_log_init();
-    cycle.pool = sft_create_pool(16384, cycle.log);
-    sft_cycle = &cycle;
+    sft_test_loop_init();
 
     sft_str_set(&tp.name, "default");
     tp.threads = 1;
     tp.max_queue = 16;
 
-    if (sft_event_init(&cycle, 256) != SFT_OK
-        || sft_thread_pool_start(&tp, cycle.log) != SFT_OK
+    if (sft_thread_pool_start(&tp, cycle.log) != SFT_OK
         || sft_event_add_notify(&cycle, tp.notify_fd, on_notify, &tp) == NULL)
     {
         printf("Bail out! no event loop or thread pool\n");

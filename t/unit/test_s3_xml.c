@@ -149,6 +149,21 @@ static const char  uploads_page[] =
     "<Initiated>2000-02-29T00:00:00.5Z</Initiated></Upload>"
     "</ListMultipartUploadsResult>";
 
+static const char  uploads_url[] =
+    "<ListMultipartUploadsResult><EncodingType>url</EncodingType>"
+    "<IsTruncated>true</IsTruncated>"
+    "<NextKeyMarker>dir/a%20b%2Bc</NextKeyMarker>"
+    "<NextUploadIdMarker>u2</NextUploadIdMarker>"
+    "<Upload><Key>dir/a%20b%2Bc</Key><UploadId>u2</UploadId>"
+    "<Initiated>2026-12-01T18:52:47.000Z</Initiated></Upload>"
+    "</ListMultipartUploadsResult>";
+
+static const char  uploads_bad_url[] =
+    "<ListMultipartUploadsResult><EncodingType>url</EncodingType>"
+    "<Upload><Key>a%2</Key><UploadId>u3</UploadId>"
+    "<Initiated>2026-12-01T18:52:47.000Z</Initiated></Upload>"
+    "</ListMultipartUploadsResult>";
+
 
 static const char  moto_sts[] =
     "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/d"
@@ -217,7 +232,7 @@ main(void)
     sft_s3_upload_t   *up;
     sft_s3_uploads_t   uploads;
 
-    printf("1..30\n");
+    printf("1..32\n");
 
     log = sft_log_init();
     pool = sft_create_pool(16384, log);
@@ -277,6 +292,16 @@ main(void)
        && (up = uploads.uploads.elts) != NULL
        && up->initiated == 951782400,
        "ListMultipartUploadsResult paging markers; a leap day");
+
+    up = NULL;
+    ok(sft_s3_xml_uploads(XML(uploads_url), pool, &uploads, &err) == SFT_OK
+       && eq(&uploads.next_key_marker, "dir/a b+c")
+       && (up = uploads.uploads.elts) != NULL && eq(&up->key, "dir/a b+c"),
+       "ListMultipartUploadsResult, EncodingType url: keys decoded");
+
+    ok(sft_s3_xml_uploads(XML(uploads_bad_url), pool, &uploads, &err)
+       == SFT_ERROR,
+       "ListMultipartUploadsResult: a bad escape in a key refused");
 
     ok(sft_s3_xml_result(XML(moto_complete), pool, &result, &err) == SFT_OK
        && eq(&result.etag, "\"bfdfcf139a14be381f52a471f7239743-2\"")

@@ -1,0 +1,225 @@
+/*
+ * sft_s3_upload.h -- one object written to S3 as it arrives: the writes
+ * are copied into buffer pool chunks that make up whole parts, each part
+ * goes out as an UploadPart as soon as it is full while the next one
+ * fills, and the commit is a CompleteMultipartUpload, or a PutObject for
+ * an object smaller than one part.  Memory per upload is at most
+ * parts_in_flight parts; a failure or an abort aborts the multipart
+ * upload.  Also the sweep of multipart uploads left behind.
+ *
+ * Chunks are taken a whole part at a time: a part's chunks are gathered
+ * by one part of the worker at a time (a FIFO of parts waiting), and its
+ * bytes are placed only once it holds them all.  So no two uploads of a
+ * worker can each hold half of what they need while the pool is empty,
+ * and every part that holds chunks can fill, go out and give them back:
+ * waiting for memory never waits on another waiting upload of the same
+ * worker.  The price is that an upload holds a whole part from its first
+ * byte, even for a small object.
+ */
+
+#ifndef _SFT_S3_UPLOAD_H_INCLUDED_
+#define _SFT_S3_UPLOAD_H_INCLUDED_
+
+
+#include <sft_s3_client.h>
+#include <sft_buffer.h>
+
+
+#define SFT_S3_PART_MIN        ((size_t) 5 * 1024 * 1024)
+#define SFT_S3_PART_MAX        ((off_t) 5 * 1024 * 1024 * 1024)
+#define SFT_S3_PARTS_MAX       10000
+
+/* the part size doubles after this many parts */
+#define SFT_S3_PARTS_GROW      1000
+
+/* parts held at once by one upload, at most */
+#define SFT_S3_IN_FLIGHT_MAX   16
+
+/* pieces written ahead of a gap, held at once */
+#define SFT_S3_UPLOAD_RANGES   32
+
+
+typedef enum {
+    SFT_S3_CHECKSUM_CRC32C = 0,
+    SFT_S3_CHECKSUM_MD5,
+    SFT_S3_CHECKSUM_OFF
+} sft_s3_checksum_e;
+
+
+typedef enum {
+    SFT_S3_SSE_NONE = 0,
+    SFT_S3_SSE_S3,                       /* AES256 */
+    SFT_S3_SSE_KMS                       /* aws:kms, kms_key_id */
+} sft_s3_sse_e;
+
+
+/* why a write, an open or a commit was refused: sft_s3_uploader_t.err */
+
+typedef enum {
+    SFT_S3_UPLOAD_OK = 0,
+    SFT_S3_UPLOAD_BEHIND,                /* offset before what was sent */
+    SFT_S3_UPLOAD_BEYOND,                /* past the window */
+    SFT_S3_UPLOAD_SMALL,                 /* append to an object < 5 MiB */
+    SFT_S3_UPLOAD_HOLE,                  /* commit with bytes missing */
+    SFT_S3_UPLOAD_EXISTS,                /* no-clobber: the name is taken */
+    SFT_S3_UPLOAD_FAILED                 /* S3 or the network failed */
+} sft_s3_upload_err_e;
+
+
+typedef struct sft_s3_uploader_s  sft_s3_uploader_t;
+typedef struct sft_s3_write_s     sft_s3_write_t;
+
+typedef void (*sft_s3_upload_done_pt)(sft_s3_uploader_t *up, sft_int_t rc);
+typedef void (*sft_s3_write_done_pt)(sft_s3_write_t *w, sft_int_t rc);
+
+
+/* what the driver fills from its directives */
+
+typedef struct {
+    sft_s3_client_t       *client;
+    sft_str_t              key;
+    size_t                 part_size;         /* 0: SFT_S3_PART_MIN */
+    sft_uint_t             parts_in_flight;   /* 0: 2 */
+    sft_str_t              storage_class;     /* empty: the bucket's */
+    sft_uint_t             sse;               /* sft_s3_sse_e */
+    sft_str_t              kms_key_id;
+    sft_uint_t             checksum;          /* sft_s3_checksum_e */
+    time_t                 mtime;             /* x-amz-meta-mtime, 0: none */
+    sft_flag_t             no_clobber;        /* If-None-Match: * */
+
+    /* append: the object under key has append_size bytes, copied */
+    off_t                  append_size;
+    uint32_t               append_crc32c;
+    sft_flag_t             append_crc32c_known;
+
+    sft_s3_write_done_pt   on_write;          /* a write that waited */
+    sft_s3_upload_done_pt  on_done;           /* the commit's outcome */
+    void                  *data;
+} sft_s3_upload_conf_t;
+
+
+/*
+ * A write: the caller's, kept by it until it completed; the bytes at
+ * offset (an object offset) in buf.  While it waits, the upload moves
+ * offset, buf and len over what it placed.
+ */
+
+struct sft_s3_write_s {
+    off_t                  offset;
+    u_char                *buf;
+    size_t                 len;
+    void                  *data;
+
+    /* private */
+    sft_s3_write_t        *next;
+};
+
+
+typedef struct sft_s3_part_s  sft_s3_part_t;
+
+
+struct sft_s3_uploader_s {
+    sft_s3_upload_conf_t   conf;
+    sft_pool_t            *pool;
+    sft_log_t             *log;
+
+    sft_uint_t             err;               /* sft_s3_upload_err_e */
+    uint32_t               crc32c;            /* the whole object's */
+    unsigned               crc32c_known:1;
+    off_t                  size;              /* committed */
+    sft_str_t              etag;
+
+    /* chunks held now and at most, UploadParts running: for the tests */
+    sft_uint_t             chunks;
+    sft_uint_t             chunks_peak;
+    sft_uint_t             sending;
+
+    /* private */
+    size_t                 chunk_size;
+    off_t                  base;              /* the first new byte */
+    off_t                  end;               /* all bytes before it held */
+    sft_uint_t             next_part;         /* to be held next, 0-based */
+    sft_uint_t             unsent;            /* the first not sent */
+    sft_s3_part_t         *parts;             /* parts_in_flight slots */
+    off_t                  ranges[SFT_S3_UPLOAD_RANGES][2];
+    sft_uint_t             nranges;
+    sft_s3_write_t        *waiting;
+    sft_s3_write_t       **waiting_tail;
+
+    sft_str_t              upload_id;
+    sft_s3_request_t      *control;           /* create, put, complete */
+    sft_array_t            done;              /* sft_s3_part_done_t */
+    sft_uint_t             copies;            /* copy parts */
+    sft_uint_t             copies_started;
+    sft_uint_t             copies_done;
+    sft_s3_request_t      *copying[SFT_S3_IN_FLIGHT_MAX];
+    sft_event_t            wake;              /* waiting writes again */
+
+    sft_uint_t             busy;              /* in its callbacks */
+
+    unsigned               multipart:1;
+    unsigned               aborted:1;
+    unsigned               creating:1;
+    unsigned               committing:1;
+    unsigned               completing:1;
+    unsigned               finished:1;
+    unsigned               failed:1;
+};
+
+
+/*
+ * SFT_OK with *out made; SFT_DECLINED with conf->append_size below 5 MiB
+ * (err SFT_S3_UPLOAD_SMALL); SFT_ERROR on a bad configuration or no
+ * memory.  Whenever *out is set it is freed by sft_s3_upload_abort().
+ * The zero fields of conf get their defaults; the key is copied, the
+ * other strings (the configuration's) must outlive the upload.  An
+ * append starts its multipart upload and its copies at once.
+ */
+sft_int_t sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
+    sft_s3_uploader_t **out);
+
+/*
+ * SFT_OK: the bytes were placed, buf is the caller's again; SFT_AGAIN:
+ * they wait for pool memory or for a part in flight, and conf->on_write
+ * says when they were placed (w is kept until then); SFT_DECLINED: a
+ * write behind what was sent or past the window, err says which, the
+ * upload unchanged; SFT_ERROR: the upload failed.
+ */
+sft_int_t sft_s3_upload_write(sft_s3_uploader_t *up, sft_s3_write_t *w);
+
+/* once no write waits: conf->on_done follows, with err on a failure */
+sft_int_t sft_s3_upload_commit(sft_s3_uploader_t *up);
+
+/* nothing becomes visible; no callback runs after it; up is freed */
+void sft_s3_upload_abort(sft_s3_uploader_t *up);
+
+
+/* the sweep of multipart uploads older than age under a prefix */
+
+typedef struct sft_s3_sweep_s  sft_s3_sweep_t;
+
+typedef void (*sft_s3_sweep_done_pt)(sft_s3_sweep_t *s, sft_int_t rc);
+
+struct sft_s3_sweep_s {
+    sft_s3_client_t       *client;
+    sft_str_t              prefix;
+    time_t                 age;               /* seconds */
+    sft_s3_sweep_done_pt   on_done;
+    void                  *data;
+
+    sft_uint_t             aborted;           /* the outcome */
+
+    /* private */
+    sft_pool_t            *pool;
+    sft_s3_request_t      *r;
+    sft_s3_uploads_t       page;
+    sft_uint_t             next;              /* in page */
+    time_t                 before;
+};
+
+/* the sweep runs on the loop; on_done when it ended */
+sft_int_t sft_s3_sweep_start(sft_s3_sweep_t *s);
+void sft_s3_sweep_cancel(sft_s3_sweep_t *s);
+
+
+#endif /* _SFT_S3_UPLOAD_H_INCLUDED_ */
