@@ -120,11 +120,13 @@ sft_s3_readdir(sft_storage_req_t *req)
 
         if (req->dir->nentries || op->token.len == 0) {
             req->dir->eof = (req->dir->nentries == 0);
+            op->req = NULL;
             return SFT_OK;
         }
     }
 
     if (sft_s3_readdir_next(op) != SFT_OK) {
+        op->req = NULL;
         req->err = SFT_STORAGE_IO;
         return SFT_ERROR;
     }

@@ -153,7 +153,10 @@ sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err)
     req = op->req;
     req->err = err;
 
-    if (!op->keep) {
+    if (op->keep) {
+        op->req = NULL;                     /* no cancel finds it now */
+
+    } else {
         sft_s3_op_free(op);
     }
 
@@ -407,10 +410,15 @@ sft_s3_cancel(sft_storage_req_t *req)
             continue;
         }
 
-        if (op->keep) {
+        if (req->op == SFT_STORAGE_READDIR) {
             sft_s3_request_free(op->r);
             op->r = NULL;
+            op->req = NULL;
             return SFT_OK;
+        }
+
+        if (req->op == SFT_STORAGE_OPENDIR) {
+            sft_free(op->data);             /* the listing never began */
         }
 
         sft_s3_op_free(op);
