@@ -119,6 +119,24 @@ for my $case (['s3_part_size 1m;', qr/"1m" is not from/],
         "siftpd -t refuses \"$directive\" with file:line");
 }
 
+{
+    (my $bad = $conf) =~ s{s3_endpoint http://127.0.0.1:$s3;}{s3_endpoint ftp://x;};
+    $t->write_file('bad.conf', $bad);
+    my $line = 1 + (() = substr($bad, 0, index($bad, 'storage cloud'))
+        =~ /\n/g);
+    my ($rc, $msg) = $t->siftpd('-t', '-c', "$d/bad.conf");
+    like($msg, qr/S3 endpoint "ftp:\/\/x" is not http:\/\/ or https:\/\/.*in storage "cloud" in \Q$d\E\/bad\.conf:$line\b/s,
+        'siftpd -t refuses an endpoint that is not http(s) with file:line');
+
+    ($bad = $conf) =~ s{s3_endpoint http://127.0.0.1:$s3;}
+        {s3_endpoint https://127.0.0.1:$s3; s3_tls_verify off;};
+    $t->write_file('bad.conf', $bad);
+    ($rc, $msg) = $t->siftpd('-t', '-c', "$d/bad.conf");
+    like($msg, qr/\[warn\] the TLS certificate of S3 endpoint "https:\S+" is not verified/,
+        's3_tls_verify off: a warning');
+    is($rc, 0, 's3_tls_verify off: accepted');
+}
+
 chmod 0644, "$d/creds";
 my (undef, $msg) = $t->siftpd('-t', '-c', "$d/siftpd.conf");
 like($msg, qr/siftpd\.conf:\d+: credentials file "\Q$d\E\/creds" refused/,
