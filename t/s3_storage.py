@@ -4,6 +4,7 @@
 # S3 (its in-process server, filled through moto's own API so that 20,000
 # keys take seconds, not minutes) on 127.0.0.1:PORT, and on PORT2 a
 # stand-in that refuses every request's keys with 403 InvalidAccessKeyId.
+# Keys or prefixes with "broken" in them are answered 500 InternalError.
 # Writes DIR/big (the 20 MiB object's bytes), prints "ready", and serves
 # until it is stopped.  Its access log (stderr) counts the GETs.
 
@@ -22,10 +23,13 @@ class Refuse(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
 
     def answer(self):
+        status, code = 403, b'InvalidAccessKeyId'
+        if 'broken' in self.path:
+            status, code = 500, b'InternalError'
         body = (b'<?xml version="1.0" encoding="UTF-8"?><Error>'
-                b'<Code>InvalidAccessKeyId</Code><Message>The AWS Access '
-                b'Key Id you provided does not exist.</Message></Error>')
-        self.send_response(403)
+                b'<Code>' + code + b'</Code><Message>refused</Message>'
+                b'</Error>')
+        self.send_response(status)
         self.send_header('Content-Type', 'application/xml')
         self.send_header('Content-Length', str(len(body)))
         self.end_headers()

@@ -147,6 +147,9 @@ unlike($t->read_file('siftpd.conf') . `$t->{_binary} -p $d/ -c $d/siftpd.conf -T
     qr/testsecret/, 'siftpd -T shows no secret');
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
+$t->user_add('eve', 'pw', perms => 'all', storage => 'refused');
+$t->user_add('mal', 'pw', perms => 'all', storage => 'refused',
+    home => '/broken');
 my $key = $t->user_key('bob');
 
 $t->run();
@@ -284,6 +287,16 @@ SKIP: {
     ok($grew < 64 * 1024,
         "the worker's peak memory grew by $grew KiB (< 64 MiB)");
 }
+
+# errors: 403 refused, a 500 an I/O error logged with the S3 operation,
+# the key, the status and S3's code
+
+my $out = $t->ftp_commands($ftp, 'eve', 'SIZE x', 'MKD d');
+like($out, qr/^SIZE x 550$/m, 'a 403 answer: 550');
+$out = $t->ftp_commands($ftp, 'mal', 'SIZE x', 'MDTM x');
+like($out, qr/^SIZE x [45]\d\d$/m, 'a 500 answer: an error reply');
+ok($t->wait_log(qr/\[error\].*S3 storage "refused": HeadObject of "broken\/x" failed: status 500/),
+    'a 500 answer: one line with the operation, key and status');
 
 # SFTP
 

@@ -351,7 +351,7 @@ sft_s3_op_done(sft_s3_request_t *r)
 
 sft_storage_err_t
 sft_s3_error(sft_s3_storage_conf_t *conf, sft_s3_request_t *r,
-    const char *what)
+    const char *what, sft_str_t *key)
 {
     sft_str_t  code;
 
@@ -372,7 +372,7 @@ sft_s3_error(sft_s3_storage_conf_t *conf, sft_s3_request_t *r,
         sft_log_error(SFT_LOG_ERR, conf->log, 0,
                       "S3 storage \"%.*s\": %s of \"%.*s\" failed: "
                       "status %ld, %.*s", SFT_STR_FMT(&conf->storage->name),
-                      what, SFT_STR_FMT(&r->key), r->status,
+                      what, SFT_STR_FMT(key), r->status,
                       SFT_STR_FMT(&code));
     }
 
@@ -383,7 +383,7 @@ sft_s3_error(sft_s3_storage_conf_t *conf, sft_s3_request_t *r,
 void
 sft_s3_op_fail(sft_s3_op_t *op, const char *what)
 {
-    sft_s3_op_finish(op, sft_s3_error(op->conf, op->r, what));
+    sft_s3_op_finish(op, sft_s3_error(op->conf, op->r, what, &op->key));
 }
 
 

@@ -427,7 +427,7 @@ sft_s3_read_got(sft_s3_request_t *r)
     rd->get_over = 1;
 
     if (r->rc != SFT_OK || r->status != 206) {
-        rd->get_err = sft_s3_error(rd->conf, r, "GetObject");
+        rd->get_err = sft_s3_error(rd->conf, r, "GetObject", &rd->key);
         if (rd->get_err == SFT_STORAGE_OK) {
             rd->get_err = SFT_STORAGE_IO;
         }
