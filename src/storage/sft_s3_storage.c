@@ -39,6 +39,7 @@ static char *sft_s3_set_sse(sft_conf_t *cf, sft_command_t *cmd,
 static char *sft_s3_set_storage_class(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static sft_int_t sft_s3_storage_init_process(sft_cycle_t *cycle);
+static void sft_s3_storage_exit_process(sft_cycle_t *cycle);
 static sft_int_t sft_s3_storage_start(sft_s3_storage_conf_t *scf,
     sft_cycle_t *cycle);
 static void sft_s3_storage_checked(sft_s3_request_t *r);
@@ -298,7 +299,7 @@ sft_module_t  sft_s3_storage_module = {
     NULL,                                  /* init master */
     NULL,                                  /* init module */
     sft_s3_storage_init_process,           /* init process */
-    NULL,                                  /* exit process */
+    sft_s3_storage_exit_process,           /* exit process */
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
@@ -701,6 +702,32 @@ sft_s3_storage_init_process(sft_cycle_t *cycle)
     }
 
     return SFT_OK;
+}
+
+
+/* the instance metadata fetches stop before the multi handle goes */
+
+static void
+sft_s3_storage_exit_process(sft_cycle_t *cycle)
+{
+    sft_uint_t               i, n;
+    sft_storage_t          **stp;
+    sft_s3_storage_conf_t   *scf;
+
+    stp = sft_storage_all(cycle, &n);
+
+    for (i = 0; i < n; i++) {
+        if (stp[i]->driver != &sft_s3_storage_driver) {
+            continue;
+        }
+
+        scf = stp[i]->driver_data;
+
+        if (scf->imds) {
+            sft_s3_imds_stop(scf->imds);
+            scf->imds = NULL;
+        }
+    }
 }
 
 
