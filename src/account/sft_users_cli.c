@@ -458,6 +458,12 @@ sft_cli_make_home(sft_cycle_t *cycle, sft_user_t *u, sft_log_t *log)
         return "not created (no such storage in the configuration)";
     }
 
+    if (!storage->driver->blocking) {
+        /* a network driver's requests need a worker's loop (s3, where a
+           directory is there as soon as a file is stored below it) */
+        return "not created (its storage makes it when a file is stored)";
+    }
+
     sft_core_workers_owner(cycle, &uid, &gid);
 
     egid = getegid();

@@ -18,6 +18,19 @@
 sft_int_t
 sft_s3_client_init(sft_s3_client_t *cl, sft_pool_t *pool)
 {
+    if (sft_s3_client_endpoint(cl, pool) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    return sft_s3_multi_init(cl->log);
+}
+
+
+/* the endpoint and the bucket checked and parsed; no handle is made */
+
+sft_int_t
+sft_s3_client_endpoint(sft_s3_client_t *cl, sft_pool_t *pool)
+{
     u_char                  *p, *host, *last;
     size_t                   scheme, hlen, len;
     struct in6_addr          a6;
@@ -135,5 +148,5 @@ sft_s3_client_init(sft_s3_client_t *cl, sft_pool_t *pool)
                       "the S3 endpoint as an address", ver->version, name);
     }
 
-    return sft_s3_multi_init(cl->log);
+    return SFT_OK;
 }

@@ -90,6 +90,8 @@ struct sft_s3_request_s {
     long                 status;
     sft_str_t            etag;
     off_t                content_length;   /* -1: not given */
+    time_t               last_modified;    /* 0: not given */
+    time_t               meta_mtime;       /* x-amz-meta-mtime, 0: none */
     sft_str_t            response;         /* the kept body */
     sft_s3_error_t       error;            /* parsed from an error body */
     sft_uint_t           attempts;
@@ -115,6 +117,9 @@ struct sft_s3_request_s {
 
 /* the endpoint parsed, the multi handle of this process made */
 sft_int_t sft_s3_client_init(sft_s3_client_t *cl, sft_pool_t *pool);
+
+/* the endpoint parsed only: a configuration's check, no handle made */
+sft_int_t sft_s3_client_endpoint(sft_s3_client_t *cl, sft_pool_t *pool);
 
 sft_s3_request_t *sft_s3_request_create(sft_s3_client_t *cl);
 sft_int_t sft_s3_request_start(sft_s3_request_t *r);

@@ -31,6 +31,9 @@ static size_t sft_s3_request_write(char *buf, size_t size, size_t n,
     void *data);
 static size_t sft_s3_request_header(char *buf, size_t size, size_t n,
     void *data);
+static sft_uint_t sft_s3_header_is(u_char **p, u_char *end,
+    const char *name);
+static time_t sft_s3_parse_seconds(u_char *p, size_t n);
 
 
 sft_s3_request_t *
@@ -97,6 +100,8 @@ sft_s3_request_attempt(sft_s3_request_t *r)
     r->attempts++;
     r->status = 0;
     r->etag.len = 0;
+    r->last_modified = 0;
+    r->meta_mtime = 0;
     r->response.len = 0;
     r->delivered = 0;
     r->too_long = 0;
@@ -652,7 +657,10 @@ sft_s3_request_write(char *buf, size_t size, size_t n, void *data)
 }
 
 
-/* a new status line starts over (100 Continue); ETag is kept */
+/*
+ * A new status line starts over (100 Continue); ETag, Last-Modified and
+ * x-amz-meta-mtime (the seconds a client set) are kept.
+ */
 
 static size_t
 sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
@@ -667,22 +675,28 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
 
     if (len >= 5 && sft_strncmp(p, "HTTP/", 5) == 0) {
         r->etag.len = 0;
+        r->last_modified = 0;
+        r->meta_mtime = 0;
         return len;
-    }
-
-    if (len < 5 || strncasecmp((char *) p, "etag:", 5) != 0) {
-        return len;
-    }
-
-    p += 5;
-
-    while (p < end && (*p == ' ' || *p == '\t')) {
-        p++;
     }
 
     while (end > p && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
     {
         end--;
+    }
+
+    if (sft_s3_header_is(&p, end, "last-modified:")) {
+        r->last_modified = sft_s3_parse_http_time(p, end - p);
+        return len;
+    }
+
+    if (sft_s3_header_is(&p, end, "x-amz-meta-mtime:")) {
+        r->meta_mtime = sft_s3_parse_seconds(p, end - p);
+        return len;
+    }
+
+    if (!sft_s3_header_is(&p, end, "etag:")) {
+        return len;
     }
 
     r->etag.data = sft_pnalloc(r->pool, end - p + 1);
@@ -695,4 +709,54 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
     r->etag.data[r->etag.len] = '\0';
 
     return len;
+}
+
+
+/* a header of that name (lower case, with its colon): *p at its value */
+
+static sft_uint_t
+sft_s3_header_is(u_char **p, u_char *end, const char *name)
+{
+    u_char  *v;
+    size_t   n;
+
+    n = sft_strlen(name);
+
+    if ((size_t) (end - *p) < n || strncasecmp((char *) *p, name, n) != 0) {
+        return 0;
+    }
+
+    for (v = *p + n; v < end && (*v == ' ' || *v == '\t'); v++) {
+        /* void */
+    }
+
+    *p = v;
+
+    return 1;
+}
+
+
+/* decimal seconds since the epoch, 0 when not that */
+
+static time_t
+sft_s3_parse_seconds(u_char *p, size_t n)
+{
+    time_t  t;
+    size_t  i;
+
+    if (n == 0 || n > 12) {
+        return 0;
+    }
+
+    t = 0;
+
+    for (i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return 0;
+        }
+
+        t = t * 10 + (p[i] - '0');
+    }
+
+    return t;
 }

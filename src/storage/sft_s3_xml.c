@@ -773,3 +773,48 @@ sft_s3_url_decode(sft_str_t *s)
 
     return (s->len == 0) ? SFT_ERROR : SFT_OK;
 }
+
+
+/*
+ * An HTTP date, "Tue, 01 Dec 2026 21:48:29 GMT" (RFC 7231's IMF-fixdate),
+ * rewritten as ISO 8601 for the parser above; 0 if it is not one.
+ */
+
+time_t
+sft_s3_parse_http_time(u_char *p, size_t n)
+{
+    time_t       t;
+    sft_uint_t   m;
+    u_char       iso[20];
+    static const char  *months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+
+    if (n != 29 || p[3] != ',' || sft_strncmp(p + 25, " GMT", 4) != 0) {
+        return 0;
+    }
+
+    for (m = 0; m < 12; m++) {
+        if (sft_strncmp(p + 8, months + 3 * m, 3) == 0) {
+            break;
+        }
+    }
+
+    if (m == 12) {
+        return 0;
+    }
+
+    /* "dd Mon yyyy hh:mm:ss" at p + 5 */
+
+    sft_memcpy(iso, p + 12, 4);
+    iso[4] = '-';
+    iso[5] = (u_char) ('0' + (m + 1) / 10);
+    iso[6] = (u_char) ('0' + (m + 1) % 10);
+    iso[7] = '-';
+    sft_memcpy(iso + 8, p + 5, 2);
+    iso[10] = 'T';
+    sft_memcpy(iso + 11, p + 17, 8);
+    iso[19] = 'Z';
+
+    t = sft_s3_parse_time(iso, 20);
+
+    return t == -1 ? 0 : t;
+}

@@ -96,5 +96,8 @@ sft_int_t sft_s3_xml_sts(u_char *p, size_t n, sft_pool_t *pool,
 /* "2026-12-01T18:52:47.000Z" (ISO 8601, UTC) to seconds, -1 if invalid */
 time_t sft_s3_parse_time(u_char *p, size_t n);
 
+/* "Tue, 01 Dec 2026 21:48:29 GMT" (Last-Modified) to seconds, 0 if invalid */
+time_t sft_s3_parse_http_time(u_char *p, size_t n);
+
 
 #endif /* _SFT_S3_XML_H_INCLUDED_ */

@@ -28,7 +28,6 @@ static char *sft_storage_driver(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_storage_thread_pool(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
-static sft_storage_t **sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n);
 static void sft_storage_sweep(sft_cycle_t *cycle);
 static void sft_storage_set_name(sft_storage_req_t *req);
 static void sft_storage_done(sft_storage_req_t *req);
@@ -357,8 +356,8 @@ sft_storage_thread_pool(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 
 /* the storages of a cycle: n of them, none without a storage{} block */
 
-static sft_storage_t **
-sft_storage_list(sft_cycle_t *cycle, sft_uint_t *n)
+sft_storage_t **
+sft_storage_all(sft_cycle_t *cycle, sft_uint_t *n)
 {
     sft_storage_main_conf_t  *smcf;
 
@@ -381,7 +380,7 @@ sft_storage_find(sft_cycle_t *cycle, sft_str_t *name)
     sft_uint_t       i, n;
     sft_storage_t  **stp;
 
-    stp = sft_storage_list(cycle, &n);
+    stp = sft_storage_all(cycle, &n);
 
     for (i = 0; i < n; i++) {
         if (stp[i]->name.len == name->len
@@ -407,7 +406,7 @@ sft_storage_sweep(sft_cycle_t *cycle)
     sft_uint_t       i, n;
     sft_storage_t  **stp;
 
-    stp = sft_storage_list(cycle, &n);
+    stp = sft_storage_all(cycle, &n);
 
     for (i = 0; i < n; i++) {
         if (stp[i]->driver->sweep) {

@@ -327,6 +327,7 @@ typedef struct {
 #define sft_storage_has(st, cap)  ((st)->driver->caps & (cap))
 
 sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
+sft_storage_t **sft_storage_all(sft_cycle_t *cycle, sft_uint_t *n);
 sft_int_t sft_storage_run(sft_storage_req_t *req);
 sft_int_t sft_storage_cancel(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);

@@ -232,7 +232,7 @@ main(void)
     sft_s3_upload_t   *up;
     sft_s3_uploads_t   uploads;
 
-    printf("1..32\n");
+    printf("1..34\n");
 
     log = sft_log_init();
     pool = sft_create_pool(16384, log);
@@ -404,6 +404,20 @@ main(void)
        && sft_s3_parse_time((u_char *) "2026-12-01 18:52:47Z", 20) == -1
        && sft_s3_parse_time((u_char *) "1969-12-31T23:59:59Z", 20) == -1,
        "only UTC, the T and times from 1970 are taken");
+
+    ok(sft_s3_parse_http_time((u_char *) "Tue, 01 Dec 2026 18:52:47 GMT", 29)
+       == sft_s3_parse_time((u_char *) "2026-12-01T18:52:47Z", 20)
+       && sft_s3_parse_http_time((u_char *) "Thu, 01 Jan 1970 00:00:01 GMT",
+                                 29) == 1,
+       "Last-Modified, an HTTP date, read as UTC");
+
+    ok(sft_s3_parse_http_time((u_char *) "Tue, 01 Dek 2026 18:52:47 GMT", 29)
+       == 0
+       && sft_s3_parse_http_time((u_char *) "Tue, 01 Dec 2026 18:52:47 CET",
+                                 29) == 0
+       && sft_s3_parse_http_time((u_char *) "Tuesday, 01-Dec-26 18:52:47 GMT",
+                                 31) == 0,
+       "an HTTP date of another shape or zone is refused");
 
     sft_destroy_pool(pool);
 

@@ -97,7 +97,7 @@ sub write_file {
 }
 
 # "siftpd user add" with the password on stdin; options: home (default
-# "/NAME"), perms, conf (default siftpd.conf)
+# "/NAME"), perms, storage, conf (default siftpd.conf)
 sub user_add {
     my ($self, $name, $password, %o) = @_;
     my $d = $self->{_testdir};
@@ -105,7 +105,8 @@ sub user_add {
     open my $fh, '|-', $self->{_binary}, '-p', "$d/", '-c',
         "$d/" . ($o{conf} // 'siftpd.conf'), 'user', 'add', $name,
         '--home', $o{home} // "/$name",
-        ($o{perms} ? ('--perms', $o{perms}) : ())
+        ($o{perms} ? ('--perms', $o{perms}) : ()),
+        ($o{storage} ? ('--storage', $o{storage}) : ())
         or die "user add: $!";
     print $fh "$password\n";
     close $fh or die "user add $name failed";

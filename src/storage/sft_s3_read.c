@@ -1,0 +1,548 @@
+/*
+ * sft_s3_read.c -- files of the s3 driver open for reading.  The open is
+ * a HEAD (size, mtime, ETag); reads are served from one ranged GET per
+ * open file that reads ahead: its answer is taken into a small buffer
+ * (the GET paused while the buffer is full: the reader's pace is the
+ * download's), and reads at increasing offsets take from it, queued in
+ * the order they came (pipelined SFTP reads).  A read at another offset
+ * drops the GET and starts one there.  A sequential open's GET runs to
+ * the end of the object, another's over a window.  The GET names the
+ * ETag of the open (If-Match), so a replaced object fails the read
+ * rather than mixing two contents.  Reads complete on a posted event,
+ * never inside libcurl's callbacks.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_s3_storage.h>
+
+
+/* reads queued on one file, the buffer, and the span of a non-sequential
+   GET */
+#define SFT_S3_READS       32
+#define SFT_S3_READ_BUF    (128 * 1024)
+#define SFT_S3_READ_WINDOW ((off_t) 16 * 1024 * 1024)
+
+/* what libcurl hands on_data at once: resumed once this much is free */
+#define SFT_S3_READ_PIECE  CURL_MAX_WRITE_SIZE
+
+
+typedef struct {
+    sft_s3_storage_conf_t *conf;
+    sft_str_t              key;
+    sft_str_t              etag;
+    off_t                  size;
+    time_t                 mtime;
+
+    sft_s3_request_t      *r;             /* the GET, NULL when over */
+    off_t                  pos;           /* the offset of buf + start */
+    u_char                *buf;
+    size_t                 cap;
+    size_t                 start;
+    size_t                 len;
+    sft_storage_err_t      get_err;
+
+    sft_storage_req_t     *queue[SFT_S3_READS];   /* nbytes: filled */
+    sft_uint_t             nqueue;
+    sft_storage_req_t     *done[SFT_S3_READS];
+    sft_uint_t             ndone;
+    sft_event_t            ev;
+
+    unsigned               sequential:1;
+    unsigned               get_over:1;
+    unsigned               completing:1;
+    unsigned               closed:1;
+} sft_s3_reader_t;
+
+
+static void sft_s3_open_headed(sft_s3_op_t *op);
+static sft_s3_reader_t *sft_s3_reader_create(sft_s3_op_t *op);
+static void sft_s3_reader_free(sft_s3_reader_t *rd);
+static void sft_s3_read_serve(sft_s3_reader_t *rd);
+static sft_uint_t sft_s3_read_take(sft_s3_reader_t *rd,
+    sft_storage_req_t *q);
+static void sft_s3_read_done(sft_s3_reader_t *rd, sft_storage_err_t err);
+static void sft_s3_read_get(sft_s3_reader_t *rd, off_t offset);
+static sft_int_t sft_s3_read_data(sft_s3_request_t *r, u_char *p,
+    size_t n);
+static void sft_s3_read_got(sft_s3_request_t *r);
+static void sft_s3_read_event(sft_event_t *ev);
+
+
+sft_int_t
+sft_s3_open_read(sft_storage_req_t *req)
+{
+    sft_s3_op_t  *op;
+
+    op = sft_s3_op_below(req, SFT_STORAGE_IS_DIR);
+    if (op == NULL) {
+        return SFT_ERROR;
+    }
+
+    if (sft_s3_op_request(op, "HEAD", &op->key, sft_s3_open_headed)
+        != SFT_OK)
+    {
+        return sft_s3_op_again(op, SFT_ERROR);
+    }
+
+    return sft_s3_op_again(op, sft_s3_request_start(op->r));
+}
+
+
+static void
+sft_s3_open_headed(sft_s3_op_t *op)
+{
+    time_t              mtime;
+    sft_s3_request_t   *r;
+    sft_s3_reader_t    *rd;
+    sft_storage_req_t  *req;
+
+    r = op->r;
+    req = op->req;
+
+    if (r->rc != SFT_OK || r->status != 200) {
+        sft_s3_op_fail(op, "HeadObject");
+        return;
+    }
+
+    mtime = r->meta_mtime ? r->meta_mtime : r->last_modified;
+    sft_s3_stat_file(op->conf, &op->key, sft_max(r->content_length, 0),
+                     mtime, &req->st);
+
+    rd = sft_s3_reader_create(op);
+    if (rd == NULL) {
+        sft_s3_op_finish(op, SFT_STORAGE_IO);
+        return;
+    }
+
+    rd->sequential = (req->flags & SFT_STORAGE_READ_SEQUENTIAL) != 0;
+
+    req->file->storage = req->storage;
+    req->file->data = rd;
+    req->file->size = req->st.size;
+    req->file->mtime = req->st.mtime;
+    req->file->id = req->st.id;
+
+    sft_s3_op_finish(op, SFT_STORAGE_OK);
+}
+
+
+static sft_s3_reader_t *
+sft_s3_reader_create(sft_s3_op_t *op)
+{
+    size_t            elen;
+    sft_s3_reader_t  *rd;
+
+    elen = op->r->etag.len;
+
+    rd = sft_alloc(sizeof(sft_s3_reader_t) + op->key.len + elen,
+                   op->req->log);
+    if (rd == NULL) {
+        return NULL;
+    }
+
+    sft_memzero(rd, sizeof(sft_s3_reader_t));
+
+    rd->buf = sft_alloc(SFT_S3_READ_BUF, op->req->log);
+    if (rd->buf == NULL) {
+        sft_free(rd);
+        return NULL;
+    }
+
+    rd->cap = SFT_S3_READ_BUF;
+    rd->get_over = 1;                      /* no GET yet */
+    rd->conf = op->conf;
+    rd->size = op->req->st.size;
+    rd->mtime = op->req->st.mtime;
+    rd->key.data = (u_char *) (rd + 1);
+    rd->key.len = op->key.len;
+    sft_memcpy(rd->key.data, op->key.data, op->key.len);
+    rd->etag.data = rd->key.data + op->key.len;
+    rd->etag.len = elen;
+    sft_memcpy(rd->etag.data, op->r->etag.data, elen);
+
+    rd->ev.handler = sft_s3_read_event;
+    rd->ev.data = rd;
+    rd->ev.log = op->conf->log;
+
+    return rd;
+}
+
+
+static void
+sft_s3_reader_free(sft_s3_reader_t *rd)
+{
+    if (rd->r) {
+        sft_s3_request_free(rd->r);
+    }
+
+    if (rd->ev.posted) {
+        sft_delete_posted_event(&rd->ev);
+    }
+
+    sft_free(rd->buf);
+    sft_free(rd);
+}
+
+
+sft_int_t
+sft_s3_read(sft_storage_req_t *req)
+{
+    sft_s3_reader_t  *rd;
+
+    rd = req->file->data;
+    req->nbytes = 0;
+
+    if (req->offset >= rd->size || req->len == 0) {
+        return SFT_OK;
+    }
+
+    /* all of it buffered, nothing queued before it: at once */
+
+    if (rd->nqueue == 0 && req->offset == rd->pos
+        && (rd->len >= req->len || rd->pos + (off_t) rd->len == rd->size))
+    {
+        (void) sft_s3_read_take(rd, req);
+        sft_s3_read_serve(rd);
+        return SFT_OK;
+    }
+
+    if (rd->nqueue == SFT_S3_READS) {
+        req->err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    rd->queue[rd->nqueue++] = req;
+    sft_s3_read_serve(rd);
+
+    return SFT_AGAIN;
+}
+
+
+/*
+ * The queued reads, in order, from the buffer; a read that wants another
+ * offset than the buffer's restarts the GET there.  Finished reads
+ * complete on the posted event.
+ */
+
+static void
+sft_s3_read_serve(sft_s3_reader_t *rd)
+{
+    off_t               want;
+    sft_storage_req_t  *q;
+
+    while (rd->nqueue) {
+        q = rd->queue[0];
+        want = q->offset + q->nbytes;
+
+        if (want >= rd->size) {
+            sft_s3_read_done(rd, SFT_STORAGE_OK);
+            continue;
+        }
+
+        if (want != rd->pos) {
+            sft_s3_read_get(rd, want);
+            break;
+        }
+
+        if (sft_s3_read_take(rd, q)) {
+            sft_s3_read_done(rd, SFT_STORAGE_OK);
+            continue;
+        }
+
+        if (rd->len || !rd->get_over) {
+            break;                  /* the GET brings more */
+        }
+
+        if (rd->get_err || q->nbytes) {
+            sft_s3_read_done(rd, q->nbytes ? SFT_STORAGE_OK : rd->get_err);
+            rd->get_err = SFT_STORAGE_OK;
+            continue;
+        }
+
+        sft_s3_read_get(rd, want);  /* the window ended */
+        break;
+    }
+
+    if (rd->r && rd->cap - rd->len >= SFT_S3_READ_PIECE) {
+        sft_s3_request_resume(rd->r);
+    }
+}
+
+
+/* from the buffer into q; 1 when q is full */
+
+static sft_uint_t
+sft_s3_read_take(sft_s3_reader_t *rd, sft_storage_req_t *q)
+{
+    size_t  n;
+
+    n = sft_min(rd->len, q->len - (size_t) q->nbytes);
+
+    sft_memcpy(q->buf + q->nbytes, rd->buf + rd->start, n);
+    q->nbytes += n;
+    rd->start += n;
+    rd->len -= n;
+    rd->pos += n;
+
+    if (rd->len == 0) {
+        rd->start = 0;
+    }
+
+    return (size_t) q->nbytes == q->len;
+}
+
+
+/* the first queued read is over: it completes on the posted event */
+
+static void
+sft_s3_read_done(sft_s3_reader_t *rd, sft_storage_err_t err)
+{
+    sft_storage_req_t  *q;
+
+    q = rd->queue[0];
+    q->err = err;
+
+    rd->nqueue--;
+    memmove(rd->queue, rd->queue + 1,
+                rd->nqueue * sizeof(sft_storage_req_t *));
+
+    rd->done[rd->ndone++] = q;
+    sft_post_event(&rd->ev);
+}
+
+
+/* a ranged GET from offset, the one before it dropped */
+
+static void
+sft_s3_read_get(sft_s3_reader_t *rd, off_t offset)
+{
+    off_t              end;
+    u_char            *p;
+    sft_s3_pair_t     *h;
+    sft_s3_request_t  *r;
+
+    if (rd->r) {
+        sft_s3_request_free(rd->r);
+        rd->r = NULL;
+    }
+
+    rd->pos = offset;
+    rd->start = 0;
+    rd->len = 0;
+    rd->get_over = 1;
+    rd->get_err = SFT_STORAGE_IO;
+
+    end = rd->sequential ? rd->size
+                         : sft_min(rd->size, offset + SFT_S3_READ_WINDOW);
+
+    r = sft_s3_request_create(&rd->conf->client);
+    if (r == NULL) {
+        sft_post_event(&rd->ev);
+        return;
+    }
+
+    h = sft_pcalloc(r->pool, 2 * sizeof(sft_s3_pair_t));
+    p = sft_pnalloc(r->pool, 64);
+    if (h == NULL || p == NULL) {
+        sft_s3_request_free(r);
+        sft_post_event(&rd->ev);
+        return;
+    }
+
+    sft_str_set(&r->method, "GET");
+    r->key = rd->key;
+    r->idempotent = 1;
+    r->on_data = sft_s3_read_data;
+    r->on_done = sft_s3_read_got;
+    r->data = rd;
+    r->headers = h;
+
+    sft_str_set(&h[0].name, "Range");
+    h[0].value.data = p;
+    h[0].value.len = snprintf((char *) p, 64, "bytes=%lld-%lld",
+                              (long long) offset, (long long) end - 1);
+    r->nheaders = 1;
+
+    if (rd->etag.len) {
+        sft_str_set(&h[1].name, "If-Match");
+        h[1].value = rd->etag;
+        r->nheaders = 2;
+    }
+
+    if (sft_s3_request_start(r) != SFT_OK) {
+        sft_s3_request_free(r);
+        sft_post_event(&rd->ev);
+        return;
+    }
+
+    rd->r = r;
+    rd->get_over = 0;
+    rd->get_err = SFT_STORAGE_OK;
+}
+
+
+/* a piece of the answer: taken whole, or the GET pauses */
+
+static sft_int_t
+sft_s3_read_data(sft_s3_request_t *r, u_char *p, size_t n)
+{
+    u_char           *buf;
+    sft_s3_reader_t  *rd = r->data;
+
+    if (rd->start + rd->len + n > rd->cap && rd->start) {
+        memmove(rd->buf, rd->buf + rd->start, rd->len);
+        rd->start = 0;
+    }
+
+    if (rd->len + n > rd->cap) {
+        if (rd->len) {
+            return SFT_AGAIN;
+        }
+
+        buf = sft_alloc(n, rd->conf->log);
+        if (buf == NULL) {
+            return SFT_ERROR;
+        }
+
+        sft_free(rd->buf);
+        rd->buf = buf;
+        rd->cap = n;
+    }
+
+    sft_memcpy(rd->buf + rd->start + rd->len, p, n);
+    rd->len += n;
+
+    sft_post_event(&rd->ev);
+
+    return SFT_OK;
+}
+
+
+static void
+sft_s3_read_got(sft_s3_request_t *r)
+{
+    sft_s3_reader_t  *rd = r->data;
+
+    rd->get_over = 1;
+
+    if (r->rc != SFT_OK || r->status != 206) {
+        rd->get_err = sft_s3_error(rd->conf, r, "GetObject", &rd->key);
+        if (rd->get_err == SFT_STORAGE_OK) {
+            rd->get_err = SFT_STORAGE_IO;
+        }
+    }
+
+    sft_s3_request_free(r);
+    rd->r = NULL;
+
+    sft_post_event(&rd->ev);
+}
+
+
+/* serve, then complete what is done; a CLOSE from a handler waits */
+
+static void
+sft_s3_read_event(sft_event_t *ev)
+{
+    sft_storage_req_t  *q;
+    sft_s3_reader_t    *rd = ev->data;
+
+    sft_s3_read_serve(rd);
+
+    rd->completing = 1;
+
+    while (rd->ndone && !rd->closed) {
+        q = rd->done[0];
+        rd->ndone--;
+        memmove(rd->done, rd->done + 1,
+                    rd->ndone * sizeof(sft_storage_req_t *));
+
+        sft_storage_complete(q);
+    }
+
+    rd->completing = 0;
+
+    if (rd->closed) {
+        sft_s3_reader_free(rd);
+    }
+}
+
+
+sft_int_t
+sft_s3_close_read(sft_storage_req_t *req)
+{
+    sft_s3_reader_t  *rd;
+
+    rd = req->file->data;
+    req->file->data = NULL;
+
+    if (rd == NULL) {
+        return SFT_OK;
+    }
+
+    if (rd->completing) {
+        rd->closed = 1;
+        return SFT_OK;
+    }
+
+    sft_s3_reader_free(rd);
+
+    return SFT_OK;
+}
+
+
+/* what the open saw: S3 objects do not change under a reader */
+
+sft_int_t
+sft_s3_fstat(sft_storage_req_t *req)
+{
+    sft_s3_reader_t  *rd;
+
+    rd = req->file->data;
+
+    if (rd == NULL || req->file->write) {
+        req->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    sft_s3_stat_file(rd->conf, &rd->key, rd->size, rd->mtime, &req->st);
+
+    return SFT_OK;
+}
+
+
+/* a read still queued, or done but not completed, is taken back */
+
+sft_int_t
+sft_s3_read_cancel(sft_storage_req_t *req)
+{
+    sft_uint_t        i;
+    sft_s3_reader_t  *rd;
+
+    rd = req->file->data;
+
+    if (rd == NULL) {
+        return SFT_DECLINED;
+    }
+
+    for (i = 0; i < rd->nqueue; i++) {
+        if (rd->queue[i] == req) {
+            rd->nqueue--;
+            memmove(&rd->queue[i], &rd->queue[i + 1],
+                        (rd->nqueue - i) * sizeof(sft_storage_req_t *));
+            return SFT_OK;
+        }
+    }
+
+    for (i = 0; i < rd->ndone; i++) {
+        if (rd->done[i] == req) {
+            rd->ndone--;
+            memmove(&rd->done[i], &rd->done[i + 1],
+                        (rd->ndone - i) * sizeof(sft_storage_req_t *));
+            return SFT_OK;
+        }
+    }
+
+    return SFT_DECLINED;
+}

@@ -1,0 +1,147 @@
+/*
+ * sft_s3_storage.h -- the s3 storage driver's private parts: a storage
+ * block's configuration (which is also the driver's instance), the state
+ * of one operation in flight, and what its files (configuration and ops
+ * table, listings, reads, uploads) share.
+ */
+
+#ifndef _SFT_S3_STORAGE_H_INCLUDED_
+#define _SFT_S3_STORAGE_H_INCLUDED_
+
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_storage.h>
+#include <sft_s3_client.h>
+#include <sft_s3_creds.h>
+#include <sft_s3_imds.h>
+
+
+#define SFT_S3_CREDS_FILE       1
+#define SFT_S3_CREDS_ENV        2
+#define SFT_S3_CREDS_IMDS       3
+
+#define SFT_S3_SSE_OFF          0
+#define SFT_S3_SSE_S3           1
+#define SFT_S3_SSE_KMS          2
+
+#define SFT_S3_CHECKSUM_OFF     0
+#define SFT_S3_CHECKSUM_CRC32C  1
+#define SFT_S3_CHECKSUM_MD5     2
+
+/* a key is at most 1024 bytes in S3 */
+#define SFT_S3_KEY_MAX          1024
+
+
+typedef struct sft_s3_op_s  sft_s3_op_t;
+
+typedef void (*sft_s3_op_pt)(sft_s3_op_t *op);
+
+
+/* a storage block of driver s3: its settings, then its worker state */
+
+typedef struct {
+    sft_s3_client_t        client;        /* endpoint, bucket, region,
+                                             addressing, TLS, timeout,
+                                             retries, credentials */
+    sft_str_t              prefix;        /* "" or "a/b/" */
+    sft_uint_t             creds_from;    /* SFT_S3_CREDS_* */
+    sft_str_t              creds_file;
+    sft_s3_creds_t         creds;
+    size_t                 part_size;
+    sft_uint_t             parts_in_flight;
+    sft_str_t              storage_class; /* "" : the bucket's default */
+    sft_uint_t             sse;           /* SFT_S3_SSE_* */
+    sft_str_t              sse_key;       /* kms: the key id, or "" */
+    sft_uint_t             checksum;      /* SFT_S3_CHECKSUM_* */
+    time_t                 sweep_age;     /* abandoned multipart uploads */
+    sft_uint_t             rename_max_objects;
+
+    sft_storage_t         *storage;
+    uint64_t               dev;           /* ids: a constant per storage */
+
+    /* in a worker */
+    sft_s3_imds_t         *imds;
+    sft_s3_op_t           *ops;           /* in flight, for cancel */
+    sft_log_t             *log;
+} sft_s3_storage_conf_t;
+
+
+/* one storage operation: the S3 requests it takes, one at a time */
+
+struct sft_s3_op_s {
+    sft_storage_req_t     *req;
+    sft_s3_storage_conf_t *conf;
+    sft_s3_request_t      *r;             /* the one running or just done */
+    sft_s3_op_pt           handler;       /* r is done */
+    sft_s3_op_pt           then;          /* after a probe */
+    sft_str_t              key;           /* prefix + path, in the op */
+    sft_uint_t             found;         /* a probe: SFT_S3_FOUND_* */
+    sft_str_t              token;         /* a listing's next page, own
+                                             memory */
+    void                  *data;
+    unsigned               keep:1;        /* a directory's: outlives its
+                                             requests, freed by CLOSEDIR */
+
+    sft_s3_op_t           *prev;
+    sft_s3_op_t           *next;
+    u_char                 keybuf[SFT_S3_KEY_MAX + 2];
+};
+
+
+#define SFT_S3_FOUND_NONE       0
+#define SFT_S3_FOUND_FILE       1
+#define SFT_S3_FOUND_DIR        2
+
+
+/* sft_s3_storage.c: operations and their requests */
+sft_s3_op_t *sft_s3_op_create(sft_storage_req_t *req);
+sft_s3_op_t *sft_s3_op_below(sft_storage_req_t *req,
+    sft_storage_err_t root_err);
+sft_int_t sft_s3_op_request(sft_s3_op_t *op, const char *method,
+    sft_str_t *key, sft_s3_op_pt handler);
+sft_int_t sft_s3_op_list(sft_s3_op_t *op, sft_str_t *prefix,
+    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token,
+    sft_s3_op_pt handler);
+void sft_s3_op_fail(sft_s3_op_t *op, const char *what);
+sft_storage_err_t sft_s3_error(sft_s3_storage_conf_t *conf,
+    sft_s3_request_t *r, const char *what, sft_str_t *key);
+void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
+void sft_s3_op_free(sft_s3_op_t *op);
+sft_int_t sft_s3_op_again(sft_s3_op_t *op, sft_int_t rc);
+void sft_s3_dir_key(sft_s3_op_t *op);
+void sft_s3_stat_file(sft_s3_storage_conf_t *conf, sft_str_t *key,
+    off_t size, time_t mtime, sft_storage_stat_t *st);
+void sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
+    sft_storage_stat_t *st);
+sft_int_t sft_s3_list_query(sft_s3_request_t *r, sft_str_t *prefix,
+    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token);
+sft_int_t sft_s3_page(sft_s3_op_t *op, sft_s3_list_t *list);
+sft_int_t sft_s3_cancel(sft_storage_req_t *req);
+uint64_t sft_s3_key_hash(u_char *p, size_t n);
+
+/* sft_s3_op.c: the operations on names */
+sft_int_t sft_s3_stat(sft_storage_req_t *req);
+sft_int_t sft_s3_mkdir(sft_storage_req_t *req);
+sft_int_t sft_s3_rmdir(sft_storage_req_t *req);
+sft_int_t sft_s3_unlink(sft_storage_req_t *req);
+sft_int_t sft_s3_statvfs(sft_storage_req_t *req);
+
+/* sft_s3_list.c */
+sft_int_t sft_s3_opendir(sft_storage_req_t *req);
+sft_int_t sft_s3_readdir(sft_storage_req_t *req);
+sft_int_t sft_s3_closedir(sft_storage_req_t *req);
+sft_int_t sft_s3_usage(sft_storage_req_t *req);
+
+/* sft_s3_read.c */
+sft_int_t sft_s3_open_read(sft_storage_req_t *req);
+sft_int_t sft_s3_read(sft_storage_req_t *req);
+sft_int_t sft_s3_close_read(sft_storage_req_t *req);
+sft_int_t sft_s3_fstat(sft_storage_req_t *req);
+sft_int_t sft_s3_read_cancel(sft_storage_req_t *req);
+
+
+extern sft_storage_driver_t  sft_s3_storage_driver;
+
+
+#endif /* _SFT_S3_STORAGE_H_INCLUDED_ */
