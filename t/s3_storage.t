@@ -11,8 +11,9 @@
 # download in few GETs; MKD/RMD, DELE, SIZE, MDTM; 20,000 names listed
 # once each in bounded memory; siftpd -t refusing bad values with
 # file:line and a credentials file others may read; the start line of a
-# missing bucket and of refused keys; uploads refused with a reason.
-# Every process is stopped by pid.
+# missing bucket and of refused keys; uploads refused with a reason; the
+# S3 requests counted by operation and result in /metrics.  Every process
+# is stopped by pid.
 
 use warnings;
 use strict;
@@ -20,7 +21,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use IO::Socket::INET;
-use Test::Siftpd qw/port/;
+use Test::Siftpd qw/http_get port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
 my $d = $t->testdir();
@@ -96,6 +97,7 @@ sftp {
         storage cloud;
     }
 }
+http { server { listen 127.0.0.1:%%PORT_8080%%; } }
 EOF
 
 # siftpd -t: each bad value refused with file:line
@@ -367,5 +369,20 @@ ok($t->read_file('sftp-big') eq $t->read_file('big'),
     'OpenSSH sftp get of 20 MiB: byte-identical');
 is(-s "$d/sftp-small", 5000, 'OpenSSH sftp get of 5000 bytes');
 like($out, qr/deeper/, 'OpenSSH sftp ls of a prefix');
+
+# the S3 requests of all this, by operation and result, in /metrics
+
+my $m = http_get(port(8080), '/metrics') // '';
+my %s3;
+$s3{"$1 $2"} = $3
+    while $m =~ /^siftp_s3_requests_total\{operation="(\w+)",result="(\w+)"\} (\d+)$/mg;
+ok(($s3{'ListObjectsV2 ok'} // 0) > 0, 'metrics: listings counted')
+    or diag($m);
+ok(($s3{'GetObject ok'} // 0) > 0 && ($s3{'HeadObject ok'} // 0) > 0,
+    'metrics: downloads counted, their HEAD and GETs');
+ok(($s3{'HeadObject client_error'} // 0) > 0,
+    'metrics: a HEAD of a missing key is a client error');
+ok(($s3{'PutObject ok'} // 0) > 0 && ($s3{'DeleteObject ok'} // 0) > 0,
+    'metrics: directory markers made and keys deleted');
 
 $t->done();
