@@ -2,7 +2,8 @@
 
 # proxy_protocol.t -- "listen ... proxy_protocol": FTP, SFTP and the admin
 # API behind a PROXY protocol header (v1 and v2, whole and byte by byte,
-# with the client's first bytes right behind it) see the header's source:
+# with the client's first bytes right behind it: FTP commands, an SSH
+# banner, a TLS ClientHello on implicit FTPS) see the header's source:
 # in /api/v1/sessions, in the log lines, for the API's loopback rule, for
 # the FTP data connection's peer check and for login bans (the source is
 # banned, not the balancer, and another source still logs in); a peer not
@@ -57,6 +58,14 @@ ftp {
         proxy_protocol_from 10.0.0.0/8;
         storage local;
     }
+    server {
+        listen 127.0.0.1:%%PORT_8024%% ssl proxy_protocol;
+        proxy_protocol_from 127.0.0.1;
+        ssl_certificate      %%TESTDIR%%/tls/cert.pem;
+        ssl_certificate_key  %%TESTDIR%%/tls/key.pem;
+        ssl_self_signed      on;
+        storage local;
+    }
 }
 sftp {
     server {
@@ -103,10 +112,11 @@ like($out, qr/bad\.conf:\d+: invalid network "10\.0\.0\.0\/33" in "proxy_protoco
 $t->run();
 
 $t->write_file('pp.py', <<'PY');
-import sys, socket, struct, time, ftplib, json, urllib.request, paramiko
+import sys, socket, struct, time, ftplib, json, urllib.request, ssl, paramiko
 
-ftp_port, other_port, sftp_port, api_port, papi_port = map(int, sys.argv[1:6])
-key = sys.argv[6]
+ftp_port, other_port, sftp_port, api_port, papi_port, ftps_port = \
+    map(int, sys.argv[1:7])
+key = sys.argv[7]
 
 def check(name, cond, why=''):
     print(('ok ' if cond else 'not ok ') + name + ('' if cond else ': %r' % (why,)))
@@ -232,6 +242,31 @@ check('sftp: the session has the header\'s IPv6 source',
       len(p) == 1 and p[0]['address'] == '2001:db8::7' and p[0]['port'] == 40003, p)
 tr.close()
 
+# implicit FTPS: the ClientHello in the same segment as the header
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ctx.wrap_bio(inc, out)
+s = socket.create_connection(('127.0.0.1', ftps_port), timeout=20)
+first = v2('127.0.0.10', 40010, ftps_port)
+greeting = b''
+while b'\r\n' not in greeting:
+    try:
+        if tls.version() is None:
+            tls.do_handshake()
+        greeting += tls.read(4096)
+    except ssl.SSLWantReadError:
+        s.sendall(first + out.read())
+        first = b''
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        inc.write(chunk)
+check('ftps: TLS and the 220 with the ClientHello behind the header',
+      greeting.startswith(b'220'), greeting)
+s.close()
+
 # the admin API's loopback rule sees the source
 def api_via(src):
     s = connect(papi_port, v1(src, 40009, papi_port),
@@ -292,8 +327,8 @@ check('the ban is the source\'s, not the balancer\'s', bans == ['127.0.0.20'], b
 PY
 
 my ($n, $pyout) = $t->python_checks('pp.py', port(8021), $other,
-    port(8022), port(8080), port(8081), $key);
-is($n, 23, 'every python check ran') or diag($pyout);
+    port(8022), port(8080), port(8081), port(8024), $key);
+is($n, 24, 'every python check ran') or diag($pyout);
 
 # through a real HAProxy, where it is installed: it sends v2 with the
 # address the client connected from
@@ -359,6 +394,8 @@ for my $r ('bad signature', 'v1 header longer than 107 bytes',
 }
 like($log, qr/client: 127\.0\.0\.5, server: 127\.0\.0\.1:$f, user: "alice"/,
     'log: the FTP session\'s lines name the source');
+like($log, qr/PROXY protocol from 127\.0\.0\.1: client 127\.0\.0\.10\n/,
+    'log: the FTPS connection\'s source');
 like($log, qr/client: 2001:db8::7, server: 127\.0\.0\.1:@{[port(8022)]}, user: "bob"/,
     'log: the SFTP session\'s lines name the source');
 
