@@ -118,7 +118,7 @@ SKIP: {
 
     (my $text = `groff -man -Tutf8 man/siftpd.conf.5 2>/dev/null`)
         =~ s/.\x08//g;
-    like($text, qr/^DIRECTIVES\n.*^ +listen address:port \[ssl\];$/ms,
+    like($text, qr/^DIRECTIVES\n.*^ +listen address:port \[ssl\] \[proxy_protocol\];$/ms,
         'siftpd.conf(5) renders, with the directives');
 }
 

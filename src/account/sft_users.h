@@ -8,6 +8,7 @@
 #define _SFT_USERS_H_INCLUDED_
 
 
+#include <sft_cidr.h>
 #include <sft_perm.h>
 
 
@@ -39,12 +40,7 @@ typedef struct {
 } sft_user_rule_t;
 
 
-typedef struct {
-    sft_uint_t         family;         /* AF_INET or AF_INET6 */
-    u_char             addr[16];
-    u_char             mask[16];
-    sft_str_t          text;
-} sft_user_cidr_t;
+typedef sft_cidr_t  sft_user_cidr_t;
 
 
 typedef struct sft_user_s {
@@ -144,8 +140,6 @@ sft_uint_t sft_user_allowed_from(sft_user_t *u, struct sockaddr *sa);
 sft_int_t sft_users_valid_name(sft_str_t *name);
 sft_int_t sft_phc_params(sft_str_t *phc, uint32_t *m, uint32_t *t,
     uint32_t *p);
-sft_int_t sft_cidr_parse(sft_str_t *text, sft_user_cidr_t *cidr);
-sft_uint_t sft_cidr_match(sft_user_cidr_t *cidr, struct sockaddr *sa);
 sft_int_t sft_perms_parse(sft_str_t *text);
 u_char *sft_perms_format(u_char *p, u_char *last, sft_uint_t perms);
 sft_user_regex_t *sft_user_regex_compile(sft_pool_t *pool, sft_str_t *src,

@@ -26,6 +26,14 @@ sft_proto_init_main_conf(sft_proto_main_conf_t *pmcf, sft_pool_t *pool)
 sft_int_t
 sft_proto_init_srv_conf(sft_proto_srv_conf_t *pscf, sft_pool_t *pool)
 {
+    pscf->proxy_timeout = SFT_CONF_UNSET_MSEC;
+
+    if (sft_array_init(&pscf->proxy_from, pool, 1, sizeof(sft_cidr_t))
+        != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
     return sft_array_init(&pscf->listen, pool, 2, sizeof(sft_listen_opt_t));
 }
 
@@ -139,6 +147,17 @@ sft_proto_block(sft_conf_t *cf, void *conf, sft_proto_t *proto)
                 return SFT_CONF_ERROR;
             }
 
+            if (lo[i].proxy_protocol && pscf->proxy_from.nelts == 0) {
+                sft_log_error(SFT_LOG_EMERG, cf->log, 0,
+                              "%.*s:%lu: \"listen %.*s proxy_protocol\" "
+                              "without \"proxy_protocol_from\"",
+                              SFT_STR_FMT(&pscf->file),
+                              (unsigned long) pscf->line,
+                              SFT_STR_FMT(&lo[i].addr_text));
+                *cf = pcf;
+                return SFT_CONF_ERROR;
+            }
+
             if (sft_proto_add_listening(cf, proto, pscf, &lo[i]) != SFT_OK) {
                 *cf = pcf;
                 return SFT_CONF_ERROR;
@@ -239,6 +258,10 @@ sft_proto_add_listening(sft_conf_t *cf, sft_proto_t *proto,
     ls->addr_text = lo->addr_text;
     ls->backlog = lo->backlog;
     ls->ssl = lo->ssl;
+    ls->proxy_protocol = lo->proxy_protocol;
+    ls->proxy_from = &pscf->proxy_from;
+    ls->proxy_timeout = pscf->proxy_timeout == SFT_CONF_UNSET_MSEC
+                        ? 5000 : pscf->proxy_timeout;
     ls->protocol = proto->name;
     ls->handler = proto->init_connection;
     ls->servers = pscf->ctx;
@@ -301,7 +324,8 @@ sft_proto_server(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 }
 
 
-/* "listen ADDR:PORT [ssl] [backlog=N];" -- conf is the server conf */
+/* "listen ADDR:PORT [ssl] [proxy_protocol] [backlog=N];" -- conf is the
+ * server conf */
 
 char *
 sft_proto_listen(sft_conf_t *cf, sft_command_t *cmd, void *conf)
@@ -348,6 +372,11 @@ sft_proto_listen(sft_conf_t *cf, sft_command_t *cmd, void *conf)
             continue;
         }
 
+        if (sft_str_eq(&value[i], "proxy_protocol")) {
+            lo->proxy_protocol = 1;
+            continue;
+        }
+
         if (sft_strncmp(value[i].data, "backlog=", 8) == 0) {
             n = sft_atoi(value[i].data + 8, value[i].len - 8);
 
@@ -368,4 +397,17 @@ sft_proto_listen(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     }
 
     return SFT_CONF_OK;
+}
+
+
+/* "proxy_protocol_from NETWORK ...;" -- conf is the server conf */
+
+char *
+sft_proto_proxy_from(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_proto_srv_conf_t  *pscf = conf;
+
+    (void) cmd;
+
+    return sft_cidr_conf_add(cf, &pscf->proxy_from);
 }

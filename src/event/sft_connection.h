@@ -30,9 +30,13 @@ struct sft_listening_s {
     sft_log_t                  *log;
     sft_connection_t           *connection;  /* in a worker */
 
+    sft_array_t                *proxy_from;  /* sft_cidr_t */
+    sft_msec_t                  proxy_timeout;
+
     unsigned                    open:1;
     unsigned                    remain:1;    /* taken over by a new cycle */
     unsigned                    ssl:1;
+    unsigned                    proxy_protocol:1;
 };
 
 

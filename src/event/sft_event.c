@@ -771,6 +771,11 @@ sft_event_accept(sft_event_t *ev)
 
         sft_stat_add(sft_stat_conn_handled, 1);
 
+        if (ls->proxy_protocol) {
+            sft_event_proxy_protocol(c);
+            continue;
+        }
+
         ls->handler(c);
     }
 }

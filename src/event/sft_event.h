@@ -73,6 +73,7 @@ sft_msec_t sft_event_find_timer(void);
 void sft_event_expire_timers(void);
 
 void sft_event_accept(sft_event_t *ev);
+void sft_event_proxy_protocol(sft_connection_t *c);
 
 sft_event_conf_t *sft_event_get_conf(sft_cycle_t *cycle);
 void *sft_event_get_module_conf(sft_cycle_t *cycle, sft_module_t *module);

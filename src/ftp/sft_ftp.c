@@ -120,9 +120,11 @@ static sft_command_t  sft_ftp_core_commands[] = {
       SFT_PROTO_SRV_CONF_OFFSET,
       0,
       NULL,
-      sft_command_doc("address:port [ssl]", "",
+      sft_command_doc("address:port [ssl] [proxy_protocol]", "",
           "An address and port to accept FTP on; ssl makes it implicit "
           "FTPS.") },
+
+    SFT_PROTO_PROXY_COMMANDS,
 
     { sft_string("storage"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,

@@ -104,9 +104,11 @@ static sft_command_t  sft_http_core_commands[] = {
       SFT_PROTO_SRV_CONF_OFFSET,
       0,
       NULL,
-      sft_command_doc("address:port [ssl]", "",
+      sft_command_doc("address:port [ssl] [proxy_protocol]", "",
           "An address and port to accept HTTP on; ssl makes it HTTPS "
           "with the server's ssl_certificate.") },
+
+    SFT_PROTO_PROXY_COMMANDS,
 
     { sft_string("client_header_buffer_size"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,

@@ -122,8 +122,10 @@ static sft_command_t  sft_sftp_core_commands[] = {
       SFT_PROTO_SRV_CONF_OFFSET,
       0,
       NULL,
-      sft_command_doc("address:port", "",
+      sft_command_doc("address:port [proxy_protocol]", "",
           "An address and port to accept SSH on.") },
+
+    SFT_PROTO_PROXY_COMMANDS,
 
     { sft_string("storage"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
