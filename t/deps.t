@@ -39,7 +39,7 @@ is(join(' ', grep { !$run->{$_} } @needed, qw/gcc libc6-dev make/), '',
 
 my @tools = qw/perl python3 python3-paramiko lftp sshpass openssh-client
     openssl chromium nodejs npm logrotate systemd groff-base dpkg-dev debhelper qemu-user
-    gcc-aarch64-linux-gnu clang/;
+    gcc-aarch64-linux-gnu clang haproxy/;
 is(join(' ', grep { $run->{$_} } @tools), '',
     'the run command installs no test tool');
 is(join(' ', grep { !$test->{$_} } @tools, keys %$run), '',
