@@ -43,6 +43,9 @@ main(int argc, char **argv)
     sft_cycle_t       *cycle, init_cycle;
     sft_core_conf_t   *ccf;
 
+    /* every log line names it: before the first one */
+    sft_pid = getpid();
+
     log = sft_log_init();
 
     /* before the options keep pointers into argv[]: they get copies */
@@ -65,7 +68,6 @@ main(int argc, char **argv)
     sft_asm_init();
     sft_ssl_gcm_register();
     sft_time_update();
-    sft_pid = getpid();
 
     if (sft_test_config && !sft_quiet_mode) {
         log->log_level = SFT_LOG_INFO;

@@ -378,7 +378,7 @@ sft_session_open(sft_session_t *s, sft_uint_t protocol, sft_connection_t *c,
 
     rec->gen = __atomic_add_fetch(&t->gen, 1, __ATOMIC_RELAXED);
     rec->owner = (int32_t) sft_process_slot;
-    rec->pid = (int32_t) getpid();
+    rec->pid = (int32_t) sft_pid;
     rec->protocol = (uint32_t) protocol;
     rec->since = (int64_t) time(NULL);
     rec->direction = 0;

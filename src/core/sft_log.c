@@ -72,7 +72,7 @@ sft_log_error_core(sft_uint_t level, sft_log_t *log, sft_err_t err,
                          "%04d/%02d/%02d %02d:%02d:%02d [%s] %d#%lu: ",
                          tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                          tm.tm_hour, tm.tm_min, tm.tm_sec,
-                         sft_log_levels[level], (int) getpid(),
+                         sft_log_levels[level], (int) sft_pid,
                          (unsigned long) sft_log_pid_slot);
     }
 

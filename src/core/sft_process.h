@@ -59,6 +59,7 @@ void sft_master_process_cycle(sft_cycle_t *cycle);
 void sft_single_process_cycle(sft_cycle_t *cycle);
 
 
+/* getpid(), set at the start and in every forked child: not a call each */
 extern pid_t          sft_pid;
 extern sft_int_t      sft_process_slot;
 extern sft_int_t      sft_last_process;

@@ -170,6 +170,7 @@ sft_exec_new_binary(sft_cycle_t *cycle)
     pid = fork();
 
     if (pid == 0) {
+        sft_pid = getpid();
 
         /* only the listeners stay open across execve() */
 

@@ -224,7 +224,7 @@ sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended)
     }
 
     n = hi - lo + 1;
-    start = (sft_uint_t) (random() ^ getpid() ^ sft_current_msec) % n;
+    start = (sft_uint_t) (random() ^ sft_pid ^ sft_current_msec) % n;
     port = 0;
 
     for (i = 0; i < sft_min(n, (sft_uint_t) SFT_FTP_MAX_PASV_TRIES); i++) {

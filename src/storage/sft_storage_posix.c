@@ -1029,7 +1029,7 @@ sft_posix_temp_name(u_char *temp, const char *name)
     clock_gettime(CLOCK_REALTIME, &ts);
 
     v = (uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 20)
-        ^ ((uint64_t) getpid() << 40)
+        ^ ((uint64_t) sft_pid << 40)
         ^ ((uint64_t) atomic_fetch_add(&sft_posix_temp_counter, 1) * 7919);
 
     len = sft_min(strlen(name), SFT_POSIX_TEMP_NAME);
@@ -1041,7 +1041,7 @@ sft_posix_temp_name(u_char *temp, const char *name)
 
     *temp++ = '.';
     temp = sft_cpymem(temp, name, len);
-    temp = sft_slprintf(temp, temp + 16, ".sft-%d-", (int) getpid());
+    temp = sft_slprintf(temp, temp + 16, ".sft-%d-", (int) sft_pid);
 
     for (i = 0; i < 6; i++) {
         *temp++ = chars[v % 62];

@@ -19,6 +19,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_xfer.h>
+#include <sft_xfer_pipe.h>
 #include <sft_vfs.h>
 
 
@@ -36,6 +37,7 @@ static char *sft_xfer_set_log(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static void sft_xfer_close_file(void *data);
 static sft_int_t sft_xfer_init_process(sft_cycle_t *cycle);
+static void sft_xfer_exit_process(sft_cycle_t *cycle);
 
 
 static sft_command_t  sft_xfer_commands[] = {
@@ -143,7 +145,7 @@ sft_module_t  sft_xfer_module = {
     NULL,                                  /* init master */
     NULL,                                  /* init module */
     sft_xfer_init_process,                 /* init process */
-    NULL,                                  /* exit process */
+    sft_xfer_exit_process,                 /* exit process */
     NULL,                                  /* exit master */
     SFT_MODULE_V1_PADDING
 };
@@ -254,6 +256,17 @@ sft_xfer_init_process(sft_cycle_t *cycle)
     sft_xfer_file = (xcf->file.fd != SFT_INVALID_FILE) ? &xcf->file : NULL;
 
     return SFT_OK;
+}
+
+
+/* the spare splice pipes of uploads */
+
+static void
+sft_xfer_exit_process(sft_cycle_t *cycle)
+{
+    (void) cycle;
+
+    sft_xfer_pipe_close_spares();
 }
 
 

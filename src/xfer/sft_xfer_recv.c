@@ -14,10 +14,9 @@
 #include <sft_event_openssl.h>
 #include <sft_vfs.h>
 #include <sft_xfer_eol.h>
+#include <sft_xfer_pipe.h>
 #include <sft_xfer_stream.h>
 
-
-#define SFT_XFER_SPLICE_PIPE   (1024 * 1024)    /* asked for, not needed */
 
 /* chunks written at once (tmpfs) before other events get a turn */
 #define SFT_XFER_NOW_WRITES    4
@@ -191,7 +190,8 @@ sft_xfer_recv_written(sft_xfer_stream_t *x)
 /*
  * splice(2) where it serves; without a pipe it is the pooled copy, decided
  * before a byte moves.  splice(2) refuses O_APPEND files: appends take the
- * pooled copy.
+ * pooled copy.  The pipe is one of the worker's spares, given back at the
+ * end when nothing is left in it (x->piped counts every byte in it).
  */
 
 void
@@ -208,14 +208,11 @@ sft_xfer_recv_splice_init(sft_xfer_stream_t *x)
 
     cln = sft_pool_cleanup_add(x->pool, 0);
 
-    if (cln == NULL || pipe2(x->pipe, O_NONBLOCK|O_CLOEXEC) == -1) {
+    if (cln == NULL || sft_xfer_pipe_get(x->pipe) != SFT_OK) {
         sft_log_error(SFT_LOG_WARN, x->log, sft_errno,
                       "pipe2() failed, the upload takes the pooled copy");
         return;
     }
-
-    /* a larger pipe moves more per call; the default works too */
-    (void) fcntl(x->pipe[1], F_SETPIPE_SZ, SFT_XFER_SPLICE_PIPE);
 
     cln->handler = sft_xfer_splice_cleanup;
     cln->data = x;
@@ -228,8 +225,7 @@ sft_xfer_splice_cleanup(void *data)
 {
     sft_xfer_stream_t  *x = data;
 
-    close(x->pipe[0]);
-    close(x->pipe[1]);
+    sft_xfer_pipe_put(x->pipe, x->piped);
 }
 
 
@@ -275,7 +271,7 @@ sft_xfer_recv_splice(sft_xfer_stream_t *x)
             return;
         }
 
-        n = splice(c->fd, NULL, x->pipe[1], NULL, SFT_XFER_SPLICE_PIPE,
+        n = splice(c->fd, NULL, x->pipe[1], NULL, SFT_XFER_PIPE_SIZE,
                    SPLICE_F_MOVE|SPLICE_F_NONBLOCK);
 
         if (n == 0) {
@@ -294,6 +290,8 @@ sft_xfer_recv_splice(sft_xfer_stream_t *x)
             return;
         }
 
+        x->piped = n;
+
         if (sft_vfs_charge_write(x->vfs, x->file, x->offset, n) != SFT_OK) {
             sft_log_error(SFT_LOG_INFO, x->log, 0,
                           "quota exceeded: upload of \"%s\" stopped",
@@ -303,6 +301,5 @@ sft_xfer_recv_splice(sft_xfer_stream_t *x)
         }
 
         sft_xfer_stream_count(x, n);
-        x->piped = n;
     }
 }
