@@ -38,9 +38,12 @@ $t->write_file('data/alice/.sft-1-abcdef', 'kept');
 
 $t->run();
 ok($t->wait_for(sub { scalar($t->workers()) == 2 }), 'two workers');
+
+# the sweeper runs once the workers are there: its line first, then look
+
+ok($t->wait_log(qr/removed 2 temporary upload files/), 'start: logged');
 is(join(' ', temp_files()), ".running.bin.sft-$$-abcdef .sft-1-abcdef",
     'start: temporary files of an earlier run removed, a running one kept');
-ok($t->wait_log(qr/removed 2 temporary upload files/), 'start: logged');
 my ($sweeper) = $t->read_file('error.log')
     =~ /\[notice\] (\d+)#\d+: removed 2 temporary upload files/;
 isnt($sweeper // $t->pid(), $t->pid(), 'start: swept by another process');
