@@ -1,10 +1,11 @@
 /*
  * sft_http_api.c -- what the /api/v1/ routes share: the routes of the
  * sessions, bans, server, recount, token and OpenAPI files added from
- * their tables (the users module adds its own), a JSON error or answer sent on the loop with its log
- * line, and the audit log ("api_audit_log"): one line a change requested,
- * made or refused, with the client, the token, the method, the route, the
- * user and the status.
+ * their tables (the users module adds its own), a JSON error or answer
+ * sent on the loop with its log line, the audit log ("api_audit_log"):
+ * one line a change requested, made or refused, with the client, the
+ * token, the method, the route, the user and the status, and whether a
+ * user shut out through the API loses its sessions ("api_end_sessions").
  */
 
 #include <sft_config.h>
@@ -17,6 +18,7 @@
 
 typedef struct {
     sft_log_file_t  *audit;          /* NULL: no audit log */
+    sft_flag_t       end_sessions;   /* of users disabled or deleted */
 } sft_http_api_srv_conf_t;
 
 
@@ -49,6 +51,16 @@ static sft_command_t  sft_http_api_commands[] = {
       sft_command_doc("file | off", "off",
           "Log every change made through the API, one line each: the "
           "token, the method, the route, the user and the status.") },
+
+    { sft_string("api_end_sessions"),
+      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      SFT_PROTO_SRV_CONF_OFFSET,
+      offsetof(sft_http_api_srv_conf_t, end_sessions),
+      NULL,
+      sft_command_doc("on | off", "on",
+          "End the open sessions of a user disabled or deleted through "
+          "the API, in every worker; off lets them run to their end.") },
 
     sft_null_command
 };
@@ -87,6 +99,7 @@ sft_http_api_create_srv_conf(sft_conf_t *cf)
     }
 
     conf->audit = SFT_CONF_UNSET_PTR;
+    conf->end_sessions = SFT_CONF_UNSET;
 
     return conf;
 }
@@ -101,6 +114,7 @@ sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
     (void) cf;
 
     sft_conf_merge_ptr_value(conf->audit, prev->audit, NULL);
+    sft_conf_merge_value(conf->end_sessions, prev->end_sessions, 1);
 
     return SFT_CONF_OK;
 }
@@ -268,6 +282,19 @@ sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status, json_t *json)
     free(out);
 
     return rc;
+}
+
+
+/* do a user's sessions end when the API disables or deletes the user */
+
+sft_uint_t
+sft_http_api_end_sessions(sft_http_request_t *r)
+{
+    sft_http_api_srv_conf_t  *acf;
+
+    acf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_api_module);
+
+    return acf->end_sessions;
 }
 
 

@@ -31,6 +31,7 @@ sft_int_t sft_http_api_error(sft_http_request_t *r, sft_uint_t status,
     const char *field, const char *reason);
 sft_int_t sft_http_api_send_json(sft_http_request_t *r, sft_uint_t status,
     json_t *json);
+sft_uint_t sft_http_api_end_sessions(sft_http_request_t *r);
 void sft_http_api_audit(sft_http_request_t *r, sft_str_t *user,
     sft_uint_t status, const char *reason);
 sft_int_t sft_http_api_refuse(sft_http_request_t *r, sft_str_t *user,

@@ -18,48 +18,24 @@
 #define SFT_HTTP_API_OFFSET_MAX  100000000
 
 
-typedef struct {
-    sft_flag_t       end_sessions;
-} sft_http_api_srv_conf_t;
-
-
-static void *sft_http_api_create_srv_conf(sft_conf_t *cf);
-static char *sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent,
-    void *child);
 static char *sft_http_api_init_main_conf(sft_conf_t *cf, void *conf);
 static sft_int_t sft_http_api_init_process(sft_cycle_t *cycle);
 static sft_int_t sft_http_api_users(sft_http_request_t *r);
 static void sft_http_api_done(sft_event_t *ev);
 
 
-static sft_command_t  sft_http_api_commands[] = {
-
-    { sft_string("api_end_sessions"),
-      SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_FLAG,
-      sft_conf_set_flag_slot,
-      SFT_PROTO_SRV_CONF_OFFSET,
-      offsetof(sft_http_api_srv_conf_t, end_sessions),
-      NULL,
-      sft_command_doc("on | off", "on",
-          "End the open sessions of a user disabled or deleted through "
-          "the API, in every worker; off lets them run to their end.") },
-
-    sft_null_command
-};
-
-
 static sft_proto_module_t  sft_http_api_module_ctx = {
     NULL,
     sft_http_api_init_main_conf,
-    sft_http_api_create_srv_conf,
-    sft_http_api_merge_srv_conf
+    NULL,
+    NULL
 };
 
 
 sft_module_t  sft_http_api_users_module = {
     SFT_MODULE_V1,
     &sft_http_api_module_ctx,              /* module context */
-    sft_http_api_commands,                 /* module directives */
+    NULL,                                  /* module directives */
     SFT_HTTP_MODULE,                       /* module type */
     NULL,                                  /* init master */
     NULL,                                  /* init module */
@@ -81,36 +57,6 @@ static const sft_http_api_route_t  sft_http_api_users_routes[] = {
 
 
 static sft_thread_pool_t  *sft_http_api_pool;
-
-
-static void *
-sft_http_api_create_srv_conf(sft_conf_t *cf)
-{
-    sft_http_api_srv_conf_t  *conf;
-
-    conf = sft_palloc(cf->pool, sizeof(sft_http_api_srv_conf_t));
-    if (conf == NULL) {
-        return NULL;
-    }
-
-    conf->end_sessions = SFT_CONF_UNSET;
-
-    return conf;
-}
-
-
-static char *
-sft_http_api_merge_srv_conf(sft_conf_t *cf, void *parent, void *child)
-{
-    sft_http_api_srv_conf_t  *prev = parent;
-    sft_http_api_srv_conf_t  *conf = child;
-
-    (void) cf;
-
-    sft_conf_merge_value(conf->end_sessions, prev->end_sessions, 1);
-
-    return SFT_CONF_OK;
-}
 
 
 static char *
@@ -286,12 +232,9 @@ sft_http_api_users(sft_http_request_t *r)
 static void
 sft_http_api_shut_out(sft_http_request_t *r, sft_http_api_job_t *job)
 {
-    sft_uint_t                n;
-    sft_http_api_srv_conf_t  *acf;
+    sft_uint_t  n;
 
-    acf = sft_proto_get_module_srv_conf(r->hc->ctx, sft_http_api_users_module);
-
-    if (!acf->end_sessions) {
+    if (!sft_http_api_end_sessions(r)) {
         return;
     }
 
