@@ -19,7 +19,7 @@
 #include "sft_tap.h"
 
 
-#define CHILD_TESTS  21
+#define CHILD_TESTS  22
 
 
 static long  pool_rc;

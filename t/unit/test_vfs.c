@@ -91,7 +91,7 @@ main(void)
     size_t              size;
     void               *mem;
 
-    printf("1..42\n");
+    printf("1..46\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_ERR;
