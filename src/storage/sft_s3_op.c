@@ -14,7 +14,6 @@
 
 
 static void sft_s3_op_done(sft_s3_request_t *r);
-static sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
 static void sft_s3_probe_head(sft_s3_op_t *op);
 static void sft_s3_probe_list(sft_s3_op_t *op);
 static void sft_s3_stat_done(sft_s3_op_t *op);
@@ -482,7 +481,7 @@ sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
  * op->found and req->st set.
  */
 
-static sft_int_t
+sft_int_t
 sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then)
 {
     op->then = then;

@@ -5,8 +5,7 @@
  * directives, each checked when the configuration is read; the driver's
  * table (a non-blocking driver: every operation runs on the loop); the
  * first request of each worker, which says in one line when the bucket
- * cannot be reached or the keys are refused; and the place uploads come
- * in.
+ * cannot be reached or the keys are refused.
  */
 
 #include <sft_config.h>
@@ -43,15 +42,13 @@ static void sft_s3_storage_exit_process(sft_cycle_t *cycle);
 static sft_int_t sft_s3_storage_start(sft_s3_storage_conf_t *scf,
     sft_cycle_t *cycle);
 static void sft_s3_storage_checked(sft_s3_request_t *r);
-static sft_int_t sft_s3_open_write(sft_storage_req_t *req);
-static sft_int_t sft_s3_write(sft_storage_req_t *req);
 static sft_int_t sft_s3_close(sft_storage_req_t *req);
 
 
 sft_storage_driver_t  sft_s3_storage_driver = {
     sft_string("s3"),
     0,                                     /* runs on the loop */
-    0,                                     /* no optional capability */
+    SFT_STORAGE_CAP_APPEND|SFT_STORAGE_CAP_WINDOW_WRITE,
     {
         sft_s3_stat,
         sft_s3_stat,                       /* lstat: S3 has no links */
@@ -525,7 +522,7 @@ sft_s3_set_sse(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     if (cf->args->nelts == 2 && sft_str_eq(&value[1], "off")) {
-        scf->sse = SFT_S3_SSE_OFF;
+        scf->sse = SFT_S3_SSE_NONE;
 
     } else if (cf->args->nelts == 2 && sft_str_eq(&value[1], "s3")) {
         scf->sse = SFT_S3_SSE_S3;
@@ -824,35 +821,13 @@ sft_s3_storage_checked(sft_s3_request_t *r)
 }
 
 
-/*
- * Uploads: OPEN_WRITE, WRITE and CLOSE of a file open for writing go to
- * the multipart upload object here.  Until it is there, an upload is
- * refused before anything is sent.
- */
-
-static sft_int_t
-sft_s3_open_write(sft_storage_req_t *req)
-{
-    req->err = SFT_STORAGE_UNSUPPORTED;
-
-    return SFT_ERROR;
-}
-
-
-static sft_int_t
-sft_s3_write(sft_storage_req_t *req)
-{
-    req->err = SFT_STORAGE_UNSUPPORTED;
-
-    return SFT_ERROR;
-}
-
+/* a file open for writing is an upload (sft_s3_write.c) */
 
 static sft_int_t
 sft_s3_close(sft_storage_req_t *req)
 {
     if (req->file->write) {
-        return sft_s3_write(req);
+        return sft_s3_close_write(req);
     }
 
     return sft_s3_close_read(req);

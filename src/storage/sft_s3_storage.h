@@ -15,19 +15,12 @@
 #include <sft_s3_client.h>
 #include <sft_s3_creds.h>
 #include <sft_s3_imds.h>
+#include <sft_s3_upload.h>
 
 
 #define SFT_S3_CREDS_FILE       1
 #define SFT_S3_CREDS_ENV        2
 #define SFT_S3_CREDS_IMDS       3
-
-#define SFT_S3_SSE_OFF          0
-#define SFT_S3_SSE_S3           1
-#define SFT_S3_SSE_KMS          2
-
-#define SFT_S3_CHECKSUM_OFF     0
-#define SFT_S3_CHECKSUM_CRC32C  1
-#define SFT_S3_CHECKSUM_MD5     2
 
 /* a key is at most 1024 bytes in S3 */
 #define SFT_S3_KEY_MAX          1024
@@ -51,9 +44,9 @@ typedef struct {
     size_t                 part_size;
     sft_uint_t             parts_in_flight;
     sft_str_t              storage_class; /* "" : the bucket's default */
-    sft_uint_t             sse;           /* SFT_S3_SSE_* */
+    sft_uint_t             sse;           /* sft_s3_sse_e */
     sft_str_t              sse_key;       /* kms: the key id, or "" */
-    sft_uint_t             checksum;      /* SFT_S3_CHECKSUM_* */
+    sft_uint_t             checksum;      /* sft_s3_checksum_e */
     time_t                 sweep_age;     /* abandoned multipart uploads */
     sft_uint_t             rename_max_objects;
 
@@ -109,6 +102,7 @@ sft_storage_err_t sft_s3_error(sft_s3_storage_conf_t *conf,
 void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
 void sft_s3_op_free(sft_s3_op_t *op);
 sft_int_t sft_s3_op_again(sft_s3_op_t *op, sft_int_t rc);
+sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
 void sft_s3_dir_key(sft_s3_op_t *op);
 void sft_s3_stat_file(sft_s3_storage_conf_t *conf, sft_str_t *key,
     off_t size, time_t mtime, sft_storage_stat_t *st);
@@ -139,6 +133,11 @@ sft_int_t sft_s3_read(sft_storage_req_t *req);
 sft_int_t sft_s3_close_read(sft_storage_req_t *req);
 sft_int_t sft_s3_fstat(sft_storage_req_t *req);
 sft_int_t sft_s3_read_cancel(sft_storage_req_t *req);
+
+/* sft_s3_write.c */
+sft_int_t sft_s3_open_write(sft_storage_req_t *req);
+sft_int_t sft_s3_write(sft_storage_req_t *req);
+sft_int_t sft_s3_close_write(sft_storage_req_t *req);
 
 
 extern sft_storage_driver_t  sft_s3_storage_driver;

@@ -1543,8 +1543,10 @@ sft_s3_upload_completed(sft_s3_request_t *r)
         return;
     }
 
-    if (!up->multipart) {
-        sft_s3_upload_release(sft_s3_upload_part(up, 0));
+    /* an empty object's PutObject had no part */
+
+    if (!up->multipart && (p = sft_s3_upload_part(up, 0)) != NULL) {
+        sft_s3_upload_release(p);
     }
 
     up->upload_id.len = 0;
