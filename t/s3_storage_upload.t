@@ -9,8 +9,10 @@
 # under the name; a data connection cut half-way leaves no object and no
 # multipart upload; APPE to a 6 MiB object and REST + STOR at its end
 # give the concatenation, APPE to a small one is refused with the
-# reason; an exclusive SFTP open of an existing name refused.  Every
-# process is stopped by pid.
+# reason; an exclusive SFTP open of an existing name refused; a multipart
+# upload older than s3_multipart_sweep_age aborted by the worker's start,
+# with one line; the worker's peak memory during a 200 MiB upload under
+# two parts and a margin.  Every process is stopped by pid.
 
 use warnings;
 use strict;
@@ -38,6 +40,7 @@ storage cloud {
     s3_prefix srv/;
     s3_credentials file %%TESTDIR%%/creds;
     s3_part_size 5m;
+    s3_multipart_sweep_age 1s;
     s3_retries 1;
     s3_timeout 30s;
 }
@@ -54,11 +57,6 @@ EOF
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
 my $key = $t->user_key('bob');
 
-$t->run();
-
-my $ftp = port(8021);
-my $sftp = port(8022);
-
 # what moto holds, read through its API, not through siftpd
 
 $t->write_file('s3.py', <<'PY');
@@ -68,6 +66,12 @@ c = boto3.client('s3', endpoint_url='http://127.0.0.1:' + sys.argv[1],
                  region_name='us-east-1')
 what = sys.argv[2]
 if what == 'uploads':
+    print(len(c.list_multipart_uploads(Bucket='files').get('Uploads', [])))
+elif what == 'size':
+    print(c.head_object(Bucket='files', Key='srv/bob/' + sys.argv[3])
+          ['ContentLength'])
+elif what == 'stale':
+    c.create_multipart_upload(Bucket='files', Key='srv/bob/stale')
     print(len(c.list_multipart_uploads(Bucket='files').get('Uploads', [])))
 else:
     try:
@@ -97,6 +101,21 @@ sub multipart_uploads {
     chomp $n;
     return $n;
 }
+
+# a multipart upload left behind, older than the sweep's age at the start
+
+is(`timeout 60 python3 $d/s3.py $s3 stale`, "1\n",
+    'a multipart upload left behind');
+sleep(2);
+
+$t->run();
+
+ok($t->wait_log(qr/\[info\] .*S3 storage "cloud": 1 multipart uploads older than 1s aborted under "srv\/"/, 30),
+    'the sweep at the start: one line with the count');
+is(multipart_uploads(), 0, 'the sweep at the start: the upload aborted');
+
+my $ftp = port(8021);
+my $sftp = port(8022);
 
 sub bytes {
     my ($seed, $n) = @_;
@@ -253,5 +272,36 @@ ok($t->wait_for(sub { status('back') eq '404' && multipart_uploads() == 0 },
         30), 'a write far back: nothing under the name, no upload left');
 ok(object('six') eq $six . 'tail-of-the-objectmore',
     'an exclusive open: the object unchanged');
+
+# memory: a 200 MiB upload holds two parts of 5 MiB at most, so the
+# worker's peak grows by that and a margin, not by the object
+
+sub hwm {
+    my ($pid) = $t->workers();
+    open(my $fh, '<', "/proc/$pid/status") or return 0;
+    my ($kb) = join('', <$fh>) =~ /^VmHWM:\s+(\d+)/m;
+    return $kb // 0;
+}
+
+SKIP: {
+    skip("AddressSanitizer's quarantine keeps what is freed", 2)
+        if `$t->{_binary} -V 2>&1` =~ /--with-sanitizers/;
+
+    # the peak so far is the earlier uploads': it starts again from here
+
+    my ($pid) = $t->workers();
+    my $cr;
+    skip("the peak cannot be reset: $!", 2)
+        unless open($cr, '>', "/proc/$pid/clear_refs")
+               && syswrite($cr, "5\n");
+    close($cr);
+    my $before = hwm();
+    system("head -c 209715200 /dev/zero | curl -s --max-time 300 -T - ftp://bob:pw\@127.0.0.1:$ftp/huge");
+    is(`timeout 60 python3 $d/s3.py $s3 size huge`, "209715200\n",
+        'an upload of 200 MiB');
+    my $grew = hwm() - $before;
+    ok($grew < (2 * 5 + 16) * 1024,
+        "the worker's peak grew by $grew KiB (< 2 parts of 5 MiB + 16 MiB)");
+}
 
 $t->done();

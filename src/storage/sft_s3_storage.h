@@ -56,6 +56,7 @@ typedef struct {
     /* in a worker */
     sft_s3_imds_t         *imds;
     sft_s3_op_t           *ops;           /* in flight, for cancel */
+    sft_s3_sweep_t        *sweep;         /* running, in slot 0 */
     sft_log_t             *log;
 } sft_s3_storage_conf_t;
 
