@@ -12,7 +12,9 @@
 # reason; an exclusive SFTP open of an existing name refused; a multipart
 # upload older than s3_multipart_sweep_age aborted by the worker's start,
 # with one line; the worker's peak memory during a 200 MiB upload under
-# two parts and a margin.  Every process is stopped by pid.
+# two parts and a margin; renames of files by FTP and SFTP (one onto an
+# existing name), of a directory refused.  Every process is stopped by
+# pid.
 
 use warnings;
 use strict;
@@ -55,6 +57,8 @@ sftp {
 EOF
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
+$t->user_add('carol', 'pw', perms => 'list,download,upload,rename',
+    storage => 'cloud', home => '/bob');
 my $key = $t->user_key('bob');
 
 # what moto holds, read through its API, not through siftpd
@@ -272,6 +276,46 @@ ok($t->wait_for(sub { status('back') eq '404' && multipart_uploads() == 0 },
         30), 'a write far back: nothing under the name, no upload left');
 ok(object('six') eq $six . 'tail-of-the-objectmore',
     'an exclusive open: the object unchanged');
+
+# renames: CopyObject and DELETE, replacing an existing name when the
+# user may overwrite; a directory is not renamed
+
+my $out2 = $t->ftp_commands($ftp, 'bob', 'RNFR s5000', 'RNTO renamed',
+    'MKD d', 'RNFR d', 'RNTO d2');
+like($out2, qr/^RNTO renamed 250$/m, 'FTP rename of a file: 250');
+ok(object('renamed') eq $t->read_file('up-s5000')
+    && status('s5000') eq '404', 'FTP rename: the object moved');
+like($out2, qr/^RNTO d2 550$/m, 'FTP rename of a directory: 550');
+ok($t->wait_log(qr/"srv\/bob\/d" is not renamed: renaming a directory is not supported/),
+    'FTP rename of a directory: the reason logged');
+
+$out2 = $t->ftp_commands($ftp, 'carol', 'RNFR renamed', 'RNTO zero');
+like($out2, qr/^RNTO zero 550$/m,
+    'FTP rename onto an existing name without overwrite: 550');
+ok(object('renamed') eq $t->read_file('up-s5000') && object('zero') eq '',
+    'FTP rename without overwrite: both objects unchanged');
+
+$t->write_file('rename.py', <<'PY');
+import paramiko, sys
+sys.path.insert(0, sys.argv[3])
+import sftp_raw
+
+t = sftp_raw.login(int(sys.argv[1]), sys.argv[2], 'bob')
+s = paramiko.SFTPClient.from_transport(t)
+s.rename('put12', 'sftp12')
+sftp_raw.check('SFTP rename of a file', True)
+s.posix_rename('pipe12', 'six')
+sftp_raw.check('SFTP posix-rename onto an existing name', True)
+s.close()
+t.close()
+PY
+($c, $pyout) = $t->python_checks('rename.py', $sftp, $key,
+    Cwd::getcwd() . '/t/lib');
+ok($c == 2, 'the SFTP rename checks ran') or diag($pyout);
+ok(object('sftp12') eq $twelve && status('put12') eq '404',
+    'SFTP rename: the object moved');
+ok(object('six') eq $twelve && status('pipe12') eq '404',
+    'SFTP posix-rename: the object replaced, the old name gone');
 
 # memory: a 200 MiB upload holds two parts of 5 MiB at most, so the
 # worker's peak grows by that and a margin, not by the object

@@ -52,7 +52,8 @@ static sft_int_t sft_s3_close(sft_storage_req_t *req);
 sft_storage_driver_t  sft_s3_storage_driver = {
     sft_string("s3"),
     0,                                     /* runs on the loop */
-    SFT_STORAGE_CAP_APPEND|SFT_STORAGE_CAP_WINDOW_WRITE,
+    SFT_STORAGE_CAP_APPEND|SFT_STORAGE_CAP_WINDOW_WRITE
+    |SFT_STORAGE_CAP_RENAME,
     {
         sft_s3_stat,
         sft_s3_stat,                       /* lstat: S3 has no links */
@@ -67,7 +68,7 @@ sft_storage_driver_t  sft_s3_storage_driver = {
         sft_s3_mkdir,
         sft_s3_rmdir,
         sft_s3_unlink,
-        NULL,                              /* rename */
+        sft_s3_rename,
         NULL,                              /* setmtime */
         NULL,                              /* chmod */
         sft_s3_statvfs,

@@ -70,6 +70,7 @@ struct sft_s3_op_s {
     sft_s3_op_pt           handler;       /* r is done */
     sft_s3_op_pt           then;          /* after a probe */
     sft_str_t              key;           /* prefix + path, in the op */
+    sft_str_t              key2;          /* rename: prefix + path2 */
     sft_uint_t             found;         /* a probe: SFT_S3_FOUND_* */
     sft_str_t              token;         /* a listing's next page, own
                                              memory */
@@ -80,6 +81,7 @@ struct sft_s3_op_s {
     sft_s3_op_t           *prev;
     sft_s3_op_t           *next;
     u_char                 keybuf[SFT_S3_KEY_MAX + 2];
+    u_char                 key2buf[SFT_S3_KEY_MAX];
 };
 
 
@@ -104,9 +106,12 @@ void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
 void sft_s3_op_free(sft_s3_op_t *op);
 sft_int_t sft_s3_op_again(sft_s3_op_t *op, sft_int_t rc);
 sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
+void sft_s3_op_send(sft_s3_op_t *op, const char *method);
 void sft_s3_dir_key(sft_s3_op_t *op);
 void sft_s3_stat_file(sft_s3_storage_conf_t *conf, sft_str_t *key,
     off_t size, time_t mtime, sft_storage_stat_t *st);
+void sft_s3_stat_head(sft_s3_storage_conf_t *conf, sft_str_t *key,
+    sft_s3_request_t *r, sft_storage_stat_t *st);
 void sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
     sft_storage_stat_t *st);
 sft_int_t sft_s3_list_query(sft_s3_request_t *r, sft_str_t *prefix,
@@ -134,6 +139,9 @@ sft_int_t sft_s3_read(sft_storage_req_t *req);
 sft_int_t sft_s3_close_read(sft_storage_req_t *req);
 sft_int_t sft_s3_fstat(sft_storage_req_t *req);
 sft_int_t sft_s3_read_cancel(sft_storage_req_t *req);
+
+/* sft_s3_rename.c */
+sft_int_t sft_s3_rename(sft_storage_req_t *req);
 
 /* sft_s3_write.c */
 sft_int_t sft_s3_open_write(sft_storage_req_t *req);
