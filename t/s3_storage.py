@@ -6,7 +6,9 @@
 # stand-in that refuses every request's keys with 403 InvalidAccessKeyId.
 # Keys or prefixes with "broken" in them are answered 500 InternalError.
 # Writes DIR/big (the 20 MiB object's bytes), prints "ready", and serves
-# until it is stopped.  Its access log (stderr) counts the GETs.
+# until it is stopped.  Its access log (stderr) counts the GETs.  With a
+# fourth argument "upload", the bucket holds only what t/s3_storage_upload.t
+# appends to: "six" (6 MiB, its bytes in DIR/six) and "small".
 
 import http.server
 import random
@@ -52,6 +54,16 @@ s3 = s3_backends['123456789012']['global']
 s3.create_bucket('files', 'us-east-1')
 
 p = 'srv/bob/'
+
+if sys.argv[4:] == ['upload']:
+    six = random.Random(3).randbytes(6 * 1024 * 1024)
+    with open(testdir + '/six', 'wb') as f:
+        f.write(six)
+    s3.put_object('files', p + 'six', six)
+    s3.put_object('files', p + 'small', b'small')
+    print('ready', flush=True)
+    threading.Event().wait()
+
 big = random.Random(1).randbytes(20 * 1024 * 1024)
 with open(testdir + '/big', 'wb') as f:
     f.write(big)

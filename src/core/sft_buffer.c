@@ -347,6 +347,23 @@ sft_buffer_chunk_size(void)
 }
 
 
+/* the chunks of the whole pool: more than this, nobody ever holds */
+
+size_t
+sft_buffer_total(void)
+{
+    sft_bufpool_stats_t  st;
+
+    if (sft_buffer_pool == NULL) {
+        return 0;
+    }
+
+    sft_bufpool_stats(sft_buffer_pool, &st);
+
+    return (size_t) st.total;
+}
+
+
 static uint64_t
 sft_buffer_stat_read(const sft_stat_def_t *def)
 {

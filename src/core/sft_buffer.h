@@ -27,6 +27,7 @@ void sft_buffer_put(void *chunk);
 void sft_buffer_cancel(sft_buffer_waiter_t *w);
 void sft_buffer_reclaim(sft_uint_t slot, sft_log_t *log);
 size_t sft_buffer_chunk_size(void);
+size_t sft_buffer_total(void);
 
 
 extern sft_module_t  sft_buffer_module;

@@ -137,5 +137,10 @@ void sft_s3_request_resume(sft_s3_request_t *r);
 void sft_s3_request_cancel(sft_s3_request_t *r);
 void sft_s3_request_free(sft_s3_request_t *r);
 
+/* x-amz-copy-source of a key of r's bucket: "/bucket/key", URI-encoded,
+   from r's pool; SFT_ERROR without memory */
+sft_int_t sft_s3_copy_source(sft_s3_request_t *r, sft_str_t *key,
+    sft_str_t *out);
+
 
 #endif /* _SFT_S3_CLIENT_H_INCLUDED_ */

@@ -14,14 +14,12 @@
 
 
 static void sft_s3_op_done(sft_s3_request_t *r);
-static sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
 static void sft_s3_probe_head(sft_s3_op_t *op);
 static void sft_s3_probe_list(sft_s3_op_t *op);
 static void sft_s3_stat_done(sft_s3_op_t *op);
 static void sft_s3_mkdir_probed(sft_s3_op_t *op);
 static void sft_s3_rmdir_listed(sft_s3_op_t *op);
 static void sft_s3_unlink_probed(sft_s3_op_t *op);
-static void sft_s3_op_send(sft_s3_op_t *op, const char *method);
 static void sft_s3_op_answered(sft_s3_op_t *op);
 
 
@@ -463,6 +461,17 @@ sft_s3_stat_file(sft_s3_storage_conf_t *conf, sft_str_t *key, off_t size,
 }
 
 
+/* what a HEAD answered: the size, x-amz-meta-mtime or Last-Modified */
+
+void
+sft_s3_stat_head(sft_s3_storage_conf_t *conf, sft_str_t *key,
+    sft_s3_request_t *r, sft_storage_stat_t *st)
+{
+    sft_s3_stat_file(conf, key, sft_max(r->content_length, 0),
+                     r->meta_mtime ? r->meta_mtime : r->last_modified, st);
+}
+
+
 void
 sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
     sft_storage_stat_t *st)
@@ -482,7 +491,7 @@ sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
  * op->found and req->st set.
  */
 
-static sft_int_t
+sft_int_t
 sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then)
 {
     op->then = then;
@@ -500,16 +509,13 @@ sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then)
 static void
 sft_s3_probe_head(sft_s3_op_t *op)
 {
-    time_t             mtime;
     sft_str_t          dir;
     sft_s3_request_t  *r;
 
     r = op->r;
 
     if (r->rc == SFT_OK && r->status == 200) {
-        mtime = r->meta_mtime ? r->meta_mtime : r->last_modified;
-        sft_s3_stat_file(op->conf, &op->key, sft_max(r->content_length, 0),
-                         mtime, &op->req->st);
+        sft_s3_stat_head(op->conf, &op->key, r, &op->req->st);
         op->found = SFT_S3_FOUND_FILE;
         op->then(op);
         return;
@@ -684,9 +690,10 @@ sft_s3_unlink_probed(sft_s3_op_t *op)
 }
 
 
-/* the last request of MKDIR, RMDIR, UNLINK on op's key: a 2xx is done */
+/* the last request of MKDIR, RMDIR, UNLINK, RENAME on op's key: a 2xx is
+   done */
 
-static void
+void
 sft_s3_op_send(sft_s3_op_t *op, const char *method)
 {
     if (sft_s3_op_request(op, method, &op->key, sft_s3_op_answered)

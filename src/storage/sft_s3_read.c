@@ -92,7 +92,6 @@ sft_s3_open_read(sft_storage_req_t *req)
 static void
 sft_s3_open_headed(sft_s3_op_t *op)
 {
-    time_t              mtime;
     sft_s3_request_t   *r;
     sft_s3_reader_t    *rd;
     sft_storage_req_t  *req;
@@ -105,9 +104,7 @@ sft_s3_open_headed(sft_s3_op_t *op)
         return;
     }
 
-    mtime = r->meta_mtime ? r->meta_mtime : r->last_modified;
-    sft_s3_stat_file(op->conf, &op->key, sft_max(r->content_length, 0),
-                     mtime, &req->st);
+    sft_s3_stat_head(op->conf, &op->key, r, &req->st);
 
     rd = sft_s3_reader_create(op);
     if (rd == NULL) {

@@ -332,6 +332,29 @@ sft_s3_request_sign(sft_s3_request_t *r, sft_str_t *path)
 }
 
 
+sft_int_t
+sft_s3_copy_source(sft_s3_request_t *r, sft_str_t *key, sft_str_t *out)
+{
+    u_char           *p;
+    sft_s3_client_t  *cl;
+
+    cl = r->client;
+
+    out->len = 1 + cl->bucket.len + 1 + sft_s3_uri_encode(NULL, key, 1);
+    out->data = sft_pnalloc(r->pool, out->len);
+    if (out->data == NULL) {
+        return SFT_ERROR;
+    }
+
+    p = sft_cpymem(out->data, "/", 1);
+    p = sft_cpymem(p, cl->bucket.data, cl->bucket.len);
+    *p++ = '/';
+    (void) sft_s3_uri_encode(p, key, 1);
+
+    return SFT_OK;
+}
+
+
 /* a line break in a name or value would start another header: refused */
 
 static sft_int_t

@@ -5,8 +5,8 @@
  * directives, each checked when the configuration is read; the driver's
  * table (a non-blocking driver: every operation runs on the loop); the
  * first request of each worker, which says in one line when the bucket
- * cannot be reached or the keys are refused; and the place uploads come
- * in.
+ * cannot be reached or the keys are refused; and the sweep of multipart
+ * uploads left behind, by the worker of slot 0 when it starts.
  */
 
 #include <sft_config.h>
@@ -43,15 +43,17 @@ static void sft_s3_storage_exit_process(sft_cycle_t *cycle);
 static sft_int_t sft_s3_storage_start(sft_s3_storage_conf_t *scf,
     sft_cycle_t *cycle);
 static void sft_s3_storage_checked(sft_s3_request_t *r);
-static sft_int_t sft_s3_open_write(sft_storage_req_t *req);
-static sft_int_t sft_s3_write(sft_storage_req_t *req);
+static sft_int_t sft_s3_storage_sweep(sft_s3_storage_conf_t *scf,
+    sft_cycle_t *cycle);
+static void sft_s3_storage_swept(sft_s3_sweep_t *sw, sft_int_t rc);
 static sft_int_t sft_s3_close(sft_storage_req_t *req);
 
 
 sft_storage_driver_t  sft_s3_storage_driver = {
     sft_string("s3"),
     0,                                     /* runs on the loop */
-    0,                                     /* no optional capability */
+    SFT_STORAGE_CAP_APPEND|SFT_STORAGE_CAP_WINDOW_WRITE
+    |SFT_STORAGE_CAP_RENAME,
     {
         sft_s3_stat,
         sft_s3_stat,                       /* lstat: S3 has no links */
@@ -66,7 +68,7 @@ sft_storage_driver_t  sft_s3_storage_driver = {
         sft_s3_mkdir,
         sft_s3_rmdir,
         sft_s3_unlink,
-        NULL,                              /* rename */
+        sft_s3_rename,
         NULL,                              /* setmtime */
         NULL,                              /* chmod */
         sft_s3_statvfs,
@@ -525,7 +527,7 @@ sft_s3_set_sse(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     if (cf->args->nelts == 2 && sft_str_eq(&value[1], "off")) {
-        scf->sse = SFT_S3_SSE_OFF;
+        scf->sse = SFT_S3_SSE_NONE;
 
     } else if (cf->args->nelts == 2 && sft_str_eq(&value[1], "s3")) {
         scf->sse = SFT_S3_SSE_S3;
@@ -723,6 +725,11 @@ sft_s3_storage_exit_process(sft_cycle_t *cycle)
 
         scf = stp[i]->driver_data;
 
+        if (scf->sweep) {
+            sft_s3_sweep_cancel(scf->sweep);
+            scf->sweep = NULL;
+        }
+
         if (scf->imds) {
             sft_s3_imds_stop(scf->imds);
             scf->imds = NULL;
@@ -780,7 +787,60 @@ sft_s3_storage_start(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
         return SFT_ERROR;
     }
 
+    return sft_s3_storage_sweep(scf, cycle);
+}
+
+
+/*
+ * Multipart uploads a crash or a kill left behind, older than
+ * s3_multipart_sweep_age: aborted by one worker only, so that the
+ * workers do not race over them.
+ */
+
+static sft_int_t
+sft_s3_storage_sweep(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
+{
+    sft_s3_sweep_t  *sw;
+
+    if (sft_process_slot != 0) {
+        return SFT_OK;
+    }
+
+    sw = sft_pcalloc(cycle->pool, sizeof(sft_s3_sweep_t));
+    if (sw == NULL) {
+        return SFT_ERROR;
+    }
+
+    sw->client = &scf->client;
+    sw->prefix = scf->prefix;
+    sw->age = scf->sweep_age;
+    sw->on_done = sft_s3_storage_swept;
+    sw->data = scf;
+
+    if (sft_s3_sweep_start(sw) != SFT_OK) {
+        return SFT_ERROR;
+    }
+
+    scf->sweep = sw;
+
     return SFT_OK;
+}
+
+
+static void
+sft_s3_storage_swept(sft_s3_sweep_t *sw, sft_int_t rc)
+{
+    sft_s3_storage_conf_t  *scf = sw->data;
+
+    scf->sweep = NULL;
+
+    sft_log_error(rc == SFT_OK ? SFT_LOG_INFO : SFT_LOG_ERR, scf->log, 0,
+                  "S3 storage \"%.*s\": %lu multipart uploads older than "
+                  "%lds aborted under \"%.*s\"%s",
+                  SFT_STR_FMT(&scf->storage->name),
+                  (unsigned long) sw->aborted, (long) sw->age,
+                  SFT_STR_FMT(&scf->prefix),
+                  rc == SFT_OK ? "" : ", then the sweep failed");
 }
 
 
@@ -824,35 +884,13 @@ sft_s3_storage_checked(sft_s3_request_t *r)
 }
 
 
-/*
- * Uploads: OPEN_WRITE, WRITE and CLOSE of a file open for writing go to
- * the multipart upload object here.  Until it is there, an upload is
- * refused before anything is sent.
- */
-
-static sft_int_t
-sft_s3_open_write(sft_storage_req_t *req)
-{
-    req->err = SFT_STORAGE_UNSUPPORTED;
-
-    return SFT_ERROR;
-}
-
-
-static sft_int_t
-sft_s3_write(sft_storage_req_t *req)
-{
-    req->err = SFT_STORAGE_UNSUPPORTED;
-
-    return SFT_ERROR;
-}
-
+/* a file open for writing is an upload (sft_s3_write.c) */
 
 static sft_int_t
 sft_s3_close(sft_storage_req_t *req)
 {
     if (req->file->write) {
-        return sft_s3_write(req);
+        return sft_s3_close_write(req);
     }
 
     return sft_s3_close_read(req);

@@ -15,19 +15,12 @@
 #include <sft_s3_client.h>
 #include <sft_s3_creds.h>
 #include <sft_s3_imds.h>
+#include <sft_s3_upload.h>
 
 
 #define SFT_S3_CREDS_FILE       1
 #define SFT_S3_CREDS_ENV        2
 #define SFT_S3_CREDS_IMDS       3
-
-#define SFT_S3_SSE_OFF          0
-#define SFT_S3_SSE_S3           1
-#define SFT_S3_SSE_KMS          2
-
-#define SFT_S3_CHECKSUM_OFF     0
-#define SFT_S3_CHECKSUM_CRC32C  1
-#define SFT_S3_CHECKSUM_MD5     2
 
 /* a key is at most 1024 bytes in S3 */
 #define SFT_S3_KEY_MAX          1024
@@ -51,9 +44,9 @@ typedef struct {
     size_t                 part_size;
     sft_uint_t             parts_in_flight;
     sft_str_t              storage_class; /* "" : the bucket's default */
-    sft_uint_t             sse;           /* SFT_S3_SSE_* */
+    sft_uint_t             sse;           /* sft_s3_sse_e */
     sft_str_t              sse_key;       /* kms: the key id, or "" */
-    sft_uint_t             checksum;      /* SFT_S3_CHECKSUM_* */
+    sft_uint_t             checksum;      /* sft_s3_checksum_e */
     time_t                 sweep_age;     /* abandoned multipart uploads */
     sft_uint_t             rename_max_objects;
 
@@ -63,6 +56,7 @@ typedef struct {
     /* in a worker */
     sft_s3_imds_t         *imds;
     sft_s3_op_t           *ops;           /* in flight, for cancel */
+    sft_s3_sweep_t        *sweep;         /* running, in slot 0 */
     sft_log_t             *log;
 } sft_s3_storage_conf_t;
 
@@ -76,6 +70,7 @@ struct sft_s3_op_s {
     sft_s3_op_pt           handler;       /* r is done */
     sft_s3_op_pt           then;          /* after a probe */
     sft_str_t              key;           /* prefix + path, in the op */
+    sft_str_t              key2;          /* rename: prefix + path2 */
     sft_uint_t             found;         /* a probe: SFT_S3_FOUND_* */
     sft_str_t              token;         /* a listing's next page, own
                                              memory */
@@ -86,6 +81,7 @@ struct sft_s3_op_s {
     sft_s3_op_t           *prev;
     sft_s3_op_t           *next;
     u_char                 keybuf[SFT_S3_KEY_MAX + 2];
+    u_char                 key2buf[SFT_S3_KEY_MAX];
 };
 
 
@@ -109,9 +105,13 @@ sft_storage_err_t sft_s3_error(sft_s3_storage_conf_t *conf,
 void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
 void sft_s3_op_free(sft_s3_op_t *op);
 sft_int_t sft_s3_op_again(sft_s3_op_t *op, sft_int_t rc);
+sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
+void sft_s3_op_send(sft_s3_op_t *op, const char *method);
 void sft_s3_dir_key(sft_s3_op_t *op);
 void sft_s3_stat_file(sft_s3_storage_conf_t *conf, sft_str_t *key,
     off_t size, time_t mtime, sft_storage_stat_t *st);
+void sft_s3_stat_head(sft_s3_storage_conf_t *conf, sft_str_t *key,
+    sft_s3_request_t *r, sft_storage_stat_t *st);
 void sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
     sft_storage_stat_t *st);
 sft_int_t sft_s3_list_query(sft_s3_request_t *r, sft_str_t *prefix,
@@ -139,6 +139,14 @@ sft_int_t sft_s3_read(sft_storage_req_t *req);
 sft_int_t sft_s3_close_read(sft_storage_req_t *req);
 sft_int_t sft_s3_fstat(sft_storage_req_t *req);
 sft_int_t sft_s3_read_cancel(sft_storage_req_t *req);
+
+/* sft_s3_rename.c */
+sft_int_t sft_s3_rename(sft_storage_req_t *req);
+
+/* sft_s3_write.c */
+sft_int_t sft_s3_open_write(sft_storage_req_t *req);
+sft_int_t sft_s3_write(sft_storage_req_t *req);
+sft_int_t sft_s3_close_write(sft_storage_req_t *req);
 
 
 extern sft_storage_driver_t  sft_s3_storage_driver;

@@ -924,17 +924,14 @@ static void
 sft_s3_upload_copy_next(sft_s3_uploader_t *up)
 {
     off_t              per, from, to;
-    u_char            *p;
     sft_str_t          v, range;
     sft_uint_t         i, number;
-    sft_s3_client_t   *cl;
     sft_s3_request_t  *r;
 
     if (up->copies == 0) {
         return;
     }
 
-    cl = up->conf.client;
     per = (up->conf.append_size + up->copies - 1) / up->copies;
 
     for (i = 0; i < up->conf.parts_in_flight && !up->failed; i++) {
@@ -954,21 +951,15 @@ sft_s3_upload_copy_next(sft_s3_uploader_t *up)
 
         /* /bucket/key, the key URI-encoded, and the range */
 
-        v.len = 1 + cl->bucket.len + 1
-                + sft_s3_uri_encode(NULL, &up->conf.key, 1);
-        v.data = sft_pnalloc(r->pool, v.len);
         range.data = sft_pnalloc(r->pool, 64);
 
-        if (v.data == NULL || range.data == NULL) {
+        if (range.data == NULL
+            || sft_s3_copy_source(r, &up->conf.key, &v) != SFT_OK)
+        {
             sft_s3_request_free(r);
             sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "no memory");
             return;
         }
-
-        p = sft_cpymem(v.data, "/", 1);
-        p = sft_cpymem(p, cl->bucket.data, cl->bucket.len);
-        *p++ = '/';
-        (void) sft_s3_uri_encode(p, &up->conf.key, 1);
 
         range.len = sft_slprintf(range.data, range.data + 64,
                                  "bytes=%lld-%lld", (long long) from,
@@ -1543,8 +1534,10 @@ sft_s3_upload_completed(sft_s3_request_t *r)
         return;
     }
 
-    if (!up->multipart) {
-        sft_s3_upload_release(sft_s3_upload_part(up, 0));
+    /* an empty object's PutObject had no part */
+
+    if (!up->multipart && (p = sft_s3_upload_part(up, 0)) != NULL) {
+        sft_s3_upload_release(p);
     }
 
     up->upload_id.len = 0;

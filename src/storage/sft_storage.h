@@ -105,6 +105,9 @@ typedef enum {
 #define SFT_STORAGE_CAP_MODES      0x20  /* chmod */
 #define SFT_STORAGE_CAP_COPY       0x40  /* server-side copy of a range */
 #define SFT_STORAGE_CAP_CHECKSUMS  0x80  /* digests kept with the files */
+#define SFT_STORAGE_CAP_WINDOW_WRITE 0x100 /* writes out of order within
+                                            the driver's window: one it
+                                            cannot take is UNSUPPORTED */
 
 
 typedef struct sft_storage_s         sft_storage_t;

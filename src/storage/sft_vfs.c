@@ -645,6 +645,12 @@ sft_vfs_post(sft_storage_req_t *req)
     case SFT_STORAGE_COPY:
     case SFT_STORAGE_WRITE:
 
+        /* a write the driver's window refused: the protocol says why */
+
+        if (req->err == SFT_STORAGE_UNSUPPORTED) {
+            s->missing = SFT_STORAGE_CAP_RANDOM_WRITE;
+        }
+
         /*
          * short (the end of a copy's source, a full disk): the growth not
          * made is given back, if no later write has moved the end since
@@ -912,9 +918,16 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
                  ? SFT_STORAGE_WRITE_INPLACE : SFT_STORAGE_WRITE_REPLACE;
     }
 
+    /*
+     * a driver that appends may take a resume (in place at an offset) if
+     * the offset is the file's end: it says so, once it knows the end
+     */
+
     if (((flags & SFT_STORAGE_WRITE_APPEND)
          && sft_vfs_need(s, req, SFT_STORAGE_CAP_APPEND) != SFT_OK)
         || ((flags & SFT_STORAGE_WRITE_INPLACE)
+            && !(offset && sft_storage_has(s->storage,
+                                           SFT_STORAGE_CAP_APPEND))
             && sft_vfs_need(s, req, SFT_STORAGE_CAP_RANDOM_WRITE) != SFT_OK))
     {
         return SFT_ERROR;
@@ -991,9 +1004,13 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
         return SFT_ERROR;
     }
 
-    /* without writes at any offset, each goes on where the last ended */
+    /*
+     * without writes at any offset, each goes on where the last ended, or
+     * the driver's window takes it or refuses it
+     */
 
     if (req->offset != file->size
+        && !sft_storage_has(file->storage, SFT_STORAGE_CAP_WINDOW_WRITE)
         && sft_vfs_need(s, req, SFT_STORAGE_CAP_RANDOM_WRITE) != SFT_OK)
     {
         return SFT_ERROR;

@@ -3,8 +3,9 @@ package Test::Siftpd::S3;
 # Test::Siftpd::S3 -- what the S3 tests share: moto_server and
 # t/s3_standin.py started on free 127.0.0.1 ports (skipping when moto is
 # not installed or does not start), a C test program run with their
-# addresses and its TAP results reported, and every server stopped by
-# pid at the end.
+# addresses and its TAP results reported; t/s3_storage.py's in-process
+# moto for the driver's tests, with a credentials file; and every server
+# stopped by pid at the end.
 
 use warnings;
 use strict;
@@ -16,7 +17,7 @@ use Test::More;
 
 use Test::Siftpd;
 
-our @EXPORT_OK = qw/s3_servers s3_run s3_clean/;
+our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto/;
 
 my @pids;
 
@@ -111,6 +112,31 @@ sub s3_run {
     is($status, 0, "$prog exited 0");
 
     return @rest;
+}
+
+# skips unless moto and paramiko are there; starts t/s3_storage.py in the
+# test's directory with the ports and the extra arguments (its output in
+# s3.log), waits for it, and writes the credentials file "creds"
+sub s3_storage_moto {
+    my ($t, @args) = @_;
+    my $d = $t->testdir();
+
+    plan(skip_all => 'no moto_server (auto/deps --test)')
+        unless grep { -x "$_/moto_server" } split(/:/, $ENV{PATH});
+    plan(skip_all => 'no moto module for python3')
+        unless system('python3 -c "import moto.server" 2>/dev/null') == 0;
+    plan(skip_all => 'no paramiko')
+        unless system('/usr/bin/python3 -c "import paramiko" 2>/dev/null')
+               == 0;
+
+    start($d, 's3.log', 'python3', 't/s3_storage.py', @args);
+
+    $t->wait_for(sub { $t->read_file('s3.log') =~ /^ready/m }, 120)
+        or BAIL_OUT("moto did not start:\n" . $t->read_file('s3.log'));
+
+    $t->write_file('creds', "[default]\naws_access_key_id = test\n"
+        . "aws_secret_access_key = testsecret\n");
+    chmod 0600, "$d/creds";
 }
 
 # no report from the sanitizers in the directory

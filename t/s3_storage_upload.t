@@ -1,0 +1,351 @@
+#!/usr/bin/perl
+
+# s3_storage_upload.t -- uploads into the s3 storage driver against moto
+# (t/s3_storage.py, its "upload" bucket): FTP STOR (curl -T) of 0 bytes,
+# 5000 bytes and 20 MiB (a multipart upload of 5 MiB parts) read back
+# byte-identical from moto and listed; OpenSSH sftp put and paramiko
+# pipelined writes of 12 MiB; paramiko writes out of order within the
+# window taken, one far behind refused as unsupported with nothing left
+# under the name; a data connection cut half-way leaves no object and no
+# multipart upload; APPE to a 6 MiB object and REST + STOR at its end
+# give the concatenation, APPE to a small one is refused with the
+# reason; an exclusive SFTP open of an existing name refused; a multipart
+# upload older than s3_multipart_sweep_age aborted by the worker's start,
+# with one line; the worker's peak memory during a 200 MiB upload under
+# two parts and a margin; renames of files by FTP and SFTP (one onto an
+# existing name), of a directory refused.  Every process is stopped by
+# pid.
+
+use warnings;
+use strict;
+
+use lib 't/lib';
+use Test::More;
+use Cwd ();
+use Test::Siftpd::S3 qw/s3_storage_moto/;
+use Test::Siftpd qw/port/;
+
+my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
+my $d = $t->testdir();
+
+my $s3 = port(8900);
+s3_storage_moto($t, $s3, port(8901), $d, 'upload');
+
+$t->write_file_expand('siftpd.conf', <<"EOF");
+%%TEST_GLOBALS%%
+worker_processes 1;
+users %%TESTDIR%%/users;
+storage cloud {
+    driver s3;
+    s3_endpoint http://127.0.0.1:$s3;
+    s3_bucket files;
+    s3_prefix srv/;
+    s3_credentials file %%TESTDIR%%/creds;
+    s3_part_size 5m;
+    s3_multipart_sweep_age 1s;
+    s3_retries 1;
+    s3_timeout 30s;
+}
+ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
+sftp {
+    server {
+        listen 127.0.0.1:%%PORT_8022%%;
+        host_key %%TESTDIR%%/host_key;
+        storage cloud;
+    }
+}
+EOF
+
+$t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
+$t->user_add('carol', 'pw', perms => 'list,download,upload,rename',
+    storage => 'cloud', home => '/bob');
+my $key = $t->user_key('bob');
+
+# what moto holds, read through its API, not through siftpd
+
+$t->write_file('s3.py', <<'PY');
+import boto3, botocore, sys
+c = boto3.client('s3', endpoint_url='http://127.0.0.1:' + sys.argv[1],
+                 aws_access_key_id='test', aws_secret_access_key='testsecret',
+                 region_name='us-east-1')
+what = sys.argv[2]
+if what == 'uploads':
+    print(len(c.list_multipart_uploads(Bucket='files').get('Uploads', [])))
+elif what == 'size':
+    print(c.head_object(Bucket='files', Key='srv/bob/' + sys.argv[3])
+          ['ContentLength'])
+elif what == 'stale':
+    c.create_multipart_upload(Bucket='files', Key='srv/bob/stale')
+    print(len(c.list_multipart_uploads(Bucket='files').get('Uploads', [])))
+else:
+    try:
+        body = c.get_object(Bucket='files', Key='srv/bob/' + what)['Body']
+        open(sys.argv[3], 'wb').write(body.read())
+        print('200')
+    except botocore.exceptions.ClientError as e:
+        print(e.response['ResponseMetadata']['HTTPStatusCode'])
+PY
+
+sub object {
+    my ($name) = @_;
+    unlink("$d/got");
+    my $st = `timeout 60 python3 $d/s3.py $s3 $name $d/got`;
+    return $st =~ /^200/ ? $t->read_file('got') : "status $st";
+}
+
+sub status {
+    my ($name) = @_;
+    my $st = `timeout 60 python3 $d/s3.py $s3 $name $d/got`;
+    chomp $st;
+    return $st;
+}
+
+sub multipart_uploads {
+    my $n = `timeout 60 python3 $d/s3.py $s3 uploads`;
+    chomp $n;
+    return $n;
+}
+
+# a multipart upload left behind, older than the sweep's age at the start
+
+is(`timeout 60 python3 $d/s3.py $s3 stale`, "1\n",
+    'a multipart upload left behind');
+sleep(2);
+
+$t->run();
+
+ok($t->wait_log(qr/\[info\] .*S3 storage "cloud": 1 multipart uploads older than 1s aborted under "srv\/"/, 30),
+    'the sweep at the start: one line with the count');
+is(multipart_uploads(), 0, 'the sweep at the start: the upload aborted');
+
+my $ftp = port(8021);
+my $sftp = port(8022);
+
+sub bytes {
+    my ($seed, $n) = @_;
+    srand($seed);
+    return substr(pack('N*', map { int(rand(4294967296)) } 0 .. $n / 4),
+        0, $n);
+}
+
+# FTP STOR: a PutObject, and a multipart upload of four parts
+
+my $big = bytes(7, 20 * 1024 * 1024);
+
+for my $case (['zero', ''], ['s5000', bytes(5, 5000)], ['s20m', $big]) {
+    my ($name, $data) = @$case;
+    $t->write_file("up-$name", $data);
+    system("curl -s --max-time 120 -T $d/up-$name ftp://bob:pw\@127.0.0.1:$ftp/$name");
+    is($? >> 8, 0, "curl STOR of " . length($data) . " bytes");
+    ok(object($name) eq $data,
+        "STOR of " . length($data) . " bytes: byte-identical in the bucket");
+}
+
+my $list = `curl -s --max-time 60 -l ftp://bob:pw\@127.0.0.1:$ftp/`;
+ok($list =~ /^zero\r?$/m && $list =~ /^s5000\r?$/m && $list =~ /^s20m\r?$/m,
+    'the uploads are listed') or diag($list);
+is(multipart_uploads(), 0, 'no multipart upload left behind');
+
+# a data connection cut half-way: nothing, and no multipart upload
+
+$t->write_file('cut.py', <<'PY');
+import ftplib, socket, sys
+f = ftplib.FTP()
+f.connect('127.0.0.1', int(sys.argv[1]), timeout=30)
+f.login('bob', 'pw')
+f.voidcmd('TYPE I')
+c = f.transfercmd('STOR cut')
+chunk = b'x' * 65536
+for i in range(160):                      # 10 MiB of a larger file
+    c.sendall(chunk)
+c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b'\x01\x00\x00\x00\x00\x00\x00\x00')
+c.close()
+try:
+    print(f.getresp())
+except ftplib.all_errors as e:
+    print(str(e))
+f.close()
+PY
+my $cut = `timeout 60 /usr/bin/python3 $d/cut.py $ftp 2>&1`;
+ok($t->wait_for(sub { multipart_uploads() == 0 }, 30),
+    'a cut upload: its multipart upload aborted') or diag($cut);
+is(status('cut'), '404', 'a cut upload: no object');
+
+# APPE and REST + STOR at the end of a 6 MiB object: copies, then the rest
+
+my $six = $t->read_file('six');
+
+$t->write_file('tail', 'tail-of-the-object');
+system("curl -s --max-time 60 -T $d/tail --append ftp://bob:pw\@127.0.0.1:$ftp/six");
+ok(object('six') eq $six . 'tail-of-the-object',
+    'APPE to a 6 MiB object: the concatenation');
+
+$t->write_file('rest.py', <<'PY');
+import ftplib, io, sys
+f = ftplib.FTP()
+f.connect('127.0.0.1', int(sys.argv[1]), timeout=30)
+f.login('bob', 'pw')
+f.storbinary('STOR six', io.BytesIO(b'more'), rest=int(sys.argv[2]))
+try:
+    f.storbinary('STOR six', io.BytesIO(b'more'), rest=100)
+    print('accepted')
+except ftplib.all_errors as e:
+    print(str(e))
+f.quit()
+PY
+my $rest = `timeout 60 /usr/bin/python3 $d/rest.py $ftp @{[ length($six) + 18 ]} 2>&1`;
+ok(object('six') eq $six . 'tail-of-the-objectmore',
+    'REST at the end + STOR: the concatenation') or diag($rest);
+like($rest, qr/^55\d/m, 'REST elsewhere + STOR: refused');
+
+my $out = `curl -s -S --max-time 60 -T $d/tail --append ftp://bob:pw\@127.0.0.1:$ftp/small 2>&1`;
+like($out, qr/55\d/, 'APPE to a small object: refused') or diag($out);
+ok($t->wait_log(qr/cannot append to "srv\/bob\/small", an object smaller than 5 MiB/),
+    'APPE to a small object: the reason logged');
+is(object('small'), 'small', 'APPE to a small object: unchanged');
+
+# SFTP: OpenSSH put, paramiko pipelined and out of order, refusals
+
+my $twelve = bytes(12, 12 * 1024 * 1024);
+$t->write_file('twelve', $twelve);
+
+my ($rc, $sout) = $t->sftp_batch($sftp, 'bob', "put $d/twelve put12\n");
+is($rc, 0, 'OpenSSH sftp put ran') or diag($sout);
+ok(object('put12') eq $twelve, 'OpenSSH sftp put of 12 MiB: byte-identical');
+
+$t->write_file('sftp.py', <<'PY');
+import paramiko, sys
+sys.path.insert(0, sys.argv[4])
+import sftp_raw
+
+port, key, testdir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+twelve = open(testdir + '/twelve', 'rb').read()
+
+def check(cond, what):
+    sftp_raw.check(what, cond)
+
+t = sftp_raw.login(port, key, 'bob')
+s = paramiko.SFTPClient.from_transport(t)
+
+with s.open('pipe12', 'wb') as f:
+    f.set_pipelined(True)
+    for off in range(0, len(twelve), 65536):
+        f.write(twelve[off:off + 65536])
+check(True, 'paramiko pipelined writes of 12 MiB closed')
+
+# out of order within the window: each pair of 64 KiB pieces swapped
+
+data = twelve[:2 * 1024 * 1024]
+with s.open('swap', 'wb') as f:
+    for off in range(0, len(data), 131072):
+        f.seek(off + 65536)
+        f.write(data[off + 65536:off + 131072])
+        f.seek(off)
+        f.write(data[off:off + 65536])
+check(True, 'paramiko writes out of order closed')
+
+try:
+    with s.open('back', 'wb') as f:
+        f.write(twelve[:11 * 1024 * 1024])
+        f.seek(0)
+        f.write(b'x' * 100)
+        f.flush()
+    check(False, 'a write far back refused')
+except IOError as e:
+    check('support' in str(e).lower() or 'offset' in str(e).lower(),
+          'a write far back refused: ' + str(e))
+
+try:
+    s.open('six', 'wx')
+    check(False, 'an exclusive open of an existing name refused')
+except IOError as e:
+    check(True, 'an exclusive open of an existing name refused: ' + str(e))
+
+s.close()
+t.close()
+PY
+
+my ($c, $pyout) = $t->python_checks('sftp.py', $sftp, $key, $d,
+    Cwd::getcwd() . '/t/lib');
+ok($c == 4, 'the SFTP checks ran') or diag($pyout);
+ok(object('pipe12') eq $twelve,
+    'paramiko pipelined writes of 12 MiB: byte-identical');
+ok(object('swap') eq substr($twelve, 0, 2 * 1024 * 1024),
+    'paramiko writes out of order within the window: byte-identical');
+ok($t->wait_for(sub { status('back') eq '404' && multipart_uploads() == 0 },
+        30), 'a write far back: nothing under the name, no upload left');
+ok(object('six') eq $six . 'tail-of-the-objectmore',
+    'an exclusive open: the object unchanged');
+
+# renames: CopyObject and DELETE, replacing an existing name when the
+# user may overwrite; a directory is not renamed
+
+my $out2 = $t->ftp_commands($ftp, 'bob', 'RNFR s5000', 'RNTO renamed',
+    'MKD d', 'RNFR d', 'RNTO d2');
+like($out2, qr/^RNTO renamed 250$/m, 'FTP rename of a file: 250');
+ok(object('renamed') eq $t->read_file('up-s5000')
+    && status('s5000') eq '404', 'FTP rename: the object moved');
+like($out2, qr/^RNTO d2 550$/m, 'FTP rename of a directory: 550');
+ok($t->wait_log(qr/"srv\/bob\/d" is not renamed: renaming a directory is not supported/),
+    'FTP rename of a directory: the reason logged');
+
+$out2 = $t->ftp_commands($ftp, 'carol', 'RNFR renamed', 'RNTO zero');
+like($out2, qr/^RNTO zero 550$/m,
+    'FTP rename onto an existing name without overwrite: 550');
+ok(object('renamed') eq $t->read_file('up-s5000') && object('zero') eq '',
+    'FTP rename without overwrite: both objects unchanged');
+
+$t->write_file('rename.py', <<'PY');
+import paramiko, sys
+sys.path.insert(0, sys.argv[3])
+import sftp_raw
+
+t = sftp_raw.login(int(sys.argv[1]), sys.argv[2], 'bob')
+s = paramiko.SFTPClient.from_transport(t)
+s.rename('put12', 'sftp12')
+sftp_raw.check('SFTP rename of a file', True)
+s.posix_rename('pipe12', 'six')
+sftp_raw.check('SFTP posix-rename onto an existing name', True)
+s.close()
+t.close()
+PY
+($c, $pyout) = $t->python_checks('rename.py', $sftp, $key,
+    Cwd::getcwd() . '/t/lib');
+ok($c == 2, 'the SFTP rename checks ran') or diag($pyout);
+ok(object('sftp12') eq $twelve && status('put12') eq '404',
+    'SFTP rename: the object moved');
+ok(object('six') eq $twelve && status('pipe12') eq '404',
+    'SFTP posix-rename: the object replaced, the old name gone');
+
+# memory: a 200 MiB upload holds two parts of 5 MiB at most, so the
+# worker's peak grows by that and a margin, not by the object
+
+sub hwm {
+    my ($pid) = $t->workers();
+    open(my $fh, '<', "/proc/$pid/status") or return 0;
+    my ($kb) = join('', <$fh>) =~ /^VmHWM:\s+(\d+)/m;
+    return $kb // 0;
+}
+
+SKIP: {
+    skip("AddressSanitizer's quarantine keeps what is freed", 2)
+        if `$t->{_binary} -V 2>&1` =~ /--with-sanitizers/;
+
+    # the peak so far is the earlier uploads': it starts again from here
+
+    my ($pid) = $t->workers();
+    my $cr;
+    skip("the peak cannot be reset: $!", 2)
+        unless open($cr, '>', "/proc/$pid/clear_refs")
+               && syswrite($cr, "5\n");
+    close($cr);
+    my $before = hwm();
+    system("head -c 209715200 /dev/zero | curl -s --max-time 300 -T - ftp://bob:pw\@127.0.0.1:$ftp/huge");
+    is(`timeout 60 python3 $d/s3.py $s3 size huge`, "209715200\n",
+        'an upload of 200 MiB');
+    my $grew = hwm() - $before;
+    ok($grew < (2 * 5 + 16) * 1024,
+        "the worker's peak grew by $grew KiB (< 2 parts of 5 MiB + 16 MiB)");
+}
+
+$t->done();
