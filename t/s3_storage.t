@@ -326,7 +326,8 @@ PY
 ($c, $pyout) = $t->python_checks('sftp.py', $sftp, $key, $d);
 ok($c == 12, 'the SFTP checks ran') or diag($pyout);
 
-my ($rc, $out) = $t->sftp_batch($sftp, 'bob',
+my $rc;
+($rc, $out) = $t->sftp_batch($sftp, 'bob',
     "get big $d/sftp-big\nget small $d/sftp-small\nls -1 sub\n");
 is($rc, 0, 'OpenSSH sftp: the batch ran');
 ok($t->read_file('sftp-big') eq $t->read_file('big'),
