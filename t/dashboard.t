@@ -241,7 +241,7 @@ my ($n, $out) = $t->python_checks('clients.py', port(8021), port(8022),
     'web1', 'web1-pw-1');
 is($n, 2, 'both clients ran') or diag($out);
 
-$r = step('chart', 'ftp', 'sftp');
+$r = step('chart', 2 * 16 * 16384, 'ftp', 'sftp');
 cmp_ok($r->{bytesFtp} // 0, '>=', 2 * 16 * 16384,
     'the chart counted the FTP transfers\' bytes');
 cmp_ok($r->{bytesSftp} // 0, '>=', 2 * 16 * 16384, 'and the SFTP ones');

@@ -233,14 +233,15 @@ const steps = {
     }));
   },
 
-  // the overview's chart once it has counted bytes of the protocols named
-  async chart(page, ...protocols) {
+  // the overview's chart once it has counted at least least bytes of each
+  // protocol named (the counters move as each transfer ends)
+  async chart(page, least, ...protocols) {
     await tab(page, "overview");
-    await page.waitForFunction((ps) => {
+    await page.waitForFunction((n, ps) => {
       const d = document.getElementById("throughput").dataset;
       return ps.every((p) => Number(d["bytes" + p[0].toUpperCase()
-                                       + p.slice(1)]) > 0);
-    }, { timeout: 20000 }, protocols);
+                                       + p.slice(1)]) >= Number(n));
+    }, { timeout: 20000 }, least, protocols);
     return page.evaluate(() => ({
       ...document.getElementById("throughput").dataset,
       legend: document.getElementById("throughput-legend").textContent,
