@@ -13,7 +13,9 @@
 #        the working tree in $BENCH_CACHE/build), BENCH_PORT_BASE (24000),
 #        BENCH_CACHE (/var/cache/siftp-bench: downloaded .debs, private roots),
 #        SIFTPD_CONF_MAIN / SIFTPD_CONF_FTP (directives added to siftpd's main
-#        level / ftp server block, e.g. 'events { io_uring on; }', 'sendfile off;')
+#        level / ftp server block, e.g. 'events { io_uring on; }', 'sendfile off;'),
+#        SIFTPD_API=0 (no admin listener and no api row: for binaries that predate
+#        the current token file format)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -526,7 +528,8 @@ if want siftpd && { [ "$SIFTPD_FTP" = 1 ] || [ "$SIFTPD_SFTP" = 1 ]; }; then
     d=$LAB/$inst
     if [ "$inst" = siftpd ]; then
       set -- $PASV_SIFTPD
-      write_siftpd_conf "$d" "$P_SIFTPD_FTP" "$P_SIFTPD_SFTP" "$1" "$2" 0 "$P_SIFTPD_HTTP"
+      write_siftpd_conf "$d" "$P_SIFTPD_FTP" "$P_SIFTPD_SFTP" "$1" "$2" 0 \
+        "$([ "${SIFTPD_API:-1}" = 1 ] && echo "$P_SIFTPD_HTTP")"
       port=$P_SIFTPD_FTP; [ "$SIFTPD_FTP" = 1 ] || port=$P_SIFTPD_SFTP
     else
       set -- $PASV_NOCACHE; write_siftpd_conf "$d" "$P_NOCACHE_FTP" "$P_NOCACHE_SFTP" "$1" "$2" 1
@@ -559,7 +562,7 @@ cat > "$LAB/lab.json" <<EOF
      "sup_pid": $(sup_pid siftpd), "nocache_sup_pid": $(sup_pid siftpd-nocache),
      "ftp": $([ "$SIFTPD_FTP" = 1 ] && echo "{\"port\": $P_SIFTPD_FTP, \"nocache_port\": $P_NOCACHE_FTP, \"tls\": $([ "$SIFTPD_TLS" = 1 ] && echo true || echo false)}" || echo null),
      "sftp": $([ "$SIFTPD_SFTP" = 1 ] && echo "{\"port\": $P_SIFTPD_SFTP, \"nocache_port\": $P_NOCACHE_SFTP}" || echo null),
-     "api": $([ "$SIFTPD_FTP" = 1 ] && [ "$SIFTPD_SFTP" = 1 ] && echo "{\"port\": $P_SIFTPD_HTTP, \"token\": \"$API_TOKEN\"}" || echo null)},
+     "api": $([ "$SIFTPD_FTP" = 1 ] && [ "$SIFTPD_SFTP" = 1 ] && [ "${SIFTPD_API:-1}" = 1 ] && echo "{\"port\": $P_SIFTPD_HTTP, \"token\": \"$API_TOKEN\"}" || echo null)},
     {"name": "vsftpd", "wanted": $(want vsftpd && echo true || echo false), "version": "$(pkg_version vsftpd)",
      "sup_pid": $(sup_pid vsftpd), "ftp": {"port": $P_VSFTPD, "tls": true}, "sftp": null},
     {"name": "proftpd", "wanted": $(want proftpd && echo true || echo false), "version": "$(pkg_version proftpd-core)",
