@@ -19,6 +19,7 @@ use lib 't/lib';
 use Test::More;
 use Test::Siftpd qw/port/;
 use Test::Siftpd::FTP qw/ftp_connect ftp_cmd/;
+use Test::Siftpd::HAProxy qw/haproxy_binary haproxy_start/;
 
 my $t = Test::Siftpd->new()->has(qw/ftp sftp http/);
 my $d = $t->testdir();
@@ -334,8 +335,7 @@ is($n, 24, 'every python check ran') or diag($pyout);
 # address the client connected from
 
 SKIP: {
-    my $haproxy = (grep { -x } '/usr/sbin/haproxy', '/usr/bin/haproxy')[0];
-    skip 'no haproxy', 3 unless $haproxy;
+    skip 'no haproxy', 3 unless haproxy_binary();
 
     $t->write_file_expand('haproxy.cfg', <<'EOF');
 global
@@ -352,13 +352,7 @@ backend siftpd
     server s1 127.0.0.1:%%PORT_8021%% send-proxy-v2
 EOF
 
-    my $pid = fork() // die "fork: $!";
-    if ($pid == 0) {
-        open STDOUT, '>', "$d/haproxy.out";
-        open STDERR, '>&', \*STDOUT;
-        exec $haproxy, '-db', '-f', "$d/haproxy.cfg";
-        exit 127;
-    }
+    my $pid = haproxy_start($t, 'haproxy.cfg');
 
     my ($s, $g);
     for (1 .. 100) {

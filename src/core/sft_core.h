@@ -15,6 +15,7 @@ typedef struct sft_event_s       sft_event_t;
 typedef struct sft_connection_s  sft_connection_t;
 typedef struct sft_command_s     sft_command_t;
 typedef struct sft_listening_s   sft_listening_t;
+typedef struct sft_event_proxy_s sft_event_proxy_t;
 
 typedef void (*sft_event_handler_pt)(sft_event_t *ev);
 typedef void (*sft_connection_handler_pt)(sft_connection_t *c);
@@ -37,6 +38,7 @@ typedef void (*sft_connection_handler_pt)(sft_connection_t *c);
 #include <sft_conf_file.h>
 #include <sft_module.h>
 #include <sft_shmem.h>
+#include <sft_proxy_protocol.h>
 #include <sft_event.h>
 #include <sft_connection.h>
 #include <sft_cycle.h>

@@ -63,6 +63,8 @@ struct sft_connection_s {
 
     sft_uint_t                  number;
 
+    sft_event_proxy_t          *proxy;       /* its PROXY protocol header */
+
     unsigned                    session:1;   /* counted as a session */
     unsigned                    idle:1;      /* may be closed on shutdown */
     unsigned                    close:1;     /* asked to close */

@@ -46,6 +46,21 @@ typedef struct {
 } sft_event_module_t;
 
 
+/*
+ * A connection's PROXY protocol header (sft_event_proxy.c): kept where the
+ * caller says, and the handler that takes the connection once the header
+ * is read (refused NULL: the connection's address is the header's source)
+ * or refused (refused says why, and the handler closes the connection).
+ */
+typedef void (*sft_event_proxy_pt)(sft_connection_t *c, const char *refused);
+
+struct sft_event_proxy_s {
+    sft_proxy_protocol_t    header;         /* socklen 0: LOCAL, UNKNOWN */
+    sft_event_proxy_pt      handler;
+    u_char                  text[INET6_ADDRSTRLEN];  /* c->addr_text */
+};
+
+
 /* sft_event_watch(): what a watched descriptor is polled for */
 #define SFT_EVENT_NONE   0
 #define SFT_EVENT_READ   1
@@ -74,6 +89,9 @@ void sft_event_expire_timers(void);
 
 void sft_event_accept(sft_event_t *ev);
 void sft_event_proxy_protocol(sft_connection_t *c);
+sft_uint_t sft_event_proxy_from(sft_array_t *from, struct sockaddr *sa);
+void sft_event_proxy_read(sft_connection_t *c, sft_event_proxy_t *proxy,
+    sft_msec_t timeout, sft_event_proxy_pt handler);
 
 sft_event_conf_t *sft_event_get_conf(sft_cycle_t *cycle);
 void *sft_event_get_module_conf(sft_cycle_t *cycle, sft_module_t *module);

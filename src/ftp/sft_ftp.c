@@ -151,9 +151,10 @@ static sft_command_t  sft_ftp_core_commands[] = {
       SFT_PROTO_SRV_CONF_OFFSET,
       0,
       NULL,
-      sft_command_doc("address [network]", "",
+      sft_command_doc("address | proxy [network]", "",
           "The IPv4 address PASV names, to clients in the network when one "
-          "is given; may be repeated.") },
+          "is given; proxy: the balancer's address the client connected "
+          "to, from the PROXY protocol header; may be repeated.") },
 
     { sft_string("idle_timeout"),
       SFT_PROTO_MAIN_CONF|SFT_PROTO_SRV_CONF|SFT_CONF_TAKE1,
@@ -318,7 +319,9 @@ invalid:
 /*
  * "pasv_address 203.0.113.5;" -- what PASV replies name, behind a NAT;
  * "pasv_address 10.0.0.1 10.0.0.0/8;" -- what they name to clients from
- * that network (the most specific network holding the client wins)
+ * that network (the most specific network holding the client wins);
+ * "pasv_address proxy;" -- the destination of the control connection's
+ * PROXY protocol header: the balancer's address the client connected to
  */
 
 static char *
@@ -357,7 +360,10 @@ sft_ftp_pasv_address(sft_conf_t *cf, sft_command_t *cmd, void *conf)
     sft_memcpy(text, value[1].data, value[1].len);
     text[value[1].len] = '\0';
 
-    if (inet_pton(AF_INET, text, &pa->addr) != 1) {
+    if (sft_str_eq(&value[1], "proxy")) {
+        pa->proxy = 1;
+
+    } else if (inet_pton(AF_INET, text, &pa->addr) != 1) {
         goto invalid;
     }
 

@@ -111,11 +111,13 @@ typedef struct {
 } sft_ftp_srv_conf_t;
 
 
-/* "pasv_address ADDR [NETWORK];": what PASV names to whom */
+/* "pasv_address ADDR|proxy [NETWORK];": what PASV names to whom */
 typedef struct {
     sft_user_cidr_t           net;         /* net.family 0: any client */
     sft_uint_t                bits;        /* prefix length of net */
     struct in_addr            addr;
+    unsigned                  proxy:1;     /* the PROXY header's
+                                              destination, not addr */
 } sft_ftp_pasv_addr_t;
 
 
@@ -133,6 +135,8 @@ typedef struct {
 typedef struct {
     sft_connection_t         *listener;
     sft_connection_t         *conn;
+    sft_connection_t         *proxied;     /* its PROXY header is read */
+    sft_event_proxy_t         proxy;       /* the header of proxied */
     sft_uint_t                port;
     sft_uint_t                refused;
 
@@ -298,8 +302,17 @@ sft_int_t sft_ftp_hash_select(sft_ftp_session_t *s, u_char *name,
 u_char *sft_ftp_hash_feat(sft_ftp_session_t *s, u_char *p, u_char *last);
 const char *sft_ftp_hash_name(sft_uint_t algo);
 
-/* sft_ftp_data.c */
+/* sft_ftp_pasv.c */
 sft_int_t sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended);
+void sft_ftp_passive_slice(sft_uint_t min, sft_uint_t max, sft_uint_t slot,
+    sft_uint_t workers, sft_uint_t *lo, sft_uint_t *hi);
+struct in_addr *sft_ftp_pasv_lookup(sft_array_t *rules, struct sockaddr *peer,
+    struct sockaddr *dst);
+
+/* sft_ftp_data.c */
+sft_connection_t *sft_ftp_data_conn(sft_ftp_session_t *s, int fd,
+    struct sockaddr_storage *sa, socklen_t len);
+void sft_ftp_data_connected(sft_ftp_session_t *s);
 void sft_ftp_data_close(sft_ftp_session_t *s);
 void sft_ftp_data_finish(sft_ftp_session_t *s);
 sft_int_t sft_ftp_port(sft_ftp_session_t *s, sft_uint_t extended);
@@ -310,9 +323,8 @@ sft_int_t sft_ftp_parse_eprt(u_char *p, size_t len,
     struct sockaddr_storage *sa, socklen_t *salen);
 sft_int_t sft_ftp_port_check(struct sockaddr *sa, struct sockaddr *peer);
 sft_uint_t sft_ftp_same_address(struct sockaddr *a, struct sockaddr *b);
-void sft_ftp_passive_slice(sft_uint_t min, sft_uint_t max, sft_uint_t slot,
-    sft_uint_t workers, sft_uint_t *lo, sft_uint_t *hi);
-struct in_addr *sft_ftp_pasv_lookup(sft_array_t *rules, struct sockaddr *peer);
+void sft_ftp_port_set(struct sockaddr *sa, sft_uint_t port);
+sft_uint_t sft_ftp_port_get(struct sockaddr *sa);
 
 /* sft_ftp_transfer.c */
 sft_int_t sft_ftp_transfer_start(sft_ftp_session_t *s, sft_uint_t kind);

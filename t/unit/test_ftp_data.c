@@ -1,7 +1,9 @@
 /*
  * test_ftp_data.c -- the FTP data channel rules: a passive connection is
- * taken only from the control connection's address, and each worker's
- * slice of passive_ports is its own and covers the range.
+ * taken only from the control connection's address, each worker's slice
+ * of passive_ports is its own and covers the range, and the address PASV
+ * names: the most specific pasv_address network's, or with "proxy" the
+ * balancer's address from the PROXY protocol header.
  */
 
 #include <sft_config.h>
@@ -69,21 +71,39 @@ rule(sft_ftp_pasv_addr_t *pa, const char *addr, const char *net,
 }
 
 
+/* what PASV names to client, who reached the balancer on dst (or NULL) */
+
 static const char *
-announced(sft_array_t *rules, const char *client)
+announced_via(sft_array_t *rules, const char *client, const char *dst)
 {
     struct in_addr           *in;
-    struct sockaddr_storage   ss;
-    static char               text[INET_ADDRSTRLEN];
+    struct sockaddr_storage   ss, ds;
+    static char               text[INET6_ADDRSTRLEN];
 
     sin4(&ss, client, 40000);
-    in = sft_ftp_pasv_lookup(rules, (struct sockaddr *) &ss);
+
+    if (dst && strchr(dst, ':')) {
+        sin6(&ds, dst, 21);
+
+    } else if (dst) {
+        sin4(&ds, dst, 21);
+    }
+
+    in = sft_ftp_pasv_lookup(rules, (struct sockaddr *) &ss,
+                             dst ? (struct sockaddr *) &ds : NULL);
 
     if (in == NULL) {
         return "local";
     }
 
     return inet_ntop(AF_INET, in, text, sizeof(text));
+}
+
+
+static const char *
+announced(sft_array_t *rules, const char *client)
+{
+    return announced_via(rules, client, NULL);
 }
 
 
@@ -174,6 +194,25 @@ main(void)
     ok(strcmp(announced(&rules, "10.1.2.3"), "10.1.2.99") == 0
        && strcmp(announced(&rules, "10.3.0.1"), "10.0.0.1") == 0,
        "pasv_address: the same in another order");
+
+    /* pasv_address proxy: the balancer's address the client reached */
+
+    rule(&pa[0], "0.0.0.0", NULL, 0);
+    pa[0].proxy = 1;
+    rule(&pa[1], "10.0.0.1", "10.0.0.0/8", 8);
+    rules.nelts = 2;
+
+    ok(strcmp(announced_via(&rules, "192.0.2.1", "203.0.113.80"),
+              "203.0.113.80") == 0,
+       "pasv_address proxy: the PROXY header's destination");
+    ok(strcmp(announced_via(&rules, "192.0.2.1", NULL), "local") == 0,
+       "pasv_address proxy: without a header, the local address");
+    ok(strcmp(announced_via(&rules, "192.0.2.1", "2001:db8::80"), "local")
+       == 0,
+       "pasv_address proxy: an IPv6 destination is not named in 227");
+    ok(strcmp(announced_via(&rules, "10.1.2.3", "203.0.113.80"), "10.0.0.1")
+       == 0,
+       "pasv_address proxy: a more specific network still wins");
 
     printf("1..%lu\n", tests);
 

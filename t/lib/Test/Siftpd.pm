@@ -15,7 +15,7 @@ use POSIX qw/:sys_wait_h/;
 use Time::HiRes qw/sleep time/;
 use Test::More;
 
-our @EXPORT_OK = qw/http_get http_raw port/;
+our @EXPORT_OK = qw/http_get http_raw port port_range/;
 
 my %ports;
 my @port_locks;
@@ -69,12 +69,7 @@ sub port {
         my $p = 20000 + int(rand(40000));
         next if grep { $_ == $p } values %ports;
 
-        my $lock = IO::Socket::INET->new(Proto => 'udp',
-            LocalAddr => "127.0.0.1:$p") or next;
-        my $tcp = IO::Socket::INET->new(Proto => 'tcp',
-            LocalAddr => "127.0.0.1:$p", Listen => 1, ReuseAddr => 1)
-            or next;
-        close $tcp;
+        my $lock = _port_lock($p) or next;
 
         push @port_locks, $lock;
         $ports{$num} = $p;
@@ -82,6 +77,37 @@ sub port {
     }
 
     die "no free port";
+}
+
+# $n free ports in a row, held as port() holds one: (first, last)
+sub port_range {
+    my ($n) = @_;
+
+    for (1 .. 200) {
+        my $lo = 20000 + int(rand(40000 - $n));
+        my @locks = map { _port_lock($_) // () } $lo .. $lo + $n - 1;
+
+        if (@locks == $n) {
+            push @port_locks, @locks;
+            return ($lo, $lo + $n - 1);
+        }
+    }
+
+    die "no free port range";
+}
+
+# the UDP socket that holds port $p if it is free for TCP, or undef
+sub _port_lock {
+    my ($p) = @_;
+
+    my $lock = IO::Socket::INET->new(Proto => 'udp',
+        LocalAddr => "127.0.0.1:$p") or return undef;
+    my $tcp = IO::Socket::INET->new(Proto => 'tcp',
+        LocalAddr => "127.0.0.1:$p", Listen => 1, ReuseAddr => 1)
+        or return undef;
+    close $tcp;
+
+    return $lock;
 }
 
 sub write_file {
