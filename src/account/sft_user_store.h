@@ -58,6 +58,15 @@ typedef struct {
 } sft_user_store_t;
 
 
+/* what one line of the users file would say: "key directory = value" */
+typedef struct {
+    sft_str_t               name;      /* whose: a user's rows are together */
+    sft_str_t               key;
+    sft_str_t               path;      /* len 0: none */
+    sft_str_t               value;
+} sft_user_row_t;
+
+
 /* a store module, from its create_conf: "user_store NAME ..." may use it */
 sft_int_t sft_user_store_register(sft_cycle_t *cycle,
     sft_user_store_t *store);
@@ -67,6 +76,10 @@ sft_user_store_t *sft_user_store_find(sft_cycle_t *cycle, sft_str_t *name);
 void sft_user_store_use(sft_user_store_t *store);
 sft_int_t sft_user_lookup(sft_user_lookup_t *lk);
 void sft_user_lookup_cancel(sft_user_lookup_t *lk);
+
+/* a table of the users of rows; NULL with the reason in err */
+sft_users_t *sft_users_from_rows(sft_str_t *source, sft_user_row_t *rows,
+    sft_uint_t n, u_char *err, size_t errlen, sft_log_t *log);
 
 
 extern sft_user_store_t  sft_user_store_file;
