@@ -110,7 +110,8 @@ run(sft_http_api_job_t *job, sft_uint_t op, const char *name,
 
     sft_memzero(job, sizeof(sft_http_api_job_t));
     job->op = op;
-    job->file = fuzz_file;
+    job->store = &sft_user_store_file;
+    job->arg = fuzz_file;
     job->name.data = (u_char *) name;
     job->name.len = name ? strlen(name) : 0;
     job->body.data = (u_char *) body;

@@ -15,6 +15,7 @@
 #include <sft_core.h>
 #include <sft_thread_pool.h>
 #include <sft_users.h>
+#include <sft_user_store.h>
 #include <sft_auth.h>
 #include <sft_auth_queue.h>
 #include <sft_auth_stats.h>
@@ -81,6 +82,8 @@ struct sft_auth_job_s {
     sft_auth_qnode_t       node;          /* source set while queued */
     sft_auth_job_t        *refused_next;  /* in sft_auth.refused */
     sft_auth_request_t    *ar;            /* NULL once cancelled */
+    sft_user_lookup_t      lookup;        /* the user, from the store */
+    sft_uint_t             looking;       /* the lookup is pending */
     sft_user_t            *user;          /* acquired; NULL if unknown */
     sft_uint_t             reason;
     int                    rc;
@@ -118,6 +121,8 @@ static sft_str_t  sft_auth_zone_name = sft_string("sft_auth");
 
 
 static void sft_auth_thread(void *data, sft_log_t *log);
+static void sft_auth_looked_up(sft_user_lookup_t *lk);
+static sft_int_t sft_auth_check(sft_auth_job_t *job);
 static void sft_auth_done(sft_event_t *ev);
 static void sft_auth_timer_handler(sft_event_t *ev);
 static void sft_auth_run_queue(void);
@@ -987,11 +992,6 @@ sft_auth_failure_delay(sft_uint_t failures)
 sft_int_t
 sft_auth_password(sft_auth_request_t *ar)
 {
-    u_char            key[SFT_AUTH_SOURCE_LEN];
-    uint32_t          m, t, p;
-    sft_int_t         rc;
-    sft_user_t       *u;
-    sft_str_t        *hash;
     sft_auth_job_t   *job;
     sft_auth_addr_t   a;
 
@@ -1022,11 +1022,85 @@ sft_auth_password(sft_auth_request_t *ar)
         return SFT_OK;
     }
 
-    u = sft_users_lookup(&ar->user, ar->log);
-
     job = sft_calloc(sizeof(sft_auth_job_t), ar->log);
     if (job == NULL) {
         return SFT_ERROR;
+    }
+
+    /* the password is the caller's only until this returns */
+
+    job->ar = ar;
+    job->len = ar->password.len;
+    sft_memcpy(job->password, ar->password.data, ar->password.len);
+
+    job->lookup.name = ar->user;
+    job->lookup.log = ar->log;
+    job->lookup.handler = sft_auth_looked_up;
+    job->lookup.data = job;
+
+    ar->job = job;
+    job->looking = 1;
+
+    if (sft_user_lookup(&job->lookup) == SFT_AGAIN) {
+        return SFT_AGAIN;
+    }
+
+    job->looking = 0;
+
+    return sft_auth_check(job);
+}
+
+
+/* the user store answered later */
+
+static void
+sft_auth_looked_up(sft_user_lookup_t *lk)
+{
+    sft_int_t            rc;
+    sft_auth_job_t      *job = lk->data;
+    sft_auth_request_t  *ar;
+
+    ar = job->ar;
+    job->looking = 0;
+
+    rc = sft_auth_check(job);
+
+    if (rc == SFT_AGAIN) {
+        return;
+    }
+
+    if (rc == SFT_ERROR) {
+        ar->result = SFT_AUTH_BAD;
+    }
+
+    ar->handler(ar);
+}
+
+
+/*
+ * With the user as the store knows it: the verification cache, else the
+ * check queued for the thread pool (an unknown user costs the same).
+ */
+
+static sft_int_t
+sft_auth_check(sft_auth_job_t *job)
+{
+    u_char               key[SFT_AUTH_SOURCE_LEN];
+    uint32_t             m, t, p;
+    sft_int_t            rc;
+    sft_user_t          *u;
+    sft_str_t           *hash;
+    sft_auth_addr_t      a;
+    sft_auth_request_t  *ar;
+
+    ar = job->ar;
+    u = job->lookup.user;
+    job->user = u;                     /* released with the job */
+
+    sft_auth_addr(ar->sockaddr, &a);
+
+    if (job->lookup.rc == SFT_ERROR) {
+        goto unavailable;
     }
 
     job->reason = SFT_AUTH_REAL;
@@ -1048,19 +1122,24 @@ sft_auth_password(sft_auth_request_t *ar)
     }
 
     if (hash) {
-        sft_auth_digest(&u->name, hash, ar->password.data, ar->password.len,
+        sft_auth_digest(&u->name, hash, job->password, job->len,
                         job->digest);
 
         if (sft_auth_cache_lookup(job->digest)) {
-            sft_free(job);
             ar->cached = 1;
             sft_auth_finish(ar, u, 1, SFT_AUTH_REAL, &a);
-            return SFT_OK;
+            goto answered;
         }
 
         sft_memcpy(job->hash, hash->data, hash->len);
+    }
 
-    } else {
+    if (job->lookup.stale) {
+        /* the user as last seen: only the cache may answer for it */
+        goto unavailable;
+    }
+
+    if (hash == NULL) {
         sft_memcpy(job->hash, sft_auth.dummy, strlen(sft_auth.dummy));
     }
 
@@ -1068,13 +1147,13 @@ sft_auth_password(sft_auth_request_t *ar)
 
     rc = sft_auth_queue_push(&sft_auth.queue, &job->node, key);
 
-    if (rc != SFT_OK) {
+    if (rc == SFT_ERROR) {
+        ar->job = NULL;
         sft_auth_free_job(job);
+        return SFT_ERROR;
+    }
 
-        if (rc == SFT_ERROR) {
-            return SFT_ERROR;
-        }
-
+    if (rc != SFT_OK) {
         sft_log_error(SFT_LOG_WARN, ar->log, 0,
                       "user \"%.*s\" from %s: %lu password checks queued%s, "
                       "refused", SFT_STR_FMT(&ar->user), a.text,
@@ -1083,13 +1162,8 @@ sft_auth_password(sft_auth_request_t *ar)
                                        : sft_auth.queue.max_per_source),
                       rc == SFT_BUSY ? "" : " from this source");
         ar->result = SFT_AUTH_BUSY;
-        return SFT_OK;
+        goto answered;
     }
-
-    job->user = sft_user_acquire(u);
-    job->ar = ar;
-    job->len = ar->password.len;
-    sft_memcpy(job->password, ar->password.data, ar->password.len);
 
     job->task.ctx = job;
     job->task.handler = sft_auth_thread;
@@ -1097,11 +1171,24 @@ sft_auth_password(sft_auth_request_t *ar)
     job->task.event.data = job;
     job->task.event.log = ar->log;
 
-    ar->job = job;
-
     sft_auth_run_queue();
 
     return SFT_AGAIN;
+
+unavailable:
+
+    sft_log_error(SFT_LOG_WARN, ar->log, 0,
+                  "user \"%.*s\" from %s: the user store cannot be "
+                  "reached and the password is not cached, refused",
+                  SFT_STR_FMT(&ar->user), a.text);
+    ar->result = SFT_AUTH_UNAVAILABLE;
+
+answered:
+
+    ar->job = NULL;
+    sft_auth_free_job(job);
+
+    return SFT_OK;
 }
 
 
@@ -1118,6 +1205,12 @@ sft_auth_cancel(sft_auth_request_t *ar)
 
     ar->job = NULL;
     job->ar = NULL;
+
+    if (job->looking) {
+        sft_user_lookup_cancel(&job->lookup);
+        sft_auth_free_job(job);
+        return;
+    }
 
     if (job->node.source == NULL) {
         return;                /* on a thread: freed when it completes */

@@ -19,6 +19,8 @@
 #define SFT_AUTH_BANNED            4
 #define SFT_AUTH_BUSY              5   /* too many checks queued, from
                                           everyone or from this source */
+#define SFT_AUTH_UNAVAILABLE       6   /* the user store cannot be reached
+                                          and the cache does not know */
 
 #define SFT_AUTH_MIN_M_COST        19456    /* KiB, OWASP minimum */
 #define SFT_AUTH_MIN_T_COST        2

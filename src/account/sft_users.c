@@ -36,6 +36,7 @@
 #include <sft_thread_pool.h>
 #include <sft_landlock.h>
 #include <sft_users.h>
+#include <sft_user_store.h>
 #include <sft_auth.h>
 #include <sft_usage.h>
 #include <sft_suggest.h>
@@ -72,6 +73,8 @@ static sft_str_t *sft_users_key_known(sft_str_t *key);
 static sft_str_t *sft_users_key_suggest(sft_suggest_t *s, sft_str_t *key);
 static char *sft_users_set_pattern(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
+static char *sft_users_set_store(sft_conf_t *cf, sft_command_t *cmd,
+    void *conf);
 static char *sft_users_set_max_checks(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_users_set_ban_exempt(sft_conf_t *cf, sft_command_t *cmd,
@@ -88,7 +91,6 @@ static sft_int_t sft_users_open_dir(sft_users_conf_t *ucf,
 static void sft_users_dir_cleanup(void *data);
 static const char *sft_users_path(sft_str_t *file);
 static void sft_users_regex_cleanup(void *data);
-static int sft_users_cmp(const void *a, const void *b);
 static sft_int_t sft_users_norm_path(sft_str_t *path);
 static sft_uint_t sft_users_list_next(u_char **pos, u_char *last,
     sft_str_t *item);
@@ -108,6 +110,17 @@ static sft_command_t  sft_users_commands[] = {
       sft_command_doc("file", "",
           "The user store: names, argon2id hashes, homes, permissions, "
           "quotas.") },
+
+    { sft_string("user_store"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE2,
+      sft_users_set_store,
+      0,
+      0,
+      NULL,
+      sft_command_doc("type argument", "",
+          "Where users come from: \"file PATH\" (as \"users\"), or "
+          "\"postgresql CONNINFO\" where siftpd was built with "
+          "the pgsql_user module.") },
 
     { sft_string("first_user"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
@@ -252,7 +265,8 @@ static sft_user_regex_t  *sft_users_server_hide;
 static void *
 sft_users_create_conf(sft_cycle_t *cycle)
 {
-    sft_users_conf_t  *ucf;
+    sft_users_conf_t   *ucf;
+    sft_user_store_t  **store;
 
     ucf = sft_pcalloc(cycle->pool, sizeof(sft_users_conf_t));
     if (ucf == NULL) {
@@ -267,6 +281,17 @@ sft_users_create_conf(sft_cycle_t *cycle)
     ucf->max_conns_per_addr = SFT_CONF_UNSET;
     ucf->dir = -1;
     ucf->ipv6_prefix = SFT_CONF_UNSET;
+
+    /* the file is always a store; modules register theirs after it */
+
+    ucf->stores = sft_array_create(cycle->pool, 2,
+                                   sizeof(sft_user_store_t *));
+    if (ucf->stores == NULL) {
+        return NULL;
+    }
+
+    store = sft_array_push(ucf->stores);
+    *store = &sft_user_store_file;
 
     return ucf;
 }
@@ -289,6 +314,14 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
     if (ucf->ipv6_prefix < 1 || ucf->ipv6_prefix > 128) {
         sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
                       "\"login_ipv6_prefix\" must be 1 to 128");
+        return SFT_CONF_ERROR;
+    }
+
+    if (ucf->store != NULL && ucf->file.len) {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
+                      "\"users\" and \"user_store %.*s\" exclude each "
+                      "other", SFT_STR_FMT(&((sft_user_store_t *)
+                                             ucf->store)->name));
         return SFT_CONF_ERROR;
     }
 
@@ -486,6 +519,51 @@ sft_users_set_pattern(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 }
 
 
+/*
+ * "user_store file PATH" is "users PATH"; another type is a store a module
+ * registered, which reads its argument when the worker starts.
+ */
+
+static char *
+sft_users_set_store(sft_conf_t *cf, sft_command_t *cmd, void *conf)
+{
+    sft_str_t         *value;
+    sft_users_conf_t  *ucf = conf;
+    sft_user_store_t  *store;
+
+    (void) cmd;
+
+    value = cf->args->elts;
+
+    if (ucf->store != NULL || ucf->file.len) {
+        return "is duplicate";
+    }
+
+    store = sft_user_store_find(cf->cycle, &value[1]);
+
+    if (store == NULL) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           "unknown user store \"%.*s\"%s",
+                           SFT_STR_FMT(&value[1]),
+                           sft_str_eq(&value[1], "postgresql")
+                           ? ": siftpd was built without the pgsql_user "
+                             "module" : "");
+        return SFT_CONF_ERROR;
+    }
+
+    if (store == &sft_user_store_file) {
+        ucf->file = value[2];
+        return sft_conf_full_name(cf->cycle, &ucf->file) == SFT_OK
+               ? SFT_CONF_OK : SFT_CONF_ERROR;
+    }
+
+    ucf->store = store;
+    ucf->store_arg = value[2];
+
+    return SFT_CONF_OK;
+}
+
+
 static char *
 sft_users_set_max_checks(sft_conf_t *cf, sft_command_t *cmd, void *conf)
 {
@@ -556,6 +634,8 @@ sft_users_init_process(sft_cycle_t *cycle)
     if (ucf->users) {
         sft_users_set_current(ucf->users, cycle->log);
     }
+
+    sft_user_store_use(ucf->store);
 
     if (ucf->zone == NULL) {
         return SFT_OK;
@@ -955,9 +1035,9 @@ sft_users_parse(sft_str_t *file, u_char *text, size_t len, sft_log_t *log)
 
     /* sorted by name for lookups; a duplicate is reported at its later line */
 
-    users_elts = users->users.elts;
+    sft_users_sort(users);
 
-    qsort(users_elts, users->users.nelts, sizeof(sft_user_t), sft_users_cmp);
+    users_elts = users->users.elts;
 
     for (i = 1; i < users->users.nelts; i++) {
         if (users_elts[i].name.len == users_elts[i - 1].name.len
@@ -993,7 +1073,7 @@ failed:
 }
 
 
-static int
+int
 sft_users_cmp(const void *a, const void *b)
 {
     int                rc;
@@ -1109,6 +1189,14 @@ sft_users_rule(sft_user_t *u, sft_str_t *path)
     r->path.len = path->len;
 
     return r->path.data ? r : NULL;
+}
+
+
+void
+sft_users_sort(sft_users_t *users)
+{
+    qsort(users->users.elts, users->users.nelts, sizeof(sft_user_t),
+          sft_users_cmp);
 }
 
 
@@ -2253,7 +2341,7 @@ sft_users_refresh(sft_log_t *log)
 
 
 sft_user_t *
-sft_users_lookup(sft_str_t *name, sft_log_t *log)
+sft_users_file_lookup(sft_str_t *name, sft_log_t *log)
 {
     sft_users_refresh(log);
 

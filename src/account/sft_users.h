@@ -102,6 +102,10 @@ typedef struct {
     sft_uint_t         workers_write;   /* workers rewrite the file (the
                                            admin API): Landlock lets them */
     sft_shm_zone_t    *zone;
+    sft_array_t       *stores;          /* sft_user_store_t *, by module */
+    void              *store;           /* "user_store": sft_user_store_t *,
+                                           NULL for the file */
+    sft_str_t          store_arg;       /* its argument */
 } sft_users_conf_t;
 
 
@@ -115,6 +119,9 @@ void sft_users_free(sft_users_t *users);
 sft_int_t sft_users_stat(sft_str_t *file, sft_users_ident_t *ident);
 
 sft_user_t *sft_users_find(sft_users_t *users, sft_str_t *name);
+/* by name, in byte order: sft_users_find() looks them up so */
+int sft_users_cmp(const void *a, const void *b);
+void sft_users_sort(sft_users_t *users);
 sft_user_t *sft_users_add(sft_users_t *users, sft_str_t *name);
 sft_int_t sft_users_delete(sft_users_t *users, sft_str_t *name);
 /* SFT_ERROR for a bad value, SFT_DECLINED for an unknown key */
@@ -123,8 +130,11 @@ sft_int_t sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
 sft_int_t sft_users_unset(sft_user_t *u, sft_str_t *key);
 u_char *sft_users_format(sft_user_t *u, sft_uint_t with_hash, size_t *len);
 
-/* the current table of this process, re-read when the file changed */
+/* what the user store knows of a user now (sft_user_store.c) */
 sft_user_t *sft_users_lookup(sft_str_t *name, sft_log_t *log);
+
+/* the current table of this process, re-read when the file changed */
+sft_user_t *sft_users_file_lookup(sft_str_t *name, sft_log_t *log);
 sft_users_t *sft_users_current(void);
 void sft_users_set_current(sft_users_t *users, sft_log_t *log);
 sft_user_t *sft_user_acquire(sft_user_t *u);

@@ -983,6 +983,13 @@ sft_ftp_auth_result(sft_ftp_session_t *s)
         return;
     }
 
+    if (ar->result == SFT_AUTH_UNAVAILABLE) {
+        s->busy = 0;
+        sft_ftp_reply(s, 421, "User database unavailable, try again later.");
+        s->quit = 1;
+        return;
+    }
+
     /* wrong user or password: the same reply, after a delay */
 
     s->login_failures++;

@@ -162,9 +162,9 @@ sft_http_api_users(sft_http_request_t *r)
     ucf = (sft_users_conf_t *) sft_get_conf(((sft_cycle_t *) sft_cycle)
                                             ->conf_ctx, sft_users_module);
 
-    if (ucf->file.len == 0) {
+    if (ucf->file.len == 0 && ucf->store == NULL) {
         return sft_http_api_error(r, 404, NULL,
-                                  "no users file is configured");
+                                  "no user store is configured");
     }
 
     task = sft_thread_task_alloc(r->pool, sizeof(sft_http_api_job_t));
@@ -174,7 +174,8 @@ sft_http_api_users(sft_http_request_t *r)
 
     job = task->ctx;
     job->request = r;
-    job->file = ucf->file;
+    job->store = ucf->store ? ucf->store : &sft_user_store_file;
+    job->arg = ucf->store ? ucf->store_arg : ucf->file;
 
     if (r->path.len == sizeof(SFT_HTTP_API_PREFIX) - 1) {
         job->op = r->method == SFT_HTTP_POST ? SFT_HTTP_API_CREATE

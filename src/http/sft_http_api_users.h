@@ -9,6 +9,7 @@
 
 #include <sft_http_api.h>
 #include <sft_users.h>
+#include <sft_user_store.h>
 
 
 #define SFT_HTTP_API_LIST       0
@@ -24,7 +25,9 @@
 typedef struct {
     sft_http_request_t  *request;
     sft_uint_t           op;
-    sft_str_t            file;         /* the users file */
+    sft_user_store_t    *store;
+    sft_str_t            arg;          /* the users file, or the store's
+                                          "user_store" argument */
     sft_str_t            name;         /* from the path, or the new user's */
     u_char               name_buf[SFT_USER_NAME_MAX];
     sft_str_t            body;

@@ -1,9 +1,9 @@
 /*
  * sft_http_api_users_store.c -- the users API's work on a pool thread:
- * under the store's lock, read the users file, list, show, create, change
- * or delete a user, and write the file back atomically, as "siftpd user"
- * does.  Every worker sees the new file on its next lookup, and the login
- * cache follows the file's identity.
+ * under the store's lock, read the user store, list, show, create, change
+ * or delete a user, and write it back (the users file atomically, as
+ * "siftpd user" does).  Every worker sees the change on its next lookup,
+ * and the login cache follows it.
  */
 
 #include <sft_config.h>
@@ -114,7 +114,7 @@ sft_http_api_precondition(sft_http_api_job_t *job, sft_user_t *u)
 
 
 static sft_uint_t
-sft_http_api_change(sft_http_api_job_t *job, sft_users_t *users,
+sft_http_api_change(sft_http_api_job_t *job, void *txn, sft_users_t *users,
     sft_log_t *log)
 {
     json_t        *body, *v;
@@ -201,8 +201,8 @@ sft_http_api_change(sft_http_api_job_t *job, sft_users_t *users,
         }
     }
 
-    if (sft_users_write(users, log) != SFT_OK) {
-        status = sft_http_api_fail(job, 500, NULL, "the users file could "
+    if (job->store->commit(txn, users, &job->name, log) != SFT_OK) {
+        status = sft_http_api_fail(job, 500, NULL, "the user store could "
                                    "not be written");
         goto done;
     }
@@ -233,29 +233,23 @@ done:
 void
 sft_http_api_users_run(void *data, sft_log_t *log)
 {
-    int                  lock;
+    void                *txn;
     sft_user_t          *u;
     sft_users_t         *users;
     sft_http_api_job_t  *job = data;
 
-    lock = -1;
+    users = NULL;
 
-    if (job->op >= SFT_HTTP_API_CREATE) {
-        lock = sft_users_lock(&job->file, log);
-        if (lock == -1) {
-            (void) sft_http_api_fail(job, 500, NULL, "the users file could "
-                                     "not be locked");
-            return;
-        }
+    txn = job->store->begin(&job->arg, job->op >= SFT_HTTP_API_CREATE,
+                            &users, log);
+
+    if (txn == NULL) {
+        (void) sft_http_api_fail(job, 500, NULL, "the user store could not "
+                                 "be read");
+        return;
     }
 
-    users = sft_users_read(&job->file, SFT_USERS_MISSING_QUIET, log);
-
-    if (users == NULL) {
-        (void) sft_http_api_fail(job, 500, NULL, "the users file could not "
-                                 "be read");
-
-    } else if (job->op == SFT_HTTP_API_LIST) {
+    if (job->op == SFT_HTTP_API_LIST) {
         (void) sft_http_api_list(job, users);
 
     } else if (job->op == SFT_HTTP_API_GET) {
@@ -269,14 +263,9 @@ sft_http_api_users_run(void *data, sft_log_t *log)
         }
 
     } else {
-        (void) sft_http_api_change(job, users, log);
+        (void) sft_http_api_change(job, txn, users, log);
     }
 
-    if (users) {
-        sft_users_free(users);
-    }
-
-    if (lock != -1) {
-        close(lock);
-    }
+    sft_users_free(users);
+    job->store->end(txn);
 }

@@ -1,0 +1,34 @@
+/*
+ * sft_pgsql_user.h -- the PostgreSQL user store: its module
+ * (sft_pgsql_user_module.c, lookups on the event loop) and the admin API's
+ * side on a pool thread (sft_pgsql_user_admin.c, blocking libpq).
+ */
+
+#ifndef _SFT_PGSQL_USER_H_INCLUDED_
+#define _SFT_PGSQL_USER_H_INCLUDED_
+
+
+#include <sft_users.h>
+#include <sft_user_store.h>
+#include <sft_pgsql.h>
+
+
+#define SFT_PGSQL_USER_CHANNEL   "siftp_users"
+#define SFT_PGSQL_USER_MAX_ROWS  1000000
+
+/* a user's rows together, in one order: the same record, the same ETag */
+#define SFT_PGSQL_USER_ORDER                                                 \
+    "ORDER BY name COLLATE \"C\", key, path NULLS FIRST, value"
+
+/* a result of (name, key, path, value) rows, grouped by name */
+sft_users_t *sft_pgsql_user_table(PGresult *res, u_char *err, size_t errlen,
+    sft_log_t *log);
+
+void *sft_pgsql_user_begin(sft_str_t *conninfo, sft_uint_t write,
+    sft_users_t **users, sft_log_t *log);
+sft_int_t sft_pgsql_user_commit(void *txn, sft_users_t *users,
+    sft_str_t *name, sft_log_t *log);
+void sft_pgsql_user_end(void *txn);
+
+
+#endif /* _SFT_PGSQL_USER_H_INCLUDED_ */
