@@ -434,8 +434,10 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
         return;
     }
 
+    /* at info: whoever handles the failure logs it, with its session */
+
     if (rc != CURLE_OK || r->too_long) {
-        sft_log_error(SFT_LOG_ERR, cl->log, 0,
+        sft_log_error(SFT_LOG_INFO, cl->log, 0,
                       "S3 %.*s \"%.*s\" failed after %lu attempts: %s",
                       SFT_STR_FMT(&r->method), SFT_STR_FMT(&r->key),
                       (unsigned long) r->attempts,
