@@ -67,7 +67,8 @@ sub creds {
 sub listening {
     my ($port) = @_;
 
-    for (1 .. 300) {
+    # moto takes seconds to start, more on a loaded machine
+    for (1 .. 900) {
         my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port");
         return 1 if $s;
         select(undef, undef, undef, 0.1);
