@@ -2,7 +2,8 @@
 
 # deps.t -- auto/deps installs only what building and running needs, and
 # with --test adds the tools the tests drive; debian/control's
-# Build-Depends are its libraries; the README opens with its two
+# Build-Depends are its libraries; moto, which Debian does not package,
+# goes into the venv the S3 tests look in; the README opens with its two
 # commands, the second builds io_uring in, and .ci/run runs it exactly.
 
 use warnings;
@@ -10,7 +11,7 @@ use strict;
 
 use Test::More;
 
-plan(tests => 11);
+plan(tests => 12);
 
 sub packages {
     my $out = `sh auto/deps --list @_`;
@@ -39,7 +40,7 @@ is(join(' ', grep { !$run->{$_} } @needed, qw/gcc libc6-dev make/), '',
 
 my @tools = qw/perl python3 python3-paramiko lftp sshpass openssh-client
     openssl chromium nodejs npm logrotate systemd groff-base dpkg-dev debhelper qemu-user
-    gcc-aarch64-linux-gnu clang haproxy/;
+    gcc-aarch64-linux-gnu clang haproxy rclone python3-venv/;
 is(join(' ', grep { $run->{$_} } @tools), '',
     'the run command installs no test tool');
 is(join(' ', grep { !$test->{$_} } @tools, keys %$run), '',
@@ -58,6 +59,22 @@ my @bd = sort map { s/\s*\(.*//r } grep { /\S/ }
 is(join(' ', @bd), join(' ', sort 'debhelper-compat',
         grep { !/^(gcc|libc6-dev|make|curl)$/ } keys %$run),
     'debian/control builds from the libraries of auto/deps');
+
+# moto's venv: where auto/deps makes it, the S3 tests find moto_server
+
+open $fh, '<', 'auto/deps' or die "auto/deps: $!";
+my $deps = do { local $/; <$fh> };
+close $fh;
+open $fh, '<', 't/lib/Test/Siftpd/S3.pm' or die "S3.pm: $!";
+my $s3pm = do { local $/; <$fh> };
+close $fh;
+
+my ($cache) = $deps =~ /^KTLS_CACHE=(\S+)$/m;
+my ($venv) = $deps =~ /^MOTO_VENV=\$KTLS_CACHE(\/\S+)$/m;
+ok(defined $cache && defined $venv
+    && index($s3pm, "'$cache$venv/bin'") >= 0
+    && $deps =~ /pip" install -q 'moto\[server\]'/,
+    'auto/deps installs moto into the venv whose bin the S3 tests search');
 
 my $help = `sh auto/deps --help`;
 like($help, qr/^\s+--test\s+.*test/m, '--help says what --test adds');

@@ -13,7 +13,10 @@
 # not what its Content-MD5 says (moto does not check it), answers
 # GET /__log with the request lines it forwarded, and puts in the
 # listings of multipart uploads the times they were really initiated
-# (moto says 2010-11-10 for all).
+# (moto says 2010-11-10 for all).  As a proxy it also holds every request
+# of a key with "hang" in its name, unanswered, until GET /__release (at
+# most 300 s; GET /__held tells how many it holds), and answers every
+# request of a key with "slowdown" in its name 503 SlowDown.
 
 import base64
 import datetime
@@ -61,7 +64,8 @@ class Answer(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header('Content-Length', str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != 'HEAD':
+            self.wfile.write(body)
 
     def log_message(self, *args):
         pass
@@ -134,6 +138,29 @@ class Proxy(Answer):
     failed = {}
     initiated = {}
     lock = threading.Lock()
+    held = [0]
+    release = threading.Event()
+
+    # a slow or overloaded S3: True when the request was answered here
+    def slow(self, path):
+        if self.command == 'GET' and path.endswith('/__held'):
+            with self.lock:
+                self.answer(200, b'%d' % self.held[0])
+        elif self.command == 'GET' and path.endswith('/__release'):
+            self.release.set()
+            self.answer(200, b'released')
+        elif 'slowdown' in path:
+            self.answer(503, SLOW)
+        elif 'hang' in path:
+            with self.lock:
+                self.held[0] += 1
+            self.release.wait(300)
+            with self.lock:
+                self.held[0] -= 1
+            return False
+        else:
+            return False
+        return True
 
     def forward(self):
         length = int(self.headers.get('Content-Length') or 0)
@@ -142,6 +169,9 @@ class Proxy(Answer):
         if self.command == 'GET' and self.path.endswith('/__log'):
             with self.lock:
                 return self.answer(200, '\n'.join(self.lines).encode())
+
+        if self.slow(self.path.partition('?')[0]):
+            return
 
         md5 = self.headers.get('Content-MD5')
         if md5 and base64.b64decode(md5) != hashlib.md5(body).digest():
@@ -170,7 +200,9 @@ class Proxy(Answer):
             if k.lower() not in ('connection', 'transfer-encoding',
                                  'content-length', 'server', 'date'):
                 self.send_header(k, v)
-        self.send_header('Content-Length', str(len(data)))
+        # a HEAD's length is the object's, as moto said
+        self.send_header('Content-Length', res.getheader('Content-Length', '0')
+                         if self.command == 'HEAD' else str(len(data)))
         self.end_headers()
         if self.command != 'HEAD':
             self.wfile.write(data)

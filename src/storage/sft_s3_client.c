@@ -2,13 +2,15 @@
  * sft_s3_client.c -- an S3 client's endpoint: path-style
  * (scheme://host/bucket/key, or scheme://host/ without a bucket, as STS
  * is asked) or virtual-hosted (scheme://bucket.host/key) addressing, TLS
- * trust, and a warning where a host name would be resolved without
- * libcurl's asynchronous resolver.
+ * trust, a warning where a host name would be resolved without
+ * libcurl's asynchronous resolver, and the wait before an attempt again.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_s3_client.h>
+
+#include <sodium.h>
 
 
 /* a bucket name per S3's rules is at most 63 bytes, a host name 253 */
@@ -149,4 +151,28 @@ sft_s3_client_endpoint(sft_s3_client_t *cl, sft_pool_t *pool)
     }
 
     return SFT_OK;
+}
+
+
+/*
+ * The wait before attempt "attempts" + 1: the backoff doubled for each
+ * attempt made, at most SFT_S3_BACKOFF_MAX, of which the second half is
+ * drawn at random, so that the requests a failure hit together (the
+ * sessions of a worker, the workers and nodes on one bucket) do not come
+ * back together.
+ */
+
+sft_msec_t
+sft_s3_client_backoff(sft_s3_client_t *cl, sft_uint_t attempts)
+{
+    sft_msec_t  wait;
+
+    wait = cl->backoff << sft_min(attempts ? attempts - 1 : 0, 16);
+    wait = sft_min(wait, SFT_S3_BACKOFF_MAX);
+
+    if (wait < 2) {
+        return wait;
+    }
+
+    return wait - wait / 2 + randombytes_uniform((uint32_t) (wait / 2 + 1));
 }

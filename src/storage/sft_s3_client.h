@@ -43,7 +43,8 @@ typedef struct {
     sft_msec_t           timeout;          /* one attempt, 0: none */
     sft_msec_t           connect_timeout;
     sft_uint_t           retries;          /* of an idempotent request */
-    sft_msec_t           backoff;          /* the first wait, then doubled */
+    sft_msec_t           backoff;          /* the first wait, then doubled,
+                                              half of it drawn at random */
     sft_s3_creds_t      *creds;            /* NULL: unsigned (STS) */
     sft_log_t           *log;
 
@@ -120,6 +121,10 @@ sft_int_t sft_s3_client_init(sft_s3_client_t *cl, sft_pool_t *pool);
 
 /* the endpoint parsed only: a configuration's check, no handle made */
 sft_int_t sft_s3_client_endpoint(sft_s3_client_t *cl, sft_pool_t *pool);
+
+/* the wait before an attempt again, after "attempts" made: the backoff
+   doubled each time, at most SFT_S3_BACKOFF_MAX, its second half random */
+sft_msec_t sft_s3_client_backoff(sft_s3_client_t *cl, sft_uint_t attempts);
 
 sft_s3_request_t *sft_s3_request_create(sft_s3_client_t *cl);
 sft_int_t sft_s3_request_start(sft_s3_request_t *r);

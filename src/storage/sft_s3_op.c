@@ -342,14 +342,14 @@ sft_s3_op_done(sft_s3_request_t *r)
 /*
  * An answer that is not what an operation wanted: 403 is a refusal, 404
  * a missing name, anything else (5xx after the retries, a timeout, a
- * refused connection) an I/O error, logged once with the S3 operation,
- * the key, the status and S3's error code (a transport failure was
- * logged by the request).
+ * refused connection) an I/O error, logged once on the session's log
+ * (its peer and user) with the S3 operation, the key, and the status and
+ * S3's error code or what went wrong in the transport.
  */
 
 sft_storage_err_t
-sft_s3_error(sft_s3_storage_conf_t *conf, sft_s3_request_t *r,
-    const char *what, sft_str_t *key)
+sft_s3_error(sft_s3_storage_conf_t *conf, sft_log_t *log,
+    sft_s3_request_t *r, const char *what, sft_str_t *key)
 {
     sft_str_t  code;
 
@@ -361,18 +361,25 @@ sft_s3_error(sft_s3_storage_conf_t *conf, sft_s3_request_t *r,
         return SFT_STORAGE_NOT_FOUND;
     }
 
-    if (r->rc == SFT_OK) {
-        code = r->error.code;
-        if (code.len == 0) {
-            sft_str_set(&code, "-");
-        }
+    if (r->rc != SFT_OK) {
+        sft_log_error(SFT_LOG_ERR, log, 0,
+                      "S3 storage \"%.*s\": %s of \"%.*s\" failed after %lu "
+                      "attempts: %s", SFT_STR_FMT(&conf->storage->name),
+                      what, SFT_STR_FMT(key), (unsigned long) r->attempts,
+                      r->curl_error[0] ? r->curl_error : "no answer");
 
-        sft_log_error(SFT_LOG_ERR, conf->log, 0,
-                      "S3 storage \"%.*s\": %s of \"%.*s\" failed: "
-                      "status %ld, %.*s", SFT_STR_FMT(&conf->storage->name),
-                      what, SFT_STR_FMT(key), r->status,
-                      SFT_STR_FMT(&code));
+        return SFT_STORAGE_IO;
     }
+
+    code = r->error.code;
+    if (code.len == 0) {
+        sft_str_set(&code, "-");
+    }
+
+    sft_log_error(SFT_LOG_ERR, log, 0,
+                  "S3 storage \"%.*s\": %s of \"%.*s\" failed: "
+                  "status %ld, %.*s", SFT_STR_FMT(&conf->storage->name),
+                  what, SFT_STR_FMT(key), r->status, SFT_STR_FMT(&code));
 
     return SFT_STORAGE_IO;
 }
@@ -381,7 +388,8 @@ sft_s3_error(sft_s3_storage_conf_t *conf, sft_s3_request_t *r,
 void
 sft_s3_op_fail(sft_s3_op_t *op, const char *what)
 {
-    sft_s3_op_finish(op, sft_s3_error(op->conf, op->r, what, &op->key));
+    sft_s3_op_finish(op, sft_s3_error(op->conf, op->req->log, op->r, what,
+                                    &op->key));
 }
 
 

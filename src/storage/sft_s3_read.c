@@ -29,6 +29,7 @@
 
 typedef struct {
     sft_s3_storage_conf_t *conf;
+    sft_log_t             *log;           /* the session's, of the open */
     sft_str_t              key;
     sft_str_t              etag;
     off_t                  size;
@@ -149,6 +150,7 @@ sft_s3_reader_create(sft_s3_op_t *op)
     rd->cap = SFT_S3_READ_BUF;
     rd->get_over = 1;                      /* no GET yet */
     rd->conf = op->conf;
+    rd->log = op->req->log;
     rd->size = op->req->st.size;
     rd->mtime = op->req->st.mtime;
     rd->key.data = (u_char *) (rd + 1);
@@ -424,7 +426,8 @@ sft_s3_read_got(sft_s3_request_t *r)
     rd->get_over = 1;
 
     if (r->rc != SFT_OK || r->status != 206) {
-        rd->get_err = sft_s3_error(rd->conf, r, "GetObject", &rd->key);
+        rd->get_err = sft_s3_error(rd->conf, rd->log, r, "GetObject",
+                                   &rd->key);
         if (rd->get_err == SFT_STORAGE_OK) {
             rd->get_err = SFT_STORAGE_IO;
         }

@@ -4,8 +4,8 @@
  * body pulled from the caller's queued buffers (curl paused while there
  * is none), its answer pushed to the caller in pieces (curl paused while
  * the caller cannot take more) or kept for the XML parsers, retried with
- * a doubling wait after 5xx, 429 and transport errors when it is
- * idempotent and nothing was delivered yet.
+ * a doubling wait with jitter after 5xx, 429 and transport errors when
+ * it is idempotent and nothing was delivered yet.
  */
 
 #include <sft_config.h>
@@ -419,8 +419,7 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
     r->content_length = length;
 
     if (sft_s3_request_retryable(r, rc)) {
-        delay = cl->backoff << sft_min(r->attempts - 1, 16);
-        delay = sft_min(delay, SFT_S3_BACKOFF_MAX);
+        delay = sft_s3_client_backoff(cl, r->attempts);
 
         sft_log_error(SFT_LOG_INFO, cl->log, 0,
                       "S3 %.*s \"%.*s\": %s %ld, attempt %lu again "
@@ -435,8 +434,10 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
         return;
     }
 
+    /* at info: whoever handles the failure logs it, with its session */
+
     if (rc != CURLE_OK || r->too_long) {
-        sft_log_error(SFT_LOG_ERR, cl->log, 0,
+        sft_log_error(SFT_LOG_INFO, cl->log, 0,
                       "S3 %.*s \"%.*s\" failed after %lu attempts: %s",
                       SFT_STR_FMT(&r->method), SFT_STR_FMT(&r->key),
                       (unsigned long) r->attempts,

@@ -100,7 +100,7 @@ sft_int_t sft_s3_op_list(sft_s3_op_t *op, sft_str_t *prefix,
     sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token,
     sft_s3_op_pt handler);
 void sft_s3_op_fail(sft_s3_op_t *op, const char *what);
-sft_storage_err_t sft_s3_error(sft_s3_storage_conf_t *conf,
+sft_storage_err_t sft_s3_error(sft_s3_storage_conf_t *conf, sft_log_t *log,
     sft_s3_request_t *r, const char *what, sft_str_t *key);
 void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
 void sft_s3_op_free(sft_s3_op_t *op);

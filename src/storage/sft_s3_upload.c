@@ -1203,8 +1203,8 @@ sft_s3_upload_part_done(sft_s3_request_t *r)
                       SFT_STR_FMT(&up->conf.key), r->status);
 
         sft_s3_request_free(r);
-        sft_add_timer(&p->retry, up->conf.client->backoff
-                                 << sft_min(p->attempts - 1, 10));
+        sft_add_timer(&p->retry, sft_s3_client_backoff(up->conf.client,
+                                                       p->attempts));
         return;
     }
 

@@ -4,7 +4,8 @@
  * S3_TEST_FLAKY): bucket, PUT, ranged GET, HEAD, errors, conditional
  * PUT, ListObjectsV2 paging, multipart upload streamed from paused
  * chunks with UploadPartCopy, abort, a GET paced by the reader, DELETE,
- * retries, a timeout and a cancel.  Without those variables it skips.
+ * retries with their waits (doubled, capped, with jitter), a timeout and
+ * a cancel.  Without those variables it skips.
  */
 
 #include <sft_config.h>
@@ -172,6 +173,8 @@ main(void)
     size_t               i;
     sft_str_t            upload_id, token, etag1, etag2, put_etag;
     sft_uint_t           n, total, pages, ordered, running;
+    sft_uint_t           within, differ;
+    sft_msec_t           wait, wait_first, base;
     sft_pool_t          *pool;
     sft_s3_list_t        list;
     sft_s3_error_t       err;
@@ -198,7 +201,7 @@ main(void)
         return 0;
     }
 
-    printf("1..30\n");
+    printf("1..32\n");
 
     sft_test_loop_init();
     pool = cycle.pool;
@@ -206,6 +209,31 @@ main(void)
 
     client(&cl, endpoint, 20000, 2);
     ok(sft_s3_client_init(&cl, pool) == SFT_OK, "client made");
+
+    /* the waits before attempts again: doubled, capped, half at random */
+
+    within = 1;
+    differ = 0;
+    wait_first = sft_s3_client_backoff(&cl, 3);
+
+    for (i = 0; i < 200; i++) {
+        for (n = 1; n <= 20; n++) {
+            wait = sft_s3_client_backoff(&cl, n);
+            base = sft_min(cl.backoff << sft_min(n - 1, 16),
+                           SFT_S3_BACKOFF_MAX);
+            if (wait < base - base / 2 || wait > base) {
+                within = 0;
+            }
+        }
+
+        if (sft_s3_client_backoff(&cl, 3) != wait_first) {
+            differ = 1;
+        }
+    }
+
+    ok(within, "each wait is between half and all of the backoff doubled "
+       "per attempt, at most 20 s");
+    ok(differ, "the waits after as many attempts differ: jitter");
 
     /* bucket and one object */
 

@@ -1,11 +1,13 @@
 package Test::Siftpd::S3;
 
-# Test::Siftpd::S3 -- what the S3 tests share: moto_server and
-# t/s3_standin.py started on free 127.0.0.1 ports (skipping when moto is
-# not installed or does not start), a C test program run with their
-# addresses and its TAP results reported; t/s3_storage.py's in-process
-# moto for the driver's tests, with a credentials file; and every server
-# stopped by pid at the end.
+# Test::Siftpd::S3 -- what the S3 tests share: moto_server (from PATH,
+# else from the venv auto/deps --test makes) and t/s3_standin.py started
+# on free 127.0.0.1 ports (skipping when moto is not installed or does
+# not start), a C test program run with their addresses and its TAP
+# results reported; t/s3_storage.py's in-process moto for the driver's
+# tests, or moto_server behind the stand-in as a proxy for siftpd's, with
+# a credentials file, and objects and multipart uploads read straight
+# from moto; and every server stopped by pid at the end.
 
 use warnings;
 use strict;
@@ -17,9 +19,22 @@ use Test::More;
 
 use Test::Siftpd;
 
-our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto/;
+our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
+    s3_object s3_put s3_uploads/;
 
 my @pids;
+
+# curl signing with the keys of "creds" (moto refuses a GET unsigned)
+my $signed = "curl -sf --max-time 60 --aws-sigv4 aws:amz:us-east-1:s3"
+    . " --user test:testsecret";
+
+# Debian has no moto: auto/deps --test puts it into this venv, whose bin
+# then goes first on PATH, so that its python3 (with moto) runs the
+# servers and the scripts that read the bucket
+my $venv = '/var/cache/siftp-tests/moto/bin';
+
+$ENV{PATH} = "$venv:$ENV{PATH}"
+    if !has_moto() && -x "$venv/moto_server";
 
 
 sub start {
@@ -37,10 +52,23 @@ sub start {
     push @pids, $pid;
 }
 
+sub has_moto {
+    return grep { -x "$_/moto_server" } split(/:/, $ENV{PATH});
+}
+
+sub creds {
+    my ($t) = @_;
+
+    $t->write_file('creds', "[default]\naws_access_key_id = test\n"
+        . "aws_secret_access_key = testsecret\n");
+    chmod 0600, $t->testdir() . '/creds';
+}
+
 sub listening {
     my ($port) = @_;
 
-    for (1 .. 300) {
+    # moto takes seconds to start, more on a loaded machine
+    for (1 .. 900) {
         my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port");
         return 1 if $s;
         select(undef, undef, undef, 0.1);
@@ -67,8 +95,7 @@ sub s3_servers {
 
     plan(skip_all => "no $prog (make unit-tests; --without-s3_module?)")
         unless -x $prog;
-    plan(skip_all => 'no moto_server (auto/deps --test)')
-        unless grep { -x "$_/moto_server" } split(/:/, $ENV{PATH});
+    plan(skip_all => 'no moto_server (auto/deps --test)') unless has_moto();
 
     my $dir = tempdir('siftpd-test-s3-XXXXXX', TMPDIR => 1, CLEANUP => 1);
     my $moto = Test::Siftpd::port(9000);
@@ -121,8 +148,7 @@ sub s3_storage_moto {
     my ($t, @args) = @_;
     my $d = $t->testdir();
 
-    plan(skip_all => 'no moto_server (auto/deps --test)')
-        unless grep { -x "$_/moto_server" } split(/:/, $ENV{PATH});
+    plan(skip_all => 'no moto_server (auto/deps --test)') unless has_moto();
     plan(skip_all => 'no moto module for python3')
         unless system('python3 -c "import moto.server" 2>/dev/null') == 0;
     plan(skip_all => 'no paramiko')
@@ -134,9 +160,58 @@ sub s3_storage_moto {
     $t->wait_for(sub { $t->read_file('s3.log') =~ /^ready/m }, 120)
         or BAIL_OUT("moto did not start:\n" . $t->read_file('s3.log'));
 
-    $t->write_file('creds', "[default]\naws_access_key_id = test\n"
-        . "aws_secret_access_key = testsecret\n");
-    chmod 0600, "$d/creds";
+    creds($t);
+}
+
+# skips unless moto is there; starts moto_server and t/s3_standin.py as a
+# proxy in front of it (moto.log, standin.log in the test's directory),
+# makes the bucket "files" and the credentials file "creds"; returns
+# moto's port and the proxy's
+sub s3_proxied {
+    my ($t) = @_;
+    my $d = $t->testdir();
+
+    plan(skip_all => 'no moto_server (auto/deps --test)') unless has_moto();
+
+    my $moto = Test::Siftpd::port(8900);
+    my $proxy = Test::Siftpd::port(8901);
+
+    start($d, 'moto.log', 'moto_server', '-H', '127.0.0.1', '-p', $moto);
+    start($d, 'standin.log', 'python3', 't/s3_standin.py', $proxy, $moto);
+
+    plan(skip_all => 'moto_server did not start') unless listening($moto);
+    plan(skip_all => 'the stand-in did not start') unless listening($proxy);
+
+    system("$signed -o /dev/null -X PUT http://127.0.0.1:$moto/files") == 0
+        or BAIL_OUT('moto made no bucket');
+
+    creds($t);
+
+    return ($moto, $proxy);
+}
+
+# an object of the bucket "files" as moto serves it, or undef
+sub s3_object {
+    my ($moto, $key) = @_;
+
+    my $body = `$signed http://127.0.0.1:$moto/files/$key`;
+    return $? == 0 ? $body : undef;
+}
+
+# the file put into the bucket "files" under the key, past siftpd
+sub s3_put {
+    my ($moto, $key, $file) = @_;
+
+    system("$signed -o /dev/null -T $file http://127.0.0.1:$moto/files/$key")
+        == 0 or BAIL_OUT("moto took no $key");
+}
+
+# the multipart uploads under way in the bucket "files"
+sub s3_uploads {
+    my ($moto) = @_;
+
+    my $xml = `$signed 'http://127.0.0.1:$moto/files?uploads'`;
+    return scalar(() = $xml =~ /<UploadId>/g);
 }
 
 # no report from the sanitizers in the directory
