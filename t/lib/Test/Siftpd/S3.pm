@@ -4,8 +4,9 @@ package Test::Siftpd::S3;
 # t/s3_standin.py started on free 127.0.0.1 ports (skipping when moto is
 # not installed or does not start), a C test program run with their
 # addresses and its TAP results reported; t/s3_storage.py's in-process
-# moto for the driver's tests, with a credentials file; and every server
-# stopped by pid at the end.
+# moto for the driver's tests, with a credentials file, an object of its
+# bucket read through moto's API, and reproducible bytes to upload; and
+# every server stopped by pid at the end.
 
 use warnings;
 use strict;
@@ -17,7 +18,8 @@ use Test::More;
 
 use Test::Siftpd;
 
-our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto/;
+our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_object
+    s3_bytes/;
 
 my @pids;
 
@@ -137,6 +139,38 @@ sub s3_storage_moto {
     $t->write_file('creds', "[default]\naws_access_key_id = test\n"
         . "aws_secret_access_key = testsecret\n");
     chmod 0600, "$d/creds";
+}
+
+# the bytes of KEY in the bucket "files" of moto on PORT, read through
+# moto's API (boto3), not through siftpd; "status N" when it answers N
+sub s3_object {
+    my ($t, $port, $key) = @_;
+    my $d = $t->testdir();
+
+    $t->write_file('s3_object.py', <<'PY');
+import boto3, botocore, sys
+c = boto3.client('s3', endpoint_url='http://127.0.0.1:' + sys.argv[1],
+                 aws_access_key_id='test', aws_secret_access_key='testsecret',
+                 region_name='us-east-1')
+try:
+    body = c.get_object(Bucket='files', Key=sys.argv[2])['Body']
+    open(sys.argv[3], 'wb').write(body.read())
+    print('200')
+except botocore.exceptions.ClientError as e:
+    print(e.response['ResponseMetadata']['HTTPStatusCode'])
+PY
+
+    unlink("$d/s3_object.got");
+    my $st = `timeout 60 python3 $d/s3_object.py $port '$key' $d/s3_object.got`;
+    return $st =~ /^200/ ? $t->read_file('s3_object.got') : "status $st";
+}
+
+# N bytes that SEED always makes alike
+sub s3_bytes {
+    my ($seed, $n) = @_;
+    srand($seed);
+    return substr(pack('N*', map { int(rand(4294967296)) } 0 .. $n / 4),
+        0, $n);
 }
 
 # no report from the sanitizers in the directory
