@@ -9,9 +9,10 @@
 # "rejected" is answered 400 InvalidIdentityToken, a signed request 400.
 # With UPSTREAM (moto's port): a proxy to it that answers 500 to the first
 # two UploadPart requests of each key with "flaky" in its name and to all
-# of those with "broken" in it, answers 400 BadDigest to a body that is
-# not what its Content-MD5 says (moto does not check it), answers
-# GET /__log with the request lines it forwarded, and puts in the
+# of those with "broken" in it, 500 to every copy (CopyObject,
+# UploadPartCopy) to a key with "broken" in it, answers 400 BadDigest to
+# a body that is not what its Content-MD5 says (moto does not check it),
+# answers GET /__log with the request lines it forwarded, and puts in the
 # listings of multipart uploads the times they were really initiated
 # (moto says 2010-11-10 for all).  As a proxy it also holds every request
 # of a key with "hang" in its name, unanswered, until GET /__release (at
@@ -180,12 +181,16 @@ class Proxy(Answer):
         path, _, query = self.path.partition('?')
         with self.lock:
             self.lines.append('%s %s' % (self.command, self.path))
+            copy = (self.command == 'PUT'
+                    and 'x-amz-copy-source' in self.headers)
             part = (self.command == 'PUT' and 'partNumber=' in query
-                    and 'x-amz-copy-source' not in self.headers)
+                    and not copy)
             if part and ('flaky' in path or 'broken' in path):
                 self.failed[path] = self.failed.get(path, 0) + 1
                 if self.failed[path] <= 2 or 'broken' in path:
                     return self.answer(500, INTERNAL)
+            if copy and 'broken' in path:
+                return self.answer(500, INTERNAL)
 
         up = http.client.HTTPConnection('127.0.0.1', UPSTREAM, timeout=60)
         headers = {k: v for k, v in self.headers.items()

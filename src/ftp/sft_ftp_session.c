@@ -676,13 +676,18 @@ sft_ftp_reply_storage_error(sft_ftp_session_t *s, sft_storage_req_t *r)
         break;
 
     case SFT_STORAGE_UNSUPPORTED:
+        if (r->why) {
+            sft_ftp_reply(s, 550, "%s.", r->why);
+            break;
+        }
+
         sft_ftp_reply(s, 550, "%s is not supported by this storage.",
                       sft_storage_cap_text(s->vfs.missing));
         break;
 
     default:
         sft_ftp_reply(s, 451, "Local error: %s.",
-                      sft_storage_strerror(r->err));
+                      r->why ? r->why : sft_storage_strerror(r->err));
         break;
     }
 }

@@ -410,7 +410,7 @@ sft_sftp_reply_done(sft_sftp_request_t *r)
         sft_sftp_status(r->session, r->id, SSH_FX_OK, "Success");
 
     } else {
-        sft_sftp_storage_status(r->session, r->id, r->req.err);
+        sft_sftp_storage_why(r->session, r->id, r->req.err, r->req.why);
     }
 
     sft_sftp_finish(r);

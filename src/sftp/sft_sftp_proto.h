@@ -125,6 +125,8 @@ void sft_sftp_status(sft_sftp_session_t *s, uint32_t id, uint32_t code,
     const char *msg);
 void sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
     sft_storage_err_t err);
+void sft_sftp_storage_why(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_err_t err, const char *why);
 void sft_sftp_reply_handle(sft_sftp_session_t *s, uint32_t id,
     sft_sftp_handle_t *h);
 void sft_sftp_reply_attrs(sft_sftp_session_t *s, uint32_t id,

@@ -45,6 +45,16 @@ void
 sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
     sft_storage_err_t err)
 {
+    sft_sftp_storage_why(s, id, err, NULL);
+}
+
+
+/* why: the driver's words for the client, NULL: the error's own */
+
+void
+sft_sftp_storage_why(sft_sftp_session_t *s, uint32_t id,
+    sft_storage_err_t err, const char *why)
+{
     u_char  msg[64];
 
     switch (err) {
@@ -60,6 +70,11 @@ sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
         break;
 
     case SFT_STORAGE_UNSUPPORTED:
+        if (why) {
+            sft_sftp_status(s, id, SSH_FX_OP_UNSUPPORTED, why);
+            break;
+        }
+
         if (s->vfs.missing) {
             *sft_slprintf(msg, msg + sizeof(msg) - 1,
                           "%s is not supported by this storage",
@@ -73,7 +88,8 @@ sft_sftp_storage_status(sft_sftp_session_t *s, uint32_t id,
         break;
 
     default:
-        sft_sftp_status(s, id, SSH_FX_FAILURE, sft_storage_strerror(err));
+        sft_sftp_status(s, id, SSH_FX_FAILURE,
+                        why ? why : sft_storage_strerror(err));
         break;
     }
 }

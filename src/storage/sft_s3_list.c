@@ -332,15 +332,7 @@ sft_s3_usage_listed(sft_s3_op_t *op)
         }
     }
 
-    if (op->token.len == 0) {
+    if (sft_s3_op_next_page(op, sft_s3_usage_listed) == SFT_DONE) {
         sft_s3_op_finish(op, SFT_STORAGE_OK);
-        return;
-    }
-
-    if (sft_s3_op_list(op, &op->key, 0, 1000, &op->token,
-                       sft_s3_usage_listed)
-        != SFT_OK)
-    {
-        sft_s3_op_finish(op, SFT_STORAGE_IO);
     }
 }

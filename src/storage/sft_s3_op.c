@@ -119,6 +119,10 @@ sft_s3_op_free(sft_s3_op_t *op)
         sft_s3_request_free(op->r);
     }
 
+    if (op->cleanup) {
+        op->cleanup(op);
+    }
+
     if (op->token.data) {
         sft_free(op->token.data);
     }
@@ -325,6 +329,29 @@ sft_s3_page(sft_s3_op_t *op, sft_s3_list_t *list)
 
     sft_memcpy(op->token.data, list->next_token.data, list->next_token.len);
     op->token.len = list->next_token.len;
+
+    return SFT_OK;
+}
+
+
+/*
+ * After a page of a walk of every key below op->key: SFT_DONE when it was
+ * the last; else SFT_OK, the next page asked for with handler (or the
+ * operation failed).
+ */
+
+sft_int_t
+sft_s3_op_next_page(sft_s3_op_t *op, sft_s3_op_pt handler)
+{
+    if (op->token.len == 0) {
+        return SFT_DONE;
+    }
+
+    if (sft_s3_op_list(op, &op->key, 0, 1000, &op->token, handler)
+        != SFT_OK)
+    {
+        sft_s3_op_finish(op, SFT_STORAGE_IO);
+    }
 
     return SFT_OK;
 }
@@ -698,8 +725,7 @@ sft_s3_unlink_probed(sft_s3_op_t *op)
 }
 
 
-/* the last request of MKDIR, RMDIR, UNLINK, RENAME on op's key: a 2xx is
-   done */
+/* the last request of MKDIR, RMDIR, UNLINK on op's key: a 2xx is done */
 
 void
 sft_s3_op_send(sft_s3_op_t *op, const char *method)

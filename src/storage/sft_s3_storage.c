@@ -112,6 +112,9 @@ static sft_s3_bounds_t  sft_s3_part_size_bounds = {
 static sft_s3_bounds_t  sft_s3_parts_bounds = { 1, 64, 0 };
 static sft_s3_bounds_t  sft_s3_retries_bounds = { 0, 20, 0 };
 static sft_s3_bounds_t  sft_s3_rename_bounds = { 1, 1000000, 0 };
+static sft_s3_bounds_t  sft_s3_copy_bounds = {
+    (off_t) 5 * 1024 * 1024, (off_t) 5 * 1024 * 1024 * 1024, 1
+};
 
 
 #define sft_s3_conf(field)  offsetof(sft_s3_storage_conf_t, field)
@@ -282,6 +285,17 @@ static sft_command_t  sft_s3_storage_commands[] = {
       sft_command_doc("number", "1000",
           "A directory with more objects than this is not renamed.") },
 
+    { sft_string("s3_copy_threshold"),
+      SFT_STORAGE_CONF|SFT_CONF_TAKE1,
+      sft_s3_set_bounded,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      sft_s3_conf(copy_threshold),
+      &sft_s3_copy_bounds,
+      sft_command_doc("size", "5g",
+          "Objects larger than this are copied on the server in parts "
+          "of this size (renames, appends), from 5m to 5g: lower it for "
+          "a server that copies less at once than S3.") },
+
     sft_null_command
 };
 
@@ -326,6 +340,7 @@ sft_s3_storage_create_conf(sft_conf_t *cf)
     scf->checksum = SFT_CONF_UNSET_UINT;
     scf->sweep_age = SFT_CONF_UNSET;
     scf->rename_max_objects = SFT_CONF_UNSET_UINT;
+    scf->copy_threshold = SFT_CONF_UNSET_SIZE;
 
     return scf;
 }
@@ -659,6 +674,7 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
     sft_conf_init_uint_value(scf->checksum, SFT_S3_CHECKSUM_CRC32C);
     sft_conf_init_value(scf->sweep_age, 86400);
     sft_conf_init_uint_value(scf->rename_max_objects, 1000);
+    sft_conf_init_size_value(scf->copy_threshold, (size_t) SFT_S3_PART_MAX);
 
     if (scf->prefix.data == NULL) {
         sft_str_set(&scf->prefix, "");

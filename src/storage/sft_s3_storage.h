@@ -16,6 +16,7 @@
 #include <sft_s3_creds.h>
 #include <sft_s3_imds.h>
 #include <sft_s3_upload.h>
+#include <sft_s3_copy.h>
 
 
 #define SFT_S3_CREDS_FILE       1
@@ -49,6 +50,7 @@ typedef struct {
     sft_uint_t             checksum;      /* sft_s3_checksum_e */
     time_t                 sweep_age;     /* abandoned multipart uploads */
     sft_uint_t             rename_max_objects;
+    size_t                 copy_threshold;  /* larger: multipart copies */
 
     sft_storage_t         *storage;
     uint64_t               dev;           /* ids: a constant per storage */
@@ -69,6 +71,7 @@ struct sft_s3_op_s {
     sft_s3_request_t      *r;             /* the one running or just done */
     sft_s3_op_pt           handler;       /* r is done */
     sft_s3_op_pt           then;          /* after a probe */
+    sft_s3_op_pt           cleanup;       /* data's, when op is freed */
     sft_str_t              key;           /* prefix + path, in the op */
     sft_str_t              key2;          /* rename: prefix + path2 */
     sft_uint_t             found;         /* a probe: SFT_S3_FOUND_* */
@@ -81,7 +84,7 @@ struct sft_s3_op_s {
     sft_s3_op_t           *prev;
     sft_s3_op_t           *next;
     u_char                 keybuf[SFT_S3_KEY_MAX + 2];
-    u_char                 key2buf[SFT_S3_KEY_MAX];
+    u_char                 key2buf[SFT_S3_KEY_MAX + 2];
 };
 
 
@@ -117,6 +120,7 @@ void sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
 sft_int_t sft_s3_list_query(sft_s3_request_t *r, sft_str_t *prefix,
     sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token);
 sft_int_t sft_s3_page(sft_s3_op_t *op, sft_s3_list_t *list);
+sft_int_t sft_s3_op_next_page(sft_s3_op_t *op, sft_s3_op_pt handler);
 sft_int_t sft_s3_cancel(sft_storage_req_t *req);
 uint64_t sft_s3_key_hash(u_char *p, size_t n);
 

@@ -3,8 +3,8 @@
  * writes placed into whole parts held by the worker's FIFO of parts
  * gathering chunks, full parts sent as UploadPart (retried from the held
  * chunks), the commit as PutObject or CompleteMultipartUpload, an append
- * as UploadPartCopy of the old bytes, any failure or abort ending in
- * AbortMultipartUpload.
+ * as UploadPartCopy of the old bytes (or, below 5 MiB, a GET of them into
+ * the first part), any failure or abort ending in AbortMultipartUpload.
  */
 
 #include <sft_config.h>
@@ -63,6 +63,14 @@ static sft_s3_part_t *sft_s3_upload_part_by(sft_s3_uploader_t *up,
 static sft_int_t sft_s3_upload_hold(sft_s3_uploader_t *up, sft_uint_t index);
 static sft_int_t sft_s3_upload_place(sft_s3_uploader_t *up,
     sft_s3_write_t *w);
+static void sft_s3_upload_copy_in(sft_s3_uploader_t *up, sft_s3_part_t *p,
+    off_t rel, u_char *buf, size_t n);
+static void sft_s3_upload_load(sft_s3_uploader_t *up);
+static sft_int_t sft_s3_upload_loaded(sft_s3_request_t *r, u_char *buf,
+    size_t n);
+static void sft_s3_upload_load_done(sft_s3_request_t *r);
+static sft_int_t sft_s3_upload_commit_now(sft_s3_uploader_t *up);
+static sft_str_t *sft_s3_upload_source(sft_s3_uploader_t *up);
 static void sft_s3_upload_range(sft_s3_uploader_t *up, off_t from, off_t to);
 static void sft_s3_upload_advance(sft_s3_uploader_t *up);
 static void sft_s3_upload_ready(sft_s3_part_t *p);
@@ -72,12 +80,8 @@ static void sft_s3_gather_handler(sft_event_t *ev);
 static void sft_s3_upload_release(sft_s3_part_t *p);
 static sft_s3_request_t *sft_s3_upload_request(sft_s3_uploader_t *up,
     const char *method, sft_s3_handler_pt on_done);
-static sft_int_t sft_s3_upload_header(sft_s3_request_t *r, const char *name,
-    sft_str_t *value);
 static sft_int_t sft_s3_upload_query(sft_s3_request_t *r, sft_str_t *id,
     sft_uint_t number);
-static sft_int_t sft_s3_upload_object_headers(sft_s3_uploader_t *up,
-    sft_s3_request_t *r);
 static void sft_s3_upload_create(sft_s3_uploader_t *up);
 static void sft_s3_upload_created(sft_s3_request_t *r);
 static void sft_s3_upload_copy_next(sft_s3_uploader_t *up);
@@ -170,22 +174,19 @@ sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
     up->wake.log = log;
 
     up->conf.key.data = sft_pstrdup(pool, &conf->key);
+    up->conf.copy_source.data = conf->copy_source.len
+                                ? sft_pstrdup(pool, &conf->copy_source)
+                                : NULL;
     up->parts = sft_pcalloc(pool, conf->parts_in_flight
                                   * sizeof(sft_s3_part_t));
 
     if (up->conf.key.data == NULL || up->parts == NULL
+        || (conf->copy_source.len && up->conf.copy_source.data == NULL)
         || sft_array_init(&up->done, pool, 16, sizeof(sft_s3_part_done_t))
            != SFT_OK)
     {
         sft_destroy_pool(pool);
         return SFT_ERROR;
-    }
-
-    if (conf->append_size > 0 && conf->append_size < (off_t) SFT_S3_PART_MIN)
-    {
-        up->err = SFT_S3_UPLOAD_SMALL;
-        *out = up;
-        return SFT_DECLINED;
     }
 
     *out = up;
@@ -194,10 +195,33 @@ sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
         return SFT_OK;
     }
 
-    /* the old bytes as copies of at most 5 GiB each, all alike */
+    if (conf->append_size < (off_t) SFT_S3_PART_MIN) {
 
-    up->copies = (sft_uint_t) ((conf->append_size + SFT_S3_PART_MAX - 1)
-                               / SFT_S3_PART_MAX);
+        /* too small for a part of its own: read into the first one */
+
+        up->base = 0;
+        up->end = 0;
+        up->loading = 1;
+
+        return sft_s3_upload_hold(up, 0) == SFT_OK ? SFT_OK : SFT_ERROR;
+    }
+
+    /*
+     * the old bytes as copies all alike, of at most copy_part_size, and
+     * of 5 MiB at least (all but the last part of an upload must be)
+     */
+
+    if (up->conf.copy_part_size < (off_t) SFT_S3_PART_MIN
+        || up->conf.copy_part_size > SFT_S3_PART_MAX)
+    {
+        up->conf.copy_part_size = SFT_S3_PART_MAX;
+    }
+
+    up->copies = (sft_uint_t) sft_min((conf->append_size
+                                       + up->conf.copy_part_size - 1)
+                                      / up->conf.copy_part_size,
+                                      conf->append_size
+                                      / (off_t) SFT_S3_PART_MIN);
     up->multipart = 1;
     sft_s3_upload_create(up);
 
@@ -281,7 +305,7 @@ sft_s3_upload_write(sft_s3_uploader_t *up, sft_s3_write_t *w)
     off_t       last;
     sft_uint_t  i, merges;
 
-    if (up->failed || up->committing || up->aborted) {
+    if (up->failed || up->committing || up->commit_wanted || up->aborted) {
         return SFT_ERROR;
     }
 
@@ -289,11 +313,11 @@ sft_s3_upload_write(sft_s3_uploader_t *up, sft_s3_write_t *w)
         return SFT_OK;
     }
 
-    if (w->offset < up->base || w->offset > SFT_S3_OBJECT_MAX
+    if (w->offset < up->conf.append_size || w->offset > SFT_S3_OBJECT_MAX
         || (off_t) w->len > SFT_S3_OBJECT_MAX - w->offset)
     {
-        up->err = w->offset < up->base ? SFT_S3_UPLOAD_BEHIND
-                                       : SFT_S3_UPLOAD_BEYOND;
+        up->err = w->offset < up->conf.append_size ? SFT_S3_UPLOAD_BEHIND
+                                                   : SFT_S3_UPLOAD_BEYOND;
         return SFT_DECLINED;
     }
 
@@ -312,9 +336,12 @@ sft_s3_upload_write(sft_s3_uploader_t *up, sft_s3_write_t *w)
         return SFT_DECLINED;
     }
 
-    /* one more piece ahead of a gap must fit in the list */
+    /* one more piece ahead of a gap must fit in the list (and the old
+       bytes a load brings) */
 
-    if (w->offset > up->end && up->nranges == SFT_S3_UPLOAD_RANGES) {
+    if (w->offset > up->end
+        && up->nranges >= (sft_uint_t) (SFT_S3_UPLOAD_RANGES - up->loading))
+    {
         merges = 0;
 
         for (i = 0; i < up->nranges; i++) {
@@ -350,7 +377,7 @@ static sft_int_t
 sft_s3_upload_place(sft_s3_uploader_t *up, sft_s3_write_t *w)
 {
     off_t           rel;
-    size_t          n, k, at;
+    size_t          n;
     sft_uint_t      index;
     sft_s3_part_t  *p;
 
@@ -370,13 +397,7 @@ sft_s3_upload_place(sft_s3_uploader_t *up, sft_s3_write_t *w)
         rel = w->offset - p->start;
         n = sft_min(w->len, p->size - (size_t) rel);
 
-        for (k = 0; k < n; k += at) {
-            at = sft_min(n - k, up->chunk_size
-                                - (size_t) (rel + k) % up->chunk_size);
-            sft_memcpy(p->chunk[(rel + k) / up->chunk_size]
-                       + (rel + k) % up->chunk_size, w->buf + k, at);
-        }
-
+        sft_s3_upload_copy_in(up, p, rel, w->buf, n);
         sft_s3_upload_range(up, w->offset, w->offset + (off_t) n);
 
         w->offset += n;
@@ -391,6 +412,150 @@ sft_s3_upload_place(sft_s3_uploader_t *up, sft_s3_write_t *w)
     }
 
     return SFT_OK;
+}
+
+
+/* n bytes at rel in p's chunks */
+
+static void
+sft_s3_upload_copy_in(sft_s3_uploader_t *up, sft_s3_part_t *p, off_t rel,
+    u_char *buf, size_t n)
+{
+    size_t  k, at;
+
+    for (k = 0; k < n; k += at) {
+        at = sft_min(n - k, up->chunk_size
+                            - (size_t) (rel + k) % up->chunk_size);
+        sft_memcpy(p->chunk[(rel + k) / up->chunk_size]
+                   + (rel + k) % up->chunk_size, buf + k, at);
+    }
+}
+
+
+/*
+ * A small append: once the first part holds its chunks, a GET of the old
+ * bytes straight into them.  The writes go on meanwhile, past the old
+ * bytes; they join the old bytes when the GET is over.
+ */
+
+static void
+sft_s3_upload_load(sft_s3_uploader_t *up)
+{
+    sft_str_t          range;
+    sft_s3_part_t     *p;
+    sft_s3_request_t  *r;
+
+    p = sft_s3_upload_part(up, 0);
+
+    if (up->load || p == NULL || p->state != SFT_S3_PART_FILL) {
+        return;
+    }
+
+    r = sft_s3_request_create(up->conf.client);
+    if (r == NULL) {
+        sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "no memory");
+        return;
+    }
+
+    sft_str_set(&r->method, "GET");
+    r->key = *sft_s3_upload_source(up);
+    r->headers = sft_pcalloc(r->pool, 8 * sizeof(sft_s3_pair_t));
+    range.data = sft_pnalloc(r->pool, 64);
+    r->idempotent = 1;
+    r->on_data = sft_s3_upload_loaded;
+    r->on_done = sft_s3_upload_load_done;
+    r->data = up;
+
+    if (r->headers == NULL || range.data == NULL) {
+        sft_s3_request_free(r);
+        sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "no memory");
+        return;
+    }
+
+    range.len = sft_slprintf(range.data, range.data + 64, "bytes=0-%lld",
+                             (long long) up->conf.append_size - 1)
+                - range.data;
+
+    if (sft_s3_upload_header(r, "Range", &range) != SFT_OK
+        || sft_s3_request_start(r) != SFT_OK)
+    {
+        sft_s3_request_free(r);
+        sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "no memory");
+        return;
+    }
+
+    up->load = r;
+    up->loaded = 0;
+}
+
+
+/* a piece of the old bytes (a 2xx's body), where the ones before end */
+
+static sft_int_t
+sft_s3_upload_loaded(sft_s3_request_t *r, u_char *buf, size_t n)
+{
+    off_t               at;
+    sft_s3_uploader_t  *up = r->data;
+
+    at = r->delivered;
+
+    if ((off_t) n > up->conf.append_size - at) {
+        return SFT_ERROR;
+    }
+
+    sft_s3_upload_copy_in(up, sft_s3_upload_part(up, 0), at, buf, n);
+    up->loaded = at + (off_t) n;
+
+    return SFT_OK;
+}
+
+
+static void
+sft_s3_upload_load_done(sft_s3_request_t *r)
+{
+    sft_int_t           rc;
+    sft_s3_uploader_t  *up = r->data;
+
+    up->load = NULL;
+
+    rc = (r->rc == SFT_OK && (r->status == 200 || r->status == 206)
+          && up->loaded == up->conf.append_size) ? SFT_OK : SFT_ERROR;
+
+    sft_s3_request_free(r);
+
+    if (rc != SFT_OK) {
+        sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED,
+                           "the GET of the old bytes failed");
+        return;
+    }
+
+    up->loading = 0;
+    sft_s3_upload_range(up, 0, up->conf.append_size);
+    sft_s3_upload_advance(up);
+
+    if (up->failed) {
+        return;
+    }
+
+    if (up->waiting) {
+        sft_post_event(&up->wake);
+    }
+
+    if (up->commit_wanted
+        && sft_s3_upload_commit_now(up) == SFT_DECLINED)
+    {
+        up->committing = 1;
+        sft_s3_upload_fail(up, SFT_S3_UPLOAD_HOLE, "bytes are missing");
+    }
+}
+
+
+/* the key the old bytes come from */
+
+static sft_str_t *
+sft_s3_upload_source(sft_s3_uploader_t *up)
+{
+    return up->conf.copy_source.len ? &up->conf.copy_source : &up->conf.key;
 }
 
 
@@ -641,6 +806,10 @@ sft_s3_upload_wake(sft_event_t *ev)
     up = ev->data;
     up->busy++;
 
+    if (up->loading) {
+        sft_s3_upload_load(up);
+    }
+
     while ((w = up->waiting) != NULL && !up->aborted && !up->failed) {
         rc = sft_s3_upload_place(up, w);
 
@@ -753,7 +922,7 @@ sft_s3_upload_request(sft_s3_uploader_t *up, const char *method,
 }
 
 
-static sft_int_t
+sft_int_t
 sft_s3_upload_header(sft_s3_request_t *r, const char *name, sft_str_t *value)
 {
     sft_s3_pair_t  *h;
@@ -805,21 +974,21 @@ sft_s3_upload_query(sft_s3_request_t *r, sft_str_t *id, sft_uint_t number)
 
 /* storage class, encryption, metadata, no-clobber: on the new object */
 
-static sft_int_t
-sft_s3_upload_object_headers(sft_s3_uploader_t *up, sft_s3_request_t *r)
+sft_int_t
+sft_s3_upload_object_headers(sft_s3_upload_conf_t *conf, sft_s3_request_t *r)
 {
     u_char     buf[24];
     sft_str_t  v;
 
-    if (up->conf.storage_class.len
+    if (conf->storage_class.len
         && sft_s3_upload_header(r, "x-amz-storage-class",
-                                &up->conf.storage_class) != SFT_OK)
+                                &conf->storage_class) != SFT_OK)
     {
         return SFT_ERROR;
     }
 
-    if (up->conf.sse != SFT_S3_SSE_NONE) {
-        if (up->conf.sse == SFT_S3_SSE_KMS) {
+    if (conf->sse != SFT_S3_SSE_NONE) {
+        if (conf->sse == SFT_S3_SSE_KMS) {
             sft_str_set(&v, "aws:kms");
 
         } else {
@@ -828,19 +997,19 @@ sft_s3_upload_object_headers(sft_s3_uploader_t *up, sft_s3_request_t *r)
 
         if (sft_s3_upload_header(r, "x-amz-server-side-encryption", &v)
             != SFT_OK
-            || (up->conf.sse == SFT_S3_SSE_KMS && up->conf.kms_key_id.len
+            || (conf->sse == SFT_S3_SSE_KMS && conf->kms_key_id.len
                 && sft_s3_upload_header(r,
                        "x-amz-server-side-encryption-aws-kms-key-id",
-                       &up->conf.kms_key_id) != SFT_OK))
+                       &conf->kms_key_id) != SFT_OK))
         {
             return SFT_ERROR;
         }
     }
 
-    if (up->conf.mtime > 0) {
+    if (conf->mtime > 0) {
         v.data = buf;
         v.len = sft_slprintf(buf, buf + sizeof(buf), "%lld",
-                             (long long) up->conf.mtime) - buf;
+                             (long long) conf->mtime) - buf;
 
         if (sft_s3_upload_header(r, "x-amz-meta-mtime", &v) != SFT_OK) {
             return SFT_ERROR;
@@ -868,7 +1037,7 @@ sft_s3_upload_create(sft_s3_uploader_t *up)
     r->nquery = 1;
     sft_str_set(&v, "CRC32C");
 
-    if (sft_s3_upload_object_headers(up, r) != SFT_OK
+    if (sft_s3_upload_object_headers(&up->conf, r) != SFT_OK
         || (up->conf.checksum == SFT_S3_CHECKSUM_CRC32C
             && sft_s3_upload_header(r, "x-amz-checksum-algorithm", &v)
                != SFT_OK)
@@ -954,7 +1123,8 @@ sft_s3_upload_copy_next(sft_s3_uploader_t *up)
         range.data = sft_pnalloc(r->pool, 64);
 
         if (range.data == NULL
-            || sft_s3_copy_source(r, &up->conf.key, &v) != SFT_OK)
+            || sft_s3_copy_source(r, sft_s3_upload_source(up), &v)
+               != SFT_OK)
         {
             sft_s3_request_free(r);
             sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "no memory");
@@ -1252,12 +1422,26 @@ sft_s3_upload_done_part(sft_s3_uploader_t *up, sft_uint_t number,
 sft_int_t
 sft_s3_upload_commit(sft_s3_uploader_t *up)
 {
-    sft_uint_t      i;
-    sft_s3_part_t  *p;
-
-    if (up->failed || up->committing || up->aborted || up->waiting) {
+    if (up->failed || up->committing || up->commit_wanted || up->aborted
+        || up->waiting)
+    {
         return SFT_ERROR;
     }
+
+    if (up->loading) {
+        up->commit_wanted = 1;              /* once the old bytes are in */
+        return SFT_OK;
+    }
+
+    return sft_s3_upload_commit_now(up);
+}
+
+
+static sft_int_t
+sft_s3_upload_commit_now(sft_s3_uploader_t *up)
+{
+    sft_uint_t      i;
+    sft_s3_part_t  *p;
 
     if (up->nranges) {
         up->err = SFT_S3_UPLOAD_HOLE;
@@ -1318,7 +1502,7 @@ sft_s3_upload_put(sft_s3_uploader_t *up)
         return NULL;
     }
 
-    if (sft_s3_upload_object_headers(up, r) != SFT_OK
+    if (sft_s3_upload_object_headers(&up->conf, r) != SFT_OK
         || sft_s3_upload_checksum(up, r, up->crc32c, p ? p->md5 : NULL)
            != SFT_OK)
     {
@@ -1592,7 +1776,7 @@ sft_s3_upload_fail(sft_s3_uploader_t *up, sft_uint_t err, const char *why)
     up->waiting = NULL;
     up->waiting_tail = &up->waiting;
 
-    if (up->committing && !up->aborted) {
+    if ((up->committing || up->commit_wanted) && !up->aborted) {
         up->conf.on_done(up, SFT_ERROR);
     }
 
@@ -1626,6 +1810,11 @@ sft_s3_upload_stop(sft_s3_uploader_t *up)
             sft_s3_request_free(up->copying[i]);
             up->copying[i] = NULL;
         }
+    }
+
+    if (up->load) {
+        sft_s3_request_free(up->load);
+        up->load = NULL;
     }
 
     if (up->wake.posted) {

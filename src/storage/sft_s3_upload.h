@@ -59,7 +59,6 @@ typedef enum {
     SFT_S3_UPLOAD_OK = 0,
     SFT_S3_UPLOAD_BEHIND,                /* offset before what was sent */
     SFT_S3_UPLOAD_BEYOND,                /* past the window */
-    SFT_S3_UPLOAD_SMALL,                 /* append to an object < 5 MiB */
     SFT_S3_UPLOAD_HOLE,                  /* commit with bytes missing */
     SFT_S3_UPLOAD_EXISTS,                /* no-clobber: the name is taken */
     SFT_S3_UPLOAD_FAILED                 /* S3 or the network failed */
@@ -87,10 +86,17 @@ typedef struct {
     time_t                 mtime;             /* x-amz-meta-mtime, 0: none */
     sft_flag_t             no_clobber;        /* If-None-Match: * */
 
-    /* append: the object under key has append_size bytes, copied */
+    /*
+     * append: the new object begins with the append_size bytes of the
+     * object under copy_source (empty: key), copied by the server in
+     * pieces of at most copy_part_size (0: 5 GiB), or read into the first
+     * part when they are fewer than 5 MiB
+     */
     off_t                  append_size;
     uint32_t               append_crc32c;
     sft_flag_t             append_crc32c_known;
+    sft_str_t              copy_source;
+    off_t                  copy_part_size;
 
     sft_s3_write_done_pt   on_write;          /* a write that waited */
     sft_s3_upload_done_pt  on_done;           /* the commit's outcome */
@@ -154,10 +160,14 @@ struct sft_s3_uploader_s {
     sft_uint_t             copies_done;
     sft_s3_request_t      *copying[SFT_S3_IN_FLIGHT_MAX];
     sft_event_t            wake;              /* waiting writes again */
+    sft_s3_request_t      *load;              /* a small append's GET */
+    off_t                  loaded;
 
     sft_uint_t             busy;              /* in its callbacks */
 
     unsigned               multipart:1;
+    unsigned               loading:1;         /* part 0 waits for them */
+    unsigned               commit_wanted:1;   /* once they are in */
     unsigned               aborted:1;
     unsigned               creating:1;
     unsigned               committing:1;
@@ -168,12 +178,13 @@ struct sft_s3_uploader_s {
 
 
 /*
- * SFT_OK with *out made; SFT_DECLINED with conf->append_size below 5 MiB
- * (err SFT_S3_UPLOAD_SMALL); SFT_ERROR on a bad configuration or no
- * memory.  Whenever *out is set it is freed by sft_s3_upload_abort().
- * The zero fields of conf get their defaults; the key is copied, the
- * other strings (the configuration's) must outlive the upload.  An
- * append starts its multipart upload and its copies at once.
+ * SFT_OK with *out made; SFT_ERROR on a bad configuration or no memory.
+ * Whenever *out is set it is freed by sft_s3_upload_abort().  The zero
+ * fields of conf get their defaults; the keys are copied, the other
+ * strings (the configuration's) must outlive the upload.  An append
+ * starts its multipart upload and its copies, or the read of its small
+ * object, at once; writes before append_size are refused (BEHIND).  An
+ * upload committed with no write is a copy of the append_size bytes.
  */
 sft_int_t sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
     sft_s3_uploader_t **out);
@@ -192,6 +203,16 @@ sft_int_t sft_s3_upload_commit(sft_s3_uploader_t *up);
 
 /* nothing becomes visible; no callback runs after it; up is freed */
 void sft_s3_upload_abort(sft_s3_uploader_t *up);
+
+/*
+ * The headers of a new object conf describes (storage class, encryption,
+ * x-amz-meta-mtime) added to r, whose headers array has room for 8; and
+ * one header, its value copied into r's pool.
+ */
+sft_int_t sft_s3_upload_object_headers(sft_s3_upload_conf_t *conf,
+    sft_s3_request_t *r);
+sft_int_t sft_s3_upload_header(sft_s3_request_t *r, const char *name,
+    sft_str_t *value);
 
 
 /* the sweep of multipart uploads older than age under a prefix */

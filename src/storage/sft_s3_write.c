@@ -4,10 +4,15 @@
  * (a directory refused, EXCL refused on an existing object, the size of
  * the object an append or a resume at its end goes on from); the new
  * object appears only at a CLOSE that commits, an aborting CLOSE leaves
- * nothing.  Writes at increasing offsets and within the upload's window
- * are taken; one behind what was sent or past the window is refused as
- * UNSUPPORTED.  Writes that waited, and the commit, complete on a posted
- * event, never inside the upload's or libcurl's callbacks.
+ * nothing.  An existing object opened in place at no offset (an SFTP
+ * open without TRUNC) waits for its first write: at the object's end it
+ * is a resume, at 0 a new object that replaces it whole (not a rewrite
+ * of its first bytes, as on a disk), anywhere else refused; with no
+ * write the object stays.  Writes at increasing offsets and within the
+ * upload's window are taken; one behind what was sent or past the
+ * window is refused as UNSUPPORTED.  Writes that waited, and the commit,
+ * complete on a posted event, never inside the upload's or libcurl's
+ * callbacks.
  */
 
 #include <sft_config.h>
@@ -29,7 +34,10 @@ struct sft_s3_wreq_s {
 
 typedef struct {
     sft_s3_storage_conf_t *conf;
-    sft_s3_uploader_t     *up;
+    sft_s3_uploader_t     *up;            /* NULL: the first write says */
+    off_t                  size;          /* the object's at the open */
+    sft_uint_t             flags;         /* the open's */
+    sft_str_t              key;
     sft_s3_wreq_t         *waiting;       /* kept by the upload */
     sft_s3_wreq_t         *done;          /* to complete, in order */
     sft_s3_wreq_t        **done_tail;
@@ -41,7 +49,12 @@ typedef struct {
 
 
 static void sft_s3_open_write_probed(sft_s3_op_t *op);
-static sft_int_t sft_s3_writer_start(sft_s3_op_t *op, off_t append_size);
+static sft_storage_err_t sft_s3_writer_start(sft_s3_op_t *op,
+    off_t append_size, sft_uint_t lazy);
+static sft_storage_err_t sft_s3_writer_upload(sft_s3_writer_t *wr,
+    sft_storage_req_t *req, off_t append_size);
+static sft_storage_err_t sft_s3_writer_decide(sft_s3_writer_t *wr,
+    sft_storage_req_t *req);
 static void sft_s3_wrote(sft_s3_write_t *w, sft_int_t rc);
 static void sft_s3_committed(sft_s3_uploader_t *up, sft_int_t rc);
 static void sft_s3_write_event(sft_event_t *ev);
@@ -73,9 +86,8 @@ static void
 sft_s3_open_write_probed(sft_s3_op_t *op)
 {
     off_t               size;
-    sft_uint_t          flags;
+    sft_uint_t          flags, lazy;
     sft_storage_req_t  *req;
-    sft_storage_err_t   err;
 
     req = op->req;
     flags = req->flags;
@@ -97,7 +109,11 @@ sft_s3_open_write_probed(sft_s3_op_t *op)
         size = req->st.size;
     }
 
-    if ((flags & SFT_STORAGE_WRITE_INPLACE) && req->offset != size) {
+    lazy = (flags & SFT_STORAGE_WRITE_INPLACE) && req->offset == 0
+           && size > 0;
+
+    if ((flags & SFT_STORAGE_WRITE_INPLACE) && req->offset != size && !lazy)
+    {
 
         /* a resume anywhere but at the end would rewrite the object */
 
@@ -115,21 +131,20 @@ sft_s3_open_write_probed(sft_s3_op_t *op)
         size = 0;
     }
 
-    err = sft_s3_writer_start(op, size);
-
-    sft_s3_op_finish(op, err);
+    sft_s3_op_finish(op, sft_s3_writer_start(op, size, lazy));
 }
 
 
-static sft_int_t
-sft_s3_writer_start(sft_s3_op_t *op, off_t append_size)
+/* lazy: the upload waits for the first write, size is the object's */
+
+static sft_storage_err_t
+sft_s3_writer_start(sft_s3_op_t *op, off_t size, sft_uint_t lazy)
 {
-    size_t                 need, chunk;
-    sft_int_t              rc;
-    sft_s3_writer_t       *wr;
-    sft_storage_req_t     *req;
-    sft_s3_upload_conf_t   uc;
-    sft_s3_storage_conf_t *conf;
+    size_t                  need, chunk;
+    sft_s3_writer_t        *wr;
+    sft_storage_req_t      *req;
+    sft_storage_err_t       err;
+    sft_s3_storage_conf_t  *conf;
 
     req = op->req;
     conf = op->conf;
@@ -149,7 +164,7 @@ sft_s3_writer_start(sft_s3_op_t *op, off_t append_size)
         return SFT_STORAGE_NO_SPACE;
     }
 
-    wr = sft_alloc(sizeof(sft_s3_writer_t), req->log);
+    wr = sft_alloc(sizeof(sft_s3_writer_t) + op->key.len, req->log);
     if (wr == NULL) {
         return SFT_STORAGE_IO;
     }
@@ -157,59 +172,102 @@ sft_s3_writer_start(sft_s3_op_t *op, off_t append_size)
     sft_memzero(wr, sizeof(sft_s3_writer_t));
 
     wr->conf = conf;
+    wr->size = size;
+    wr->flags = req->flags;
+    wr->key.data = (u_char *) (wr + 1);
+    wr->key.len = op->key.len;
+    sft_memcpy(wr->key.data, op->key.data, op->key.len);
     wr->done_tail = &wr->done;
     wr->ev.handler = sft_s3_write_event;
     wr->ev.data = wr;
     wr->ev.log = conf->log;
 
+    if (!lazy) {
+        err = sft_s3_writer_upload(wr, req, size);
+
+        if (err != SFT_STORAGE_OK) {
+            sft_free(wr);
+            return err;
+        }
+    }
+
+    sft_s3_stat_file(conf, &op->key, size, time(NULL), &req->st);
+
+    req->file->storage = req->storage;
+    req->file->write = 1;
+    req->file->data = wr;
+    req->file->size = size;
+    req->file->offset = lazy ? 0 : size;
+    req->file->mtime = req->st.mtime;
+    req->file->id = req->st.id;
+
+    return SFT_STORAGE_OK;
+}
+
+
+/* the upload: a new object, or one going on from append_size old bytes */
+
+static sft_storage_err_t
+sft_s3_writer_upload(sft_s3_writer_t *wr, sft_storage_req_t *req,
+    off_t append_size)
+{
+    sft_s3_upload_conf_t    uc;
+    sft_s3_storage_conf_t  *conf;
+
+    conf = wr->conf;
+
     sft_memzero(&uc, sizeof(sft_s3_upload_conf_t));
 
     uc.client = &conf->client;
-    uc.key = op->key;
+    uc.key = wr->key;
     uc.part_size = conf->part_size;
     uc.parts_in_flight = conf->parts_in_flight;
     uc.storage_class = conf->storage_class;
     uc.sse = conf->sse;
     uc.kms_key_id = conf->sse_key;
     uc.checksum = conf->checksum;
-    uc.no_clobber = (req->flags & (SFT_STORAGE_WRITE_EXCL
-                                   |SFT_STORAGE_WRITE_NOREPLACE)) != 0;
+    uc.no_clobber = (wr->flags & (SFT_STORAGE_WRITE_EXCL
+                                  |SFT_STORAGE_WRITE_NOREPLACE)) != 0;
     uc.append_size = append_size;
+    uc.copy_part_size = (off_t) conf->copy_threshold;
     uc.on_write = sft_s3_wrote;
     uc.on_done = sft_s3_committed;
     uc.data = wr;
 
-    rc = sft_s3_upload_open(&uc, req->log, &wr->up);
-
-    if (rc != SFT_OK) {
-        if (rc == SFT_DECLINED) {
-            sft_log_error(SFT_LOG_INFO, req->log, 0,
-                          "S3 storage \"%.*s\": cannot append to \"%.*s\", "
-                          "an object smaller than 5 MiB (%lld bytes)",
-                          SFT_STR_FMT(&conf->storage->name),
-                          SFT_STR_FMT(&op->key), (long long) append_size);
-        }
-
+    if (sft_s3_upload_open(&uc, req->log, &wr->up) != SFT_OK) {
         if (wr->up) {
             sft_s3_upload_abort(wr->up);
+            wr->up = NULL;
         }
 
-        sft_free(wr);
-
-        return rc == SFT_DECLINED ? SFT_STORAGE_UNSUPPORTED : SFT_STORAGE_IO;
+        return SFT_STORAGE_IO;
     }
 
-    sft_s3_stat_file(conf, &op->key, append_size, time(NULL), &req->st);
-
-    req->file->storage = req->storage;
-    req->file->write = 1;
-    req->file->data = wr;
-    req->file->size = append_size;
-    req->file->offset = append_size;
-    req->file->mtime = req->st.mtime;
-    req->file->id = req->st.id;
-
     return SFT_STORAGE_OK;
+}
+
+
+/*
+ * The first write to an object opened in place: at its end, a resume
+ * that keeps its bytes; at 0, a new object; elsewhere nothing S3 can do.
+ */
+
+static sft_storage_err_t
+sft_s3_writer_decide(sft_s3_writer_t *wr, sft_storage_req_t *req)
+{
+    if (req->offset == wr->size || req->offset == 0) {
+        return sft_s3_writer_upload(wr, req,
+                                    req->offset ? wr->size : 0);
+    }
+
+    sft_log_error(SFT_LOG_INFO, req->log, 0,
+                  "S3 storage \"%.*s\": \"%.*s\" is written at 0 (a new "
+                  "object) or at its end (%lld) only, not at %lld",
+                  SFT_STR_FMT(&wr->conf->storage->name),
+                  SFT_STR_FMT(&wr->key), (long long) wr->size,
+                  (long long) req->offset);
+
+    return SFT_STORAGE_UNSUPPORTED;
 }
 
 
@@ -225,6 +283,14 @@ sft_s3_write(sft_storage_req_t *req)
 
     if (req->len == 0) {
         return SFT_OK;
+    }
+
+    if (wr->up == NULL) {
+        req->err = sft_s3_writer_decide(wr, req);
+
+        if (req->err != SFT_STORAGE_OK) {
+            return SFT_ERROR;
+        }
     }
 
     q = sft_alloc(sizeof(sft_s3_wreq_t), req->log);
@@ -339,6 +405,12 @@ sft_s3_close_write(sft_storage_req_t *req)
 
     wr->close = req;
 
+    if (wr->up == NULL) {
+        req->file->data = NULL;             /* no write: the object stays */
+        sft_s3_writer_free(wr);
+        return SFT_OK;
+    }
+
     if (req->commit && wr->waiting == NULL) {
         rc = sft_s3_upload_commit(wr->up);
 
@@ -442,7 +514,6 @@ sft_s3_upload_error(sft_s3_uploader_t *up)
 
     case SFT_S3_UPLOAD_BEHIND:
     case SFT_S3_UPLOAD_BEYOND:
-    case SFT_S3_UPLOAD_SMALL:
         return SFT_STORAGE_UNSUPPORTED;
 
     case SFT_S3_UPLOAD_EXISTS:

@@ -432,6 +432,7 @@ sft_storage_run(sft_storage_req_t *req)
 
     req->err = SFT_STORAGE_OK;
     req->sys_err = 0;
+    req->why = NULL;
     req->nbytes = 0;
 
     if (req->op == SFT_STORAGE_OPEN_READ

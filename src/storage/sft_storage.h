@@ -255,6 +255,9 @@ struct sft_storage_req_s {
     /* results */
     sft_storage_err_t      err;
     int                    sys_err;       /* errno, for the log */
+    const char            *why;           /* err in the driver's words for
+                                             the client (static or in
+                                             pool), NULL: err's own */
     ssize_t                nbytes;
     sft_storage_stat_t     st;
     sft_storage_statvfs_t  vfs;

@@ -920,14 +920,17 @@ sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     /*
      * a driver that appends may take a resume (in place at an offset) if
-     * the offset is the file's end: it says so, once it knows the end
+     * the offset is the file's end: it says so, once it knows the end;
+     * one that also takes writes within a window, an in-place open at no
+     * offset (SFTP without TRUNC): its first write says which it is
      */
 
     if (((flags & SFT_STORAGE_WRITE_APPEND)
          && sft_vfs_need(s, req, SFT_STORAGE_CAP_APPEND) != SFT_OK)
         || ((flags & SFT_STORAGE_WRITE_INPLACE)
-            && !(offset && sft_storage_has(s->storage,
-                                           SFT_STORAGE_CAP_APPEND))
+            && !((offset || sft_storage_has(s->storage,
+                                            SFT_STORAGE_CAP_WINDOW_WRITE))
+                 && sft_storage_has(s->storage, SFT_STORAGE_CAP_APPEND))
             && sft_vfs_need(s, req, SFT_STORAGE_CAP_RANDOM_WRITE) != SFT_OK))
     {
         return SFT_ERROR;

@@ -4,7 +4,8 @@
  * front of it (S3_TEST_ENDPOINT, S3_TEST_PROXY, started by
  * t/s3_upload.t): PutObject, parts in flight while writes go on, writes
  * out of order, writes refused, abort, a part failed and sent again, a
- * part failing for good, an append by UploadPartCopy, no-clobber,
+ * part failing for good, an append by UploadPartCopy, an append of
+ * another key's small object read into the first part, no-clobber,
  * CRC-32C, the sweep, two uploads sharing a pool too small for both.
  * Without those variables it skips.
  */
@@ -187,9 +188,24 @@ job_done(sft_s3_uploader_t *up, sft_int_t rc)
 }
 
 
+static sft_int_t job_open_from(job_t *j, sft_s3_client_t *cl,
+    const char *key, const char *from, off_t append, uint32_t append_crc);
+
+
 static sft_int_t
 job_open(job_t *j, sft_s3_client_t *cl, const char *key, off_t append,
     uint32_t append_crc)
+{
+    return job_open_from(j, cl, key, "", append, append_crc);
+}
+
+
+/* an upload that begins with append bytes of the object under from
+   ("": key) */
+
+static sft_int_t
+job_open_from(job_t *j, sft_s3_client_t *cl, const char *key,
+    const char *from, off_t append, uint32_t append_crc)
 {
     sft_int_t             rc;
     sft_s3_upload_conf_t  conf;
@@ -205,7 +221,9 @@ job_open(job_t *j, sft_s3_client_t *cl, const char *key, off_t append,
     conf.mtime = 1700000000;
     conf.append_size = append;
     conf.append_crc32c = append_crc;
-    conf.append_crc32c_known = append > 0;
+    conf.append_crc32c_known = append > 0 && from[0] == '\0';
+    conf.copy_source.data = (u_char *) from;
+    conf.copy_source.len = strlen(from);
     conf.on_write = job_write_done;
     conf.on_done = job_done;
     conf.data = j;
@@ -541,10 +559,18 @@ main(void)
        "the old bytes never read back by the server");
     sft_s3_request_free(r);
 
-    rc = job_open(&j, &cl, "small", 100000, 0);
-    ok(rc == SFT_DECLINED && j.up->err == SFT_S3_UPLOAD_SMALL,
-       "append to an object below 5 MiB: refused, small");
+    /* below 5 MiB: the old bytes (another key's) read into part 0 */
+
+    rc = job_open_from(&j, &cl, "smallcat", "small", 100000, 0);
+    rc2 = rc == SFT_OK ? job_all(&j, b, 100000, 1000) : SFT_ERROR;
+    c = malloc(101000);
+    memcpy(c, a, 100000);
+    memcpy(c + 100000, b, 1000);
+    ok(rc2 == SFT_OK && j.up->copies == 0 && same(&cl, "smallcat", c, 101000)
+       && same(&cl, "small", a, 100000),
+       "append to another key's object below 5 MiB: read, then the rest");
     sft_s3_upload_abort(j.up);
+    free(c);
 
     /* no-clobber: an existing name refused */
 

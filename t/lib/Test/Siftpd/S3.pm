@@ -7,7 +7,8 @@ package Test::Siftpd::S3;
 # results reported; t/s3_storage.py's in-process moto for the driver's
 # tests, or moto_server behind the stand-in as a proxy for siftpd's, with
 # a credentials file, and objects and multipart uploads read straight
-# from moto; and every server stopped by pid at the end.
+# from moto, reproducible bytes to upload; and every server stopped by
+# pid at the end.
 
 use warnings;
 use strict;
@@ -20,7 +21,7 @@ use Test::More;
 use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
-    s3_object s3_put s3_uploads/;
+    s3_object s3_put s3_uploads s3_bytes/;
 
 my @pids;
 
@@ -212,6 +213,14 @@ sub s3_uploads {
 
     my $xml = `$signed 'http://127.0.0.1:$moto/files?uploads'`;
     return scalar(() = $xml =~ /<UploadId>/g);
+}
+
+# N bytes that SEED always makes alike
+sub s3_bytes {
+    my ($seed, $n) = @_;
+    srand($seed);
+    return substr(pack('N*', map { int(rand(4294967296)) } 0 .. $n / 4),
+        0, $n);
 }
 
 # no report from the sanitizers in the directory
