@@ -235,7 +235,6 @@ is(object('sse/sam/s5000'), 'status 404', 'SSE-S3 refused: no object');
 # an OSD killed during a 200 MiB upload: the other two take the writes
 
 system("head -c 209715200 /dev/urandom > $d/huge") == 0 or die;
-my $before = $ceph->s3('uploads');
 
 my $curl = fork();
 die "fork: $!" unless defined $curl;
@@ -244,8 +243,11 @@ if ($curl == 0) {
         "ftp://bob:pw\@127.0.0.1:$ftp/huge") or POSIX::_exit(127);
 }
 
-ok($t->wait_for(sub { $ceph->s3('uploads') > $before }, 60),
-    'the 200 MiB upload: its multipart upload begun');
+# radosgw's access log: the multipart upload begun, a part on its way
+
+ok($t->wait_for(sub { $ceph->log_of('client.rgw')
+        =~ m{"PUT /files/md5/bob/huge\?partNumber=1&} }, 60),
+    'the 200 MiB upload: its first part sent');
 ok($ceph->kill_daemon('osd1'), 'osd.1 killed (SIGKILL)');
 
 my $end = time() + 240;

@@ -107,6 +107,15 @@ sub start {
     return $self;
 }
 
+# a daemon's log ("client.rgw", "osd.0", "mon.a")
+sub log_of {
+    my ($self, $name) = @_;
+
+    open my $fh, '<', "$self->{dir}/$name.log" or return '';
+    local $/;
+    return <$fh> // '';
+}
+
 sub endpoint { "http://127.0.0.1:$_[0]->{rgw}" }
 sub access { $_[0]->{access} }
 sub secret { $_[0]->{secret} }
