@@ -803,14 +803,15 @@ sft_s3_storage_start(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
         return SFT_ERROR;
     }
 
-    return sft_s3_storage_sweep(scf, cycle);
+    return SFT_OK;
 }
 
 
 /*
  * Multipart uploads a crash or a kill left behind, older than
  * s3_multipart_sweep_age: aborted by one worker only, so that the
- * workers do not race over them.
+ * workers do not race over them, once the start's listing worked (keys
+ * refused or a bucket missing are told by that one line).
  */
 
 static sft_int_t
@@ -860,7 +861,10 @@ sft_s3_storage_swept(sft_s3_sweep_t *sw, sft_int_t rc)
 }
 
 
-/* one line when the bucket is not there or the keys are refused */
+/*
+ * One line when the bucket is not there or the keys are refused, else
+ * the sweep
+ */
 
 static void
 sft_s3_storage_checked(sft_s3_request_t *r)
@@ -870,6 +874,13 @@ sft_s3_storage_checked(sft_s3_request_t *r)
 
     if (r->rc == SFT_OK && r->status == 200) {
         sft_s3_request_free(r);
+
+        if (sft_s3_storage_sweep(scf, (sft_cycle_t *) sft_cycle) != SFT_OK) {
+            sft_log_error(SFT_LOG_ERR, scf->log, 0,
+                          "S3 storage \"%.*s\": the sweep did not start",
+                          SFT_STR_FMT(&scf->storage->name));
+        }
+
         return;
     }
 

@@ -102,11 +102,15 @@ static sft_s3_request_t *sft_s3_upload_put(sft_s3_uploader_t *up);
 static void sft_s3_upload_final(sft_s3_uploader_t *up,
     sft_s3_request_t *r);
 static void sft_s3_upload_check(sft_s3_uploader_t *up);
+static void sft_s3_upload_probe(sft_s3_uploader_t *up);
+static void sft_s3_upload_probed(sft_s3_request_t *r);
 static sft_s3_request_t *sft_s3_upload_complete(sft_s3_uploader_t *up);
 static void sft_s3_upload_completed(sft_s3_request_t *r);
 static void sft_s3_upload_finish(sft_s3_uploader_t *up, sft_int_t rc);
 static void sft_s3_upload_fail(sft_s3_uploader_t *up, sft_uint_t err,
     const char *why);
+static void sft_s3_upload_refused(sft_s3_uploader_t *up,
+    sft_s3_request_t *r, const char *op);
 static void sft_s3_upload_stop(sft_s3_uploader_t *up);
 static void sft_s3_upload_free(sft_s3_uploader_t *up);
 static void sft_s3_abort_start(sft_s3_client_t *cl, sft_str_t *key,
@@ -1068,9 +1072,7 @@ sft_s3_upload_created(sft_s3_request_t *r)
         || sft_s3_xml_initiate(r->response.data, r->response.len, up->pool,
                                &up->upload_id, &err) != SFT_OK)
     {
-        sft_s3_request_free(r);
-        sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED,
-                           "CreateMultipartUpload failed");
+        sft_s3_upload_refused(up, r, "CreateMultipartUpload");
         return;
     }
 
@@ -1176,11 +1178,11 @@ sft_s3_upload_copied(sft_s3_request_t *r)
     if (r->rc != SFT_OK || r->status != 200
         || sft_s3_xml_result(r->response.data, r->response.len, r->pool,
                              &res, &err) != SFT_OK
+        || res.etag.len == 0
         || sft_s3_upload_done_part(up, number, &res.etag, 0, len, 0)
            != SFT_OK)
     {
-        sft_s3_request_free(r);
-        sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "UploadPartCopy failed");
+        sft_s3_upload_refused(up, r, "UploadPartCopy");
         return;
     }
 
@@ -1378,8 +1380,7 @@ sft_s3_upload_part_done(sft_s3_request_t *r)
         return;
     }
 
-    sft_s3_request_free(r);
-    sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "UploadPart failed");
+    sft_s3_upload_refused(up, r, "UploadPart");
 }
 
 
@@ -1572,7 +1573,66 @@ sft_s3_upload_check(sft_s3_uploader_t *up)
         }
     }
 
+    if (up->conf.no_clobber && !up->probed) {
+        sft_s3_upload_probe(up);
+        return;
+    }
+
     sft_s3_upload_final(up, sft_s3_upload_complete(up));
+}
+
+
+/*
+ * No-clobber of a multipart upload: a HEAD of the name before the
+ * CompleteMultipartUpload, whose If-None-Match not every server keeps
+ * (Ceph RGW 16 replaces the object); a name taken meanwhile is "the
+ * name exists", as a 412 is.
+ */
+
+static void
+sft_s3_upload_probe(sft_s3_uploader_t *up)
+{
+    sft_s3_request_t  *r;
+
+    r = sft_s3_upload_request(up, "HEAD", sft_s3_upload_probed);
+
+    if (r && sft_s3_request_start(r) == SFT_OK) {
+        up->control = r;
+        up->completing = 1;             /* no second check meanwhile */
+        return;
+    }
+
+    if (r) {
+        sft_s3_request_free(r);
+    }
+
+    sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, "no memory");
+}
+
+
+static void
+sft_s3_upload_probed(sft_s3_request_t *r)
+{
+    sft_s3_uploader_t  *up;
+
+    up = r->data;
+    up->control = NULL;
+    up->completing = 0;
+    up->probed = 1;
+
+    if (r->rc == SFT_OK && r->status == 404) {
+        sft_s3_request_free(r);
+        sft_s3_upload_check(up);
+        return;
+    }
+
+    if (r->rc == SFT_OK && r->status == 200) {
+        sft_s3_request_free(r);
+        sft_s3_upload_fail(up, SFT_S3_UPLOAD_EXISTS, "the name exists");
+        return;
+    }
+
+    sft_s3_upload_refused(up, r, "HeadObject");
 }
 
 
@@ -1706,17 +1766,20 @@ sft_s3_upload_completed(sft_s3_request_t *r)
             rc = sft_s3_xml_result(r->response.data, r->response.len,
                                    up->pool, &res, &err);
             up->etag = res.etag;
+
+            if (rc == SFT_DECLINED) {
+                r->error = err;                 /* its code for the line */
+            }
         }
     }
 
-    sft_s3_request_free(r);
-
     if (rc != SFT_OK) {
-        sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED,
-                           up->multipart ? "CompleteMultipartUpload failed"
-                                         : "PutObject failed");
+        sft_s3_upload_refused(up, r, up->multipart ? "CompleteMultipartUpload"
+                                                   : "PutObject");
         return;
     }
+
+    sft_s3_request_free(r);
 
     /* an empty object's PutObject had no part */
 
@@ -1785,6 +1848,40 @@ sft_s3_upload_fail(sft_s3_uploader_t *up, sft_uint_t err, const char *why)
     if (up->aborted && up->busy == 0) {
         sft_s3_upload_free(up);
     }
+}
+
+
+/*
+ * A request given up fails the upload: its line says what S3 answered
+ * (the status and the error code), or only the operation when nothing
+ * answered (the request layer told why); the request is freed.
+ */
+
+static void
+sft_s3_upload_refused(sft_s3_uploader_t *up, sft_s3_request_t *r,
+    const char *op)
+{
+    u_char     why[128], *p;
+    sft_str_t  code;
+
+    if (r->rc == SFT_OK) {
+        code = r->error.code;
+        if (code.len == 0) {
+            sft_str_set(&code, "-");
+        }
+
+        p = sft_slprintf(why, why + sizeof(why) - 1,
+                         "%s answered status %ld, %.*s", op, r->status,
+                         SFT_STR_FMT(&code));
+
+    } else {
+        p = sft_slprintf(why, why + sizeof(why) - 1, "%s failed", op);
+    }
+
+    *p = '\0';
+
+    sft_s3_request_free(r);
+    sft_s3_upload_fail(up, SFT_S3_UPLOAD_FAILED, (const char *) why);
 }
 
 

@@ -172,6 +172,7 @@ struct sft_s3_uploader_s {
     unsigned               creating:1;
     unsigned               committing:1;
     unsigned               completing:1;
+    unsigned               probed:1;          /* the name free at the end */
     unsigned               finished:1;
     unsigned               failed:1;
 };

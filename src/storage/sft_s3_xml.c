@@ -452,9 +452,12 @@ static sft_int_t
 sft_s3_xml_result_root(xmlNode *root, sft_pool_t *pool, void *out)
 {
     xmlNode          *c;
+    sft_uint_t        etag;
     sft_s3_result_t  *result = out;
 
     sft_memzero(result, sizeof(sft_s3_result_t));
+
+    etag = 0;
 
     for (c = root->children; c; c = c->next) {
 
@@ -463,6 +466,8 @@ sft_s3_xml_result_root(xmlNode *root, sft_pool_t *pool, void *out)
                 return SFT_ERROR;
             }
 
+            etag = 1;
+
         } else if (sft_s3_xml_is(c, "LastModified")) {
             if (sft_s3_xml_time(c, pool, &result->mtime) != SFT_OK) {
                 return SFT_ERROR;
@@ -470,7 +475,7 @@ sft_s3_xml_result_root(xmlNode *root, sft_pool_t *pool, void *out)
         }
     }
 
-    return result->etag.len ? SFT_OK : SFT_ERROR;
+    return etag ? SFT_OK : SFT_ERROR;
 }
 
 

@@ -59,7 +59,11 @@ typedef struct {
 } sft_s3_uploads_t;
 
 
-/* CompleteMultipartUpload, CopyObject, UploadPartCopy */
+/*
+ * CompleteMultipartUpload, CopyObject, UploadPartCopy: the ETag element
+ * must be there, but may be empty (Ceph RGW 16 answers a
+ * CompleteMultipartUpload with <ETag></ETag>)
+ */
 
 typedef struct {
     sft_str_t          etag;

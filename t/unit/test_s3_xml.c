@@ -85,6 +85,16 @@ static const char  moto_complete[] =
     "Bucket>bkt</Bucket><Key>big</Key><ETag>\"bfdfcf139a14be381f52a471f72"
     "39743-2\"</ETag></CompleteMultipartUploadResponse>";
 
+static const char  rgw_complete[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?><CompleteMultipartUploadRe"
+    "sult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Location>http"
+    "://127.0.0.1:48227/files/k</Location><Bucket>files</Bucket><Key>k</Ke"
+    "y><ETag></ETag></CompleteMultipartUploadResult>";
+
+static const char  no_etag[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?><CopyPartResult><LastModifi"
+    "ed>2026-12-01T12:00:00.000Z</LastModified></CopyPartResult>";
+
 static const char  moto_copy_part[] =
     "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
     "<CopyPartResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><E"
@@ -232,7 +242,7 @@ main(void)
     sft_s3_upload_t   *up;
     sft_s3_uploads_t   uploads;
 
-    printf("1..34\n");
+    printf("1..36\n");
 
     log = sft_log_init();
     pool = sft_create_pool(16384, log);
@@ -307,6 +317,13 @@ main(void)
        && eq(&result.etag, "\"bfdfcf139a14be381f52a471f7239743-2\"")
        && result.mtime == 0,
        "CompleteMultipartUpload: the ETag");
+
+    ok(sft_s3_xml_result(XML(rgw_complete), pool, &result, &err) == SFT_OK
+       && result.etag.len == 0,
+       "CompleteMultipartUpload of Ceph RGW 16: an empty ETag taken");
+
+    ok(sft_s3_xml_result(XML(no_etag), pool, &result, &err) == SFT_ERROR,
+       "a result without an ETag refused");
 
     ok(sft_s3_xml_result(XML(moto_copy_part), pool, &result, &err) == SFT_OK
        && eq(&result.etag, "\"5d41402abc4b2a76b9719d911017c592\"")
