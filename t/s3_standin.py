@@ -170,7 +170,9 @@ class Proxy(Answer):
             if k.lower() not in ('connection', 'transfer-encoding',
                                  'content-length', 'server', 'date'):
                 self.send_header(k, v)
-        self.send_header('Content-Length', str(len(data)))
+        # a HEAD's length is the object's, not its empty body's
+        self.send_header('Content-Length', res.getheader('Content-Length')
+                         if self.command == 'HEAD' else str(len(data)))
         self.end_headers()
         if self.command != 'HEAD':
             self.wfile.write(data)

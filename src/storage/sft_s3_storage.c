@@ -53,7 +53,7 @@ sft_storage_driver_t  sft_s3_storage_driver = {
     sft_string("s3"),
     0,                                     /* runs on the loop */
     SFT_STORAGE_CAP_APPEND|SFT_STORAGE_CAP_WINDOW_WRITE
-    |SFT_STORAGE_CAP_RENAME,
+    |SFT_STORAGE_CAP_RENAME|SFT_STORAGE_CAP_CHECKSUMS,
     {
         sft_s3_stat,
         sft_s3_stat,                       /* lstat: S3 has no links */
@@ -69,8 +69,8 @@ sft_storage_driver_t  sft_s3_storage_driver = {
         sft_s3_rmdir,
         sft_s3_unlink,
         sft_s3_rename,
-        NULL,                              /* setmtime */
-        NULL,                              /* chmod */
+        sft_s3_setmtime,
+        sft_s3_chmod,                      /* s3_ignore_chmod on only */
         sft_s3_statvfs,
         NULL,                              /* readlink */
         NULL,                              /* symlink */
@@ -79,9 +79,9 @@ sft_storage_driver_t  sft_s3_storage_driver = {
         sft_s3_fstat,
         NULL,                              /* fsync */
         NULL,                              /* truncate */
-        NULL,                              /* fsetattr */
+        sft_s3_fsetattr,
         NULL,                              /* copy */
-        NULL                               /* checksum */
+        sft_s3_checksum
     },
     NULL,
     sft_s3_cancel,
@@ -175,6 +175,17 @@ static sft_command_t  sft_s3_storage_commands[] = {
       sft_command_doc("file path | env | imds", "env, else imds",
           "Where the keys come from: a file only its owner may read, "
           "the environment, or the instance metadata service.") },
+
+    { sft_string("s3_ignore_chmod"),
+      SFT_STORAGE_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      sft_s3_conf(ignore_chmod),
+      NULL,
+      sft_command_doc("on | off", "off",
+          "Take a change of mode (SITE CHMOD, SFTP SETSTAT) of a name "
+          "that is there as done, and keep nothing; off refuses it as "
+          "unsupported.") },
 
     { sft_string("s3_ca_file"),
       SFT_STORAGE_CONF|SFT_CONF_TAKE1,
@@ -326,6 +337,7 @@ sft_s3_storage_create_conf(sft_conf_t *cf)
     scf->checksum = SFT_CONF_UNSET_UINT;
     scf->sweep_age = SFT_CONF_UNSET;
     scf->rename_max_objects = SFT_CONF_UNSET_UINT;
+    scf->ignore_chmod = SFT_CONF_UNSET;
 
     return scf;
 }
@@ -675,6 +687,12 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
     if (scf->creds_from == 0) {
         scf->creds_from = sft_s3_creds_env(cf->pool, &scf->creds) == SFT_OK
                           ? SFT_S3_CREDS_ENV : SFT_S3_CREDS_IMDS;
+    }
+
+    sft_conf_init_value(scf->ignore_chmod, 0);
+
+    if (scf->ignore_chmod) {
+        st->caps |= SFT_STORAGE_CAP_MODES;
     }
 
     scf->storage = st;

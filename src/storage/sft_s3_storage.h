@@ -49,6 +49,7 @@ typedef struct {
     sft_uint_t             checksum;      /* sft_s3_checksum_e */
     time_t                 sweep_age;     /* abandoned multipart uploads */
     sft_uint_t             rename_max_objects;
+    sft_flag_t             ignore_chmod;
 
     sft_storage_t         *storage;
     uint64_t               dev;           /* ids: a constant per storage */
@@ -106,6 +107,8 @@ void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
 void sft_s3_op_free(sft_s3_op_t *op);
 sft_int_t sft_s3_op_again(sft_s3_op_t *op, sft_int_t rc);
 sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
+sft_int_t sft_s3_op_head(sft_s3_op_t *op, sft_str_t *key,
+    sft_s3_op_pt handler);
 void sft_s3_op_send(sft_s3_op_t *op, const char *method);
 void sft_s3_dir_key(sft_s3_op_t *op);
 void sft_s3_stat_file(sft_s3_storage_conf_t *conf, sft_str_t *key,
@@ -127,6 +130,10 @@ sft_int_t sft_s3_rmdir(sft_storage_req_t *req);
 sft_int_t sft_s3_unlink(sft_storage_req_t *req);
 sft_int_t sft_s3_statvfs(sft_storage_req_t *req);
 
+/* sft_s3_attr.c */
+sft_int_t sft_s3_setmtime(sft_storage_req_t *req);
+sft_int_t sft_s3_chmod(sft_storage_req_t *req);
+
 /* sft_s3_list.c */
 sft_int_t sft_s3_opendir(sft_storage_req_t *req);
 sft_int_t sft_s3_readdir(sft_storage_req_t *req);
@@ -139,6 +146,7 @@ sft_int_t sft_s3_read(sft_storage_req_t *req);
 sft_int_t sft_s3_close_read(sft_storage_req_t *req);
 sft_int_t sft_s3_fstat(sft_storage_req_t *req);
 sft_int_t sft_s3_read_cancel(sft_storage_req_t *req);
+sft_int_t sft_s3_checksum(sft_storage_req_t *req);
 
 /* sft_s3_rename.c */
 sft_int_t sft_s3_rename(sft_storage_req_t *req);
@@ -147,6 +155,7 @@ sft_int_t sft_s3_rename(sft_storage_req_t *req);
 sft_int_t sft_s3_open_write(sft_storage_req_t *req);
 sft_int_t sft_s3_write(sft_storage_req_t *req);
 sft_int_t sft_s3_close_write(sft_storage_req_t *req);
+sft_int_t sft_s3_fsetattr(sft_storage_req_t *req);
 
 
 extern sft_storage_driver_t  sft_s3_storage_driver;

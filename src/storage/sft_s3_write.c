@@ -41,7 +41,8 @@ typedef struct {
 
 
 static void sft_s3_open_write_probed(sft_s3_op_t *op);
-static sft_int_t sft_s3_writer_start(sft_s3_op_t *op, off_t append_size);
+static sft_int_t sft_s3_writer_start(sft_s3_op_t *op, off_t append_size,
+    sft_s3_request_t *head);
 static void sft_s3_wrote(sft_s3_write_t *w, sft_int_t rc);
 static void sft_s3_committed(sft_s3_uploader_t *up, sft_int_t rc);
 static void sft_s3_write_event(sft_event_t *ev);
@@ -115,14 +116,19 @@ sft_s3_open_write_probed(sft_s3_op_t *op)
         size = 0;
     }
 
-    err = sft_s3_writer_start(op, size);
+    err = sft_s3_writer_start(op, size, op->found == SFT_S3_FOUND_FILE
+                                        ? op->r : NULL);
 
     sft_s3_op_finish(op, err);
 }
 
 
+/* head: the HEAD of the object there, whose CRC-32C an append goes on
+   from */
+
 static sft_int_t
-sft_s3_writer_start(sft_s3_op_t *op, off_t append_size)
+sft_s3_writer_start(sft_s3_op_t *op, off_t append_size,
+    sft_s3_request_t *head)
 {
     size_t                 need, chunk;
     sft_int_t              rc;
@@ -175,6 +181,10 @@ sft_s3_writer_start(sft_s3_op_t *op, off_t append_size)
     uc.no_clobber = (req->flags & (SFT_STORAGE_WRITE_EXCL
                                    |SFT_STORAGE_WRITE_NOREPLACE)) != 0;
     uc.append_size = append_size;
+    uc.append_crc32c_known = append_size && head
+                             && sft_s3_request_crc32c(head,
+                                                      &uc.append_crc32c)
+                                == SFT_OK;
     uc.on_write = sft_s3_wrote;
     uc.on_done = sft_s3_committed;
     uc.data = wr;
@@ -269,6 +279,31 @@ sft_s3_write(sft_storage_req_t *req)
     }
 
     return SFT_ERROR;
+}
+
+
+/*
+ * FSETATTR of an upload: its time goes with the object; a mode is taken
+ * and left (s3_ignore_chmod; the vfs asked for modes only then).
+ */
+
+sft_int_t
+sft_s3_fsetattr(sft_storage_req_t *req)
+{
+    sft_s3_writer_t  *wr;
+
+    wr = req->file->data;
+
+    if (!req->file->write || wr == NULL || wr->up == NULL) {
+        req->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    if ((req->flags & SFT_STORAGE_SET_MTIME) && req->mtime > 0) {
+        sft_s3_upload_mtime(wr->up, req->mtime);
+    }
+
+    return SFT_OK;
 }
 
 

@@ -4,8 +4,9 @@ package Test::Siftpd::S3;
 # t/s3_standin.py started on free 127.0.0.1 ports (skipping when moto is
 # not installed or does not start), a C test program run with their
 # addresses and its TAP results reported; t/s3_storage.py's in-process
-# moto for the driver's tests, with a credentials file; and every server
-# stopped by pid at the end.
+# moto for the driver's tests, with a credentials file; the stand-in in
+# front of it or alone for a test of siftpd; and every server stopped by
+# pid at the end.
 
 use warnings;
 use strict;
@@ -17,7 +18,7 @@ use Test::More;
 
 use Test::Siftpd;
 
-our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto/;
+our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_standin/;
 
 my @pids;
 
@@ -137,6 +138,18 @@ sub s3_storage_moto {
     $t->write_file('creds', "[default]\naws_access_key_id = test\n"
         . "aws_secret_access_key = testsecret\n");
     chmod 0600, "$d/creds";
+}
+
+# t/s3_standin.py on port in the test's directory (its output in
+# standin-PORT.log): a proxy to the upstream port (the request log at
+# GET /__log), or alone (STS, IMDS) without one; waits until it listens
+sub s3_standin {
+    my ($t, $port, @upstream) = @_;
+
+    start($t->testdir(), "standin-$port.log", 'python3', 't/s3_standin.py',
+          $port, @upstream);
+
+    listening($port) or BAIL_OUT('the S3 stand-in did not start');
 }
 
 # no report from the sanitizers in the directory
