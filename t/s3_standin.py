@@ -11,7 +11,8 @@
 # two UploadPart requests of each key with "flaky" in its name and to all
 # of those with "broken" in it, answers 400 BadDigest to a body that is
 # not what its Content-MD5 says (moto does not check it), answers
-# GET /__log with the request lines it forwarded, and puts in the
+# GET /__log with the request lines it forwarded and GET /__tokens with
+# the session tokens (x-amz-security-token) they came with, and puts in the
 # listings of multipart uploads the times they were really initiated
 # (moto says 2010-11-10 for all).
 
@@ -131,6 +132,7 @@ class Handler(Answer):
 
 class Proxy(Answer):
     lines = []
+    tokens = []
     failed = {}
     initiated = {}
     lock = threading.Lock()
@@ -143,6 +145,10 @@ class Proxy(Answer):
             with self.lock:
                 return self.answer(200, '\n'.join(self.lines).encode())
 
+        if self.command == 'GET' and self.path.endswith('/__tokens'):
+            with self.lock:
+                return self.answer(200, '\n'.join(self.tokens).encode())
+
         md5 = self.headers.get('Content-MD5')
         if md5 and base64.b64decode(md5) != hashlib.md5(body).digest():
             return self.answer(400, ERROR % (b'BadDigest', b'Content-MD5'))
@@ -150,6 +156,9 @@ class Proxy(Answer):
         path, _, query = self.path.partition('?')
         with self.lock:
             self.lines.append('%s %s' % (self.command, self.path))
+            token = self.headers.get('x-amz-security-token')
+            if token and token not in self.tokens:
+                self.tokens.append(token)
             part = (self.command == 'PUT' and 'partNumber=' in query
                     and 'x-amz-copy-source' not in self.headers)
             if part and ('flaky' in path or 'broken' in path):

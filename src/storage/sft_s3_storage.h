@@ -15,12 +15,14 @@
 #include <sft_s3_client.h>
 #include <sft_s3_creds.h>
 #include <sft_s3_imds.h>
+#include <sft_s3_sts.h>
 #include <sft_s3_upload.h>
 
 
 #define SFT_S3_CREDS_FILE       1
 #define SFT_S3_CREDS_ENV        2
 #define SFT_S3_CREDS_IMDS       3
+#define SFT_S3_CREDS_WEB        4      /* web identity, STS */
 
 /* a key is at most 1024 bytes in S3 */
 #define SFT_S3_KEY_MAX          1024
@@ -50,14 +52,18 @@ typedef struct {
     time_t                 sweep_age;     /* abandoned multipart uploads */
     sft_uint_t             rename_max_objects;
     sft_flag_t             ignore_chmod;
+    sft_s3_sts_conf_t      sts;           /* SFT_S3_CREDS_WEB */
 
     sft_storage_t         *storage;
     uint64_t               dev;           /* ids: a constant per storage */
 
     /* in a worker */
     sft_s3_imds_t         *imds;
+    sft_s3_sts_t          *web;
     sft_s3_op_t           *ops;           /* in flight, for cancel */
     sft_s3_sweep_t        *sweep;         /* running, in slot 0 */
+    sft_pool_t            *pool;          /* the worker's cycle's */
+    sft_uint_t             looked;        /* the first keys came */
     sft_log_t             *log;
 } sft_s3_storage_conf_t;
 
