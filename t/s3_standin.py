@@ -12,7 +12,8 @@
 # of those with "broken" in it, 500 to every copy (CopyObject,
 # UploadPartCopy) to a key with "broken" in it, answers 400 BadDigest to
 # a body that is not what its Content-MD5 says (moto does not check it),
-# answers GET /__log with the request lines it forwarded, and puts in the
+# answers GET /__log with the request lines it forwarded and GET /__tokens
+# with the session tokens (x-amz-security-token) they came with, and puts in the
 # listings of multipart uploads the times they were really initiated
 # (moto says 2010-11-10 for all).  As a proxy it also holds every request
 # of a key with "hang" in its name, unanswered, until GET /__release (at
@@ -136,6 +137,7 @@ class Handler(Answer):
 
 class Proxy(Answer):
     lines = []
+    tokens = []
     failed = {}
     initiated = {}
     lock = threading.Lock()
@@ -173,6 +175,9 @@ class Proxy(Answer):
 
         if self.slow(self.path.partition('?')[0]):
             return
+        if self.command == 'GET' and self.path.endswith('/__tokens'):
+            with self.lock:
+                return self.answer(200, '\n'.join(self.tokens).encode())
 
         md5 = self.headers.get('Content-MD5')
         if md5 and base64.b64decode(md5) != hashlib.md5(body).digest():
@@ -183,6 +188,9 @@ class Proxy(Answer):
             self.lines.append('%s %s' % (self.command, self.path))
             copy = (self.command == 'PUT'
                     and 'x-amz-copy-source' in self.headers)
+            token = self.headers.get('x-amz-security-token')
+            if token and token not in self.tokens:
+                self.tokens.append(token)
             part = (self.command == 'PUT' and 'partNumber=' in query
                     and not copy)
             if part and ('flaky' in path or 'broken' in path):

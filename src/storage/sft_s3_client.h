@@ -93,6 +93,7 @@ struct sft_s3_request_s {
     off_t                content_length;   /* -1: not given */
     time_t               last_modified;    /* 0: not given */
     time_t               meta_mtime;       /* x-amz-meta-mtime, 0: none */
+    sft_str_t            content_type;     /* empty: not given */
     sft_str_t            response;         /* the kept body */
     sft_s3_error_t       error;            /* parsed from an error body */
     sft_uint_t           attempts;
@@ -106,7 +107,12 @@ struct sft_s3_request_s {
     size_t               response_size;
     off_t                delivered;
     sft_event_t          retry;
+    uint32_t             crc_s3;           /* x-amz-checksum-crc32c */
+    uint32_t             crc_meta;         /* x-amz-meta-crc32c */
 
+    unsigned             crc_s3_known:1;
+    unsigned             crc_composite:1;  /* a checksum of the parts' */
+    unsigned             crc_meta_known:1;
     unsigned             running:1;
     unsigned             ended:1;
     unsigned             read_paused:1;
@@ -141,6 +147,14 @@ void sft_s3_request_resume(sft_s3_request_t *r);
 /* no callback will come; then sft_s3_request_free() */
 void sft_s3_request_cancel(sft_s3_request_t *r);
 void sft_s3_request_free(sft_s3_request_t *r);
+
+/*
+ * The whole object's CRC-32C a HEAD or GET answered: the one its writer
+ * kept in x-amz-meta-crc32c, else S3's own full-object checksum (asked
+ * for with x-amz-checksum-mode; never a checksum of parts); SFT_DECLINED
+ * when neither came.
+ */
+sft_int_t sft_s3_request_crc32c(sft_s3_request_t *r, uint32_t *crc);
 
 /* x-amz-copy-source of a key of r's bucket: "/bucket/key", URI-encoded,
    from r's pool; SFT_ERROR without memory */

@@ -102,14 +102,15 @@ sft_s3_copy_object(sft_s3_copy_t *c)
     sft_str_set(&r->method, "PUT");
     r->key.len = key->len;
     r->key.data = sft_pstrdup(r->pool, key);
-    r->headers = sft_pcalloc(r->pool, 8 * sizeof(sft_s3_pair_t));
+    r->headers = sft_pcalloc(r->pool,
+                            SFT_S3_OBJECT_HEADERS * sizeof(sft_s3_pair_t));
     r->idempotent = 1;
     r->on_done = sft_s3_copy_object_done;
     r->data = c;
 
     if (r->key.data == NULL || r->headers == NULL
         || sft_s3_copy_source(r, &c->conf.source, &v) != SFT_OK
-        || sft_s3_upload_header(r, "x-amz-copy-source", &v) != SFT_OK)
+        || sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK)
     {
         return SFT_ERROR;
     }
@@ -117,14 +118,14 @@ sft_s3_copy_object(sft_s3_copy_t *c)
     if (c->conf.object.mtime > 0) {
         sft_str_set(&v, "REPLACE");
 
-        if (sft_s3_upload_header(r, "x-amz-metadata-directive", &v)
+        if (sft_s3_object_header(r, "x-amz-metadata-directive", &v)
             != SFT_OK)
         {
             return SFT_ERROR;
         }
     }
 
-    if (sft_s3_upload_object_headers(&c->conf.object, r) != SFT_OK) {
+    if (sft_s3_object_headers(&c->conf.object, r, NULL) != SFT_OK) {
         return SFT_ERROR;
     }
 

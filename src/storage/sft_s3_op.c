@@ -531,11 +531,30 @@ sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then)
 {
     op->then = then;
 
-    if (sft_s3_op_request(op, "HEAD", &op->key, sft_s3_probe_head)
-        != SFT_OK)
-    {
+    return sft_s3_op_head(op, &op->key, sft_s3_probe_head);
+}
+
+
+/* a HEAD that asks for S3's checksum of the object too, started */
+
+sft_int_t
+sft_s3_op_head(sft_s3_op_t *op, sft_str_t *key, sft_s3_op_pt handler)
+{
+    sft_s3_pair_t  *h;
+
+    if (sft_s3_op_request(op, "HEAD", key, handler) != SFT_OK) {
         return SFT_ERROR;
     }
+
+    h = sft_pcalloc(op->r->pool, sizeof(sft_s3_pair_t));
+    if (h == NULL) {
+        return SFT_ERROR;
+    }
+
+    sft_str_set(&h->name, "x-amz-checksum-mode");
+    sft_str_set(&h->value, "ENABLED");
+    op->r->headers = h;
+    op->r->nheaders = 1;
 
     return sft_s3_request_start(op->r);
 }

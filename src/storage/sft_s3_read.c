@@ -1,6 +1,7 @@
 /*
  * sft_s3_read.c -- files of the s3 driver open for reading.  The open is
- * a HEAD (size, mtime, ETag); reads are served from one ranged GET per
+ * a HEAD (size, mtime, ETag, the stored CRC-32C, which CHECKSUM answers);
+ * reads are served from one ranged GET per
  * open file that reads ahead: its answer is taken into a small buffer
  * (the GET paused while the buffer is full: the reader's pace is the
  * download's), and reads at increasing offsets take from it, queued in
@@ -15,6 +16,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_s3_storage.h>
+#include <sft_storage_digest.h>
 
 
 /* reads queued on one file, the buffer, and the span of a non-sequential
@@ -34,6 +36,7 @@ typedef struct {
     sft_str_t              etag;
     off_t                  size;
     time_t                 mtime;
+    uint32_t               crc32c;        /* the whole object's */
 
     sft_s3_request_t      *r;             /* the GET, NULL when over */
     off_t                  pos;           /* the offset of buf + start */
@@ -50,6 +53,7 @@ typedef struct {
     sft_event_t            ev;
 
     unsigned               sequential:1;
+    unsigned               crc32c_known:1;
     unsigned               get_over:1;
     unsigned               completing:1;
     unsigned               closed:1;
@@ -80,13 +84,8 @@ sft_s3_open_read(sft_storage_req_t *req)
         return SFT_ERROR;
     }
 
-    if (sft_s3_op_request(op, "HEAD", &op->key, sft_s3_open_headed)
-        != SFT_OK)
-    {
-        return sft_s3_op_again(op, SFT_ERROR);
-    }
-
-    return sft_s3_op_again(op, sft_s3_request_start(op->r));
+    return sft_s3_op_again(op, sft_s3_op_head(op, &op->key,
+                                              sft_s3_open_headed));
 }
 
 
@@ -114,6 +113,7 @@ sft_s3_open_headed(sft_s3_op_t *op)
     }
 
     rd->sequential = (req->flags & SFT_STORAGE_READ_SEQUENTIAL) != 0;
+    rd->crc32c_known = sft_s3_request_crc32c(r, &rd->crc32c) == SFT_OK;
 
     req->file->storage = req->storage;
     req->file->data = rd;
@@ -507,6 +507,36 @@ sft_s3_fstat(sft_storage_req_t *req)
     }
 
     sft_s3_stat_file(rd->conf, &rd->key, rd->size, rd->mtime, &req->st);
+
+    return SFT_OK;
+}
+
+
+/*
+ * CHECKSUM: the whole object's CRC-32C as its HEAD at the open answered
+ * it (the same ETag the reads name), at once; any other digest is not
+ * kept.
+ */
+
+sft_int_t
+sft_s3_checksum(sft_storage_req_t *req)
+{
+    sft_s3_reader_t  *rd;
+
+    rd = req->file->data;
+
+    if (rd == NULL || req->file->write || !rd->crc32c_known
+        || req->flags != SFT_DIGEST_CRC32C || req->len < 4)
+    {
+        req->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    req->buf[0] = (u_char) (rd->crc32c >> 24);
+    req->buf[1] = (u_char) (rd->crc32c >> 16);
+    req->buf[2] = (u_char) (rd->crc32c >> 8);
+    req->buf[3] = (u_char) rd->crc32c;
+    req->nbytes = 4;
 
     return SFT_OK;
 }

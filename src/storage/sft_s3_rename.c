@@ -600,7 +600,8 @@ sft_s3_move_deleted(sft_s3_request_t *r)
                              || r->status == 404);
 
     if (!ok) {
-        (void) sft_s3_error(slot->mv->op->conf, r, "DeleteObject", &r->key);
+        (void) sft_s3_error(slot->mv->op->conf, slot->mv->op->req->log, r,
+                            "DeleteObject", &r->key);
     }
 
     slot->r = NULL;

@@ -13,6 +13,8 @@
 #include <sft_s3_client.h>
 #include <sft_s3_stats.h>
 
+#include <openssl/evp.h>
+
 
 static sft_int_t sft_s3_request_attempt(sft_s3_request_t *r);
 static sft_int_t sft_s3_request_headers(sft_s3_request_t *r,
@@ -34,6 +36,9 @@ static size_t sft_s3_request_header(char *buf, size_t size, size_t n,
 static sft_uint_t sft_s3_header_is(u_char **p, u_char *end,
     const char *name);
 static time_t sft_s3_parse_seconds(u_char *p, size_t n);
+static sft_int_t sft_s3_request_keep(sft_s3_request_t *r, u_char *p,
+    u_char *end, sft_str_t *out);
+static sft_uint_t sft_s3_parse_crc(u_char *p, size_t n, uint32_t *crc);
 
 
 sft_s3_request_t *
@@ -102,6 +107,10 @@ sft_s3_request_attempt(sft_s3_request_t *r)
     r->etag.len = 0;
     r->last_modified = 0;
     r->meta_mtime = 0;
+    r->content_type.len = 0;
+    r->crc_s3_known = 0;
+    r->crc_composite = 0;
+    r->crc_meta_known = 0;
     r->response.len = 0;
     r->delivered = 0;
     r->too_long = 0;
@@ -682,8 +691,10 @@ sft_s3_request_write(char *buf, size_t size, size_t n, void *data)
 
 
 /*
- * A new status line starts over (100 Continue); ETag, Last-Modified and
- * x-amz-meta-mtime (the seconds a client set) are kept.
+ * A new status line starts over (100 Continue); ETag, Last-Modified,
+ * Content-Type, x-amz-meta-mtime (the seconds a client set) and the
+ * object's CRC-32C (S3's checksum and its type, x-amz-meta-crc32c) are
+ * kept.
  */
 
 static size_t
@@ -701,6 +712,10 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
         r->etag.len = 0;
         r->last_modified = 0;
         r->meta_mtime = 0;
+        r->content_type.len = 0;
+        r->crc_s3_known = 0;
+        r->crc_composite = 0;
+        r->crc_meta_known = 0;
         return len;
     }
 
@@ -711,28 +726,114 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
 
     if (sft_s3_header_is(&p, end, "last-modified:")) {
         r->last_modified = sft_s3_parse_http_time(p, end - p);
-        return len;
-    }
 
-    if (sft_s3_header_is(&p, end, "x-amz-meta-mtime:")) {
+    } else if (sft_s3_header_is(&p, end, "x-amz-meta-mtime:")) {
         r->meta_mtime = sft_s3_parse_seconds(p, end - p);
-        return len;
+
+    } else if (sft_s3_header_is(&p, end, "x-amz-checksum-crc32c:")) {
+        r->crc_s3_known = sft_s3_parse_crc(p, end - p, &r->crc_s3);
+
+    } else if (sft_s3_header_is(&p, end, "x-amz-checksum-type:")) {
+        r->crc_composite = (end - p == 9
+                            && strncasecmp((char *) p, "COMPOSITE", 9) == 0);
+
+    } else if (sft_s3_header_is(&p, end, "x-amz-meta-crc32c:")) {
+        r->crc_meta_known = sft_s3_parse_crc(p, end - p, &r->crc_meta);
+
+    } else if (sft_s3_header_is(&p, end, "content-type:")) {
+        return sft_s3_request_keep(r, p, end, &r->content_type) == SFT_OK
+               ? len : 0;
+
+    } else if (sft_s3_header_is(&p, end, "etag:")) {
+        return sft_s3_request_keep(r, p, end, &r->etag) == SFT_OK ? len : 0;
     }
 
-    if (!sft_s3_header_is(&p, end, "etag:")) {
-        return len;
+    return len;
+}
+
+
+/* a header's value copied into the request's pool, NUL-terminated */
+
+static sft_int_t
+sft_s3_request_keep(sft_s3_request_t *r, u_char *p, u_char *end,
+    sft_str_t *out)
+{
+    out->data = sft_pnalloc(r->pool, end - p + 1);
+    if (out->data == NULL) {
+        return SFT_ERROR;
     }
 
-    r->etag.data = sft_pnalloc(r->pool, end - p + 1);
-    if (r->etag.data == NULL) {
+    sft_memcpy(out->data, p, end - p);
+    out->len = end - p;
+    out->data[out->len] = '\0';
+
+    return SFT_OK;
+}
+
+
+sft_int_t
+sft_s3_request_crc32c(sft_s3_request_t *r, uint32_t *crc)
+{
+    if (r->crc_meta_known) {
+        *crc = r->crc_meta;
+        return SFT_OK;
+    }
+
+    if (r->crc_s3_known && !r->crc_composite) {
+        *crc = r->crc_s3;
+        return SFT_OK;
+    }
+
+    return SFT_DECLINED;
+}
+
+
+/*
+ * A CRC-32C as S3 writes it (base64 of its 4 bytes, "AAAAAA==": a
+ * checksum of parts has "-N" after it) or as x-amz-meta-crc32c keeps it
+ * (8 hex digits): 1 and *crc, else 0.
+ */
+
+static sft_uint_t
+sft_s3_parse_crc(u_char *p, size_t n, uint32_t *crc)
+{
+    u_char     c, b[6];
+    size_t     i;
+    uint32_t   v;
+
+    if (n == 8 && p[6] == '=' && p[7] == '=') {
+        if (EVP_DecodeBlock(b, p, 8) != 6) {
+            return 0;
+        }
+
+        *crc = ((uint32_t) b[0] << 24) | ((uint32_t) b[1] << 16)
+               | ((uint32_t) b[2] << 8) | b[3];
+        return 1;
+    }
+
+    if (n != 8) {
         return 0;
     }
 
-    sft_memcpy(r->etag.data, p, end - p);
-    r->etag.len = end - p;
-    r->etag.data[r->etag.len] = '\0';
+    v = 0;
 
-    return len;
+    for (i = 0; i < n; i++) {
+        c = p[i] | 0x20;
+
+        if (c >= '0' && c <= '9') {
+            v = (v << 4) | (uint32_t) (c - '0');
+
+        } else if (c >= 'a' && c <= 'f') {
+            v = (v << 4) | (uint32_t) (c - 'a' + 10);
+
+        } else {
+            return 0;
+        }
+    }
+
+    *crc = v;
+
+    return 1;
 }
 
 

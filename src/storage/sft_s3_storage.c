@@ -4,9 +4,10 @@
  * under a key prefix, directories as key prefixes ("a/b/").  Its
  * directives, each checked when the configuration is read; the driver's
  * table (a non-blocking driver: every operation runs on the loop); the
- * first request of each worker, which says in one line when the bucket
- * cannot be reached or the keys are refused; and the sweep of multipart
- * uploads left behind, by the worker of slot 0 when it starts.
+ * keys fetched by each worker (instance metadata, web identity); the
+ * first request of each worker, once it has keys, which says in one line
+ * when the bucket cannot be reached or the keys are refused; and the
+ * sweep of multipart uploads left behind, by the worker of slot 0.
  */
 
 #include <sft_config.h>
@@ -34,6 +35,8 @@ static char *sft_s3_set_bounded(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_s3_set_credentials(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
+static char *sft_s3_set_web_identity(sft_conf_t *cf,
+    sft_s3_storage_conf_t *scf);
 static char *sft_s3_set_sse(sft_conf_t *cf, sft_command_t *cmd,
     void *conf);
 static char *sft_s3_set_storage_class(sft_conf_t *cf, sft_command_t *cmd,
@@ -42,9 +45,12 @@ static sft_int_t sft_s3_storage_init_process(sft_cycle_t *cycle);
 static void sft_s3_storage_exit_process(sft_cycle_t *cycle);
 static sft_int_t sft_s3_storage_start(sft_s3_storage_conf_t *scf,
     sft_cycle_t *cycle);
+static void sft_s3_storage_web_keys(sft_s3_sts_t *m, sft_int_t rc);
+static void sft_s3_storage_imds_keys(sft_s3_imds_t *m, sft_int_t rc);
 static void sft_s3_storage_checked(sft_s3_request_t *r);
-static sft_int_t sft_s3_storage_sweep(sft_s3_storage_conf_t *scf,
-    sft_cycle_t *cycle);
+static sft_int_t sft_s3_storage_look(sft_s3_storage_conf_t *scf);
+static void sft_s3_storage_keys(sft_s3_storage_conf_t *scf, sft_int_t rc);
+static sft_int_t sft_s3_storage_sweep(sft_s3_storage_conf_t *scf);
 static void sft_s3_storage_swept(sft_s3_sweep_t *sw, sft_int_t rc);
 static sft_int_t sft_s3_close(sft_storage_req_t *req);
 
@@ -53,7 +59,7 @@ sft_storage_driver_t  sft_s3_storage_driver = {
     sft_string("s3"),
     0,                                     /* runs on the loop */
     SFT_STORAGE_CAP_APPEND|SFT_STORAGE_CAP_WINDOW_WRITE
-    |SFT_STORAGE_CAP_RENAME,
+    |SFT_STORAGE_CAP_RENAME|SFT_STORAGE_CAP_CHECKSUMS,
     {
         sft_s3_stat,
         sft_s3_stat,                       /* lstat: S3 has no links */
@@ -69,8 +75,8 @@ sft_storage_driver_t  sft_s3_storage_driver = {
         sft_s3_rmdir,
         sft_s3_unlink,
         sft_s3_rename,
-        NULL,                              /* setmtime */
-        NULL,                              /* chmod */
+        sft_s3_setmtime,
+        sft_s3_chmod,                      /* s3_ignore_chmod on only */
         sft_s3_statvfs,
         NULL,                              /* readlink */
         NULL,                              /* symlink */
@@ -79,9 +85,9 @@ sft_storage_driver_t  sft_s3_storage_driver = {
         sft_s3_fstat,
         NULL,                              /* fsync */
         NULL,                              /* truncate */
-        NULL,                              /* fsetattr */
+        sft_s3_fsetattr,
         NULL,                              /* copy */
-        NULL                               /* checksum */
+        sft_s3_checksum
     },
     NULL,
     sft_s3_cancel,
@@ -170,14 +176,38 @@ static sft_command_t  sft_s3_storage_commands[] = {
           "virtual", "The bucket in the path, or in the host name.") },
 
     { sft_string("s3_credentials"),
-      SFT_STORAGE_CONF|SFT_CONF_TAKE12,
+      SFT_STORAGE_CONF|SFT_CONF_TAKE123,
       sft_s3_set_credentials,
       offsetof(sft_storage_conf_ctx_t, conf),
       0,
       NULL,
-      sft_command_doc("file path | env | imds", "env, else imds",
+      sft_command_doc("file path | env | imds | web_identity [role_arn "
+          "token_file]", "env, else imds",
           "Where the keys come from: a file only its owner may read, "
-          "the environment, or the instance metadata service.") },
+          "the environment, the instance metadata service, or a role "
+          "assumed with a web identity token through STS (the role and "
+          "token file given, else AWS_ROLE_ARN and "
+          "AWS_WEB_IDENTITY_TOKEN_FILE).") },
+
+    { sft_string("s3_sts_endpoint"),
+      SFT_STORAGE_CONF|SFT_CONF_TAKE1,
+      sft_s3_set_name,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      sft_s3_conf(sts.endpoint),
+      NULL,
+      sft_command_doc("url", "https://sts.REGION.amazonaws.com",
+          "The STS service of s3_credentials web_identity.") },
+
+    { sft_string("s3_ignore_chmod"),
+      SFT_STORAGE_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      sft_s3_conf(ignore_chmod),
+      NULL,
+      sft_command_doc("on | off", "off",
+          "Take a change of mode (SITE CHMOD, SFTP SETSTAT) of a name "
+          "that is there as done, and keep nothing; off refuses it as "
+          "unsupported.") },
 
     { sft_string("s3_ca_file"),
       SFT_STORAGE_CONF|SFT_CONF_TAKE1,
@@ -341,6 +371,7 @@ sft_s3_storage_create_conf(sft_conf_t *cf)
     scf->sweep_age = SFT_CONF_UNSET;
     scf->rename_max_objects = SFT_CONF_UNSET_UINT;
     scf->copy_threshold = SFT_CONF_UNSET_SIZE;
+    scf->ignore_chmod = SFT_CONF_UNSET;
 
     return scf;
 }
@@ -523,11 +554,68 @@ sft_s3_set_credentials(sft_conf_t *cf, sft_command_t *cmd, void *conf)
         return SFT_CONF_OK;
     }
 
+    if (sft_str_eq(&value[1], "web_identity")) {
+        return sft_s3_set_web_identity(cf, scf);
+    }
+
     sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
-                       "invalid value \"%.*s\": file PATH, env or imds",
+                       "invalid value \"%.*s\": file PATH, env, imds or "
+                       "web_identity [ROLE_ARN TOKEN_FILE]",
                        SFT_STR_FMT(&value[1]));
 
     return SFT_CONF_ERROR;
+}
+
+
+/*
+ * web_identity ROLE_ARN TOKEN_FILE, or the two from the environment; the
+ * rest is checked with the region (sft_s3_storage_check), the token file
+ * read now: siftpd -t says when it cannot be.
+ */
+
+static char *
+sft_s3_set_web_identity(sft_conf_t *cf, sft_s3_storage_conf_t *scf)
+{
+    sft_fd_t    fd;
+    sft_str_t  *value;
+
+    value = cf->args->elts;
+
+    if (cf->args->nelts == 4) {
+        scf->sts.role_arn = value[2];
+        scf->sts.token_file = value[3];
+
+    } else if (cf->args->nelts != 2
+               || sft_s3_sts_conf_env(&scf->sts, cf->pool) != SFT_OK)
+    {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, 0,
+                           cf->args->nelts == 2
+                           ? "web_identity without a role and a token file "
+                             "needs AWS_ROLE_ARN and "
+                             "AWS_WEB_IDENTITY_TOKEN_FILE"
+                           : "web_identity takes a role ARN and a token "
+                             "file, or neither");
+        return SFT_CONF_ERROR;
+    }
+
+    if (sft_conf_full_name(cf->cycle, &scf->sts.token_file) != SFT_OK) {
+        return SFT_CONF_ERROR;
+    }
+
+    fd = open((char *) scf->sts.token_file.data, O_RDONLY|O_CLOEXEC);
+
+    if (fd == SFT_INVALID_FILE) {
+        sft_conf_log_error(SFT_LOG_EMERG, cf, errno,
+                           "web identity token file \"%s\" cannot be read",
+                           scf->sts.token_file.data);
+        return SFT_CONF_ERROR;
+    }
+
+    (void) close(fd);
+
+    scf->creds_from = SFT_S3_CREDS_WEB;
+
+    return SFT_CONF_OK;
 }
 
 
@@ -693,6 +781,27 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
                           ? SFT_S3_CREDS_ENV : SFT_S3_CREDS_IMDS;
     }
 
+    scf->sts.region = cl->region;
+
+    if ((scf->creds_from == SFT_S3_CREDS_WEB
+         && sft_s3_sts_conf_check(&scf->sts, cf->pool, cf->log) != SFT_OK)
+        || (scf->creds_from != SFT_S3_CREDS_WEB && scf->sts.endpoint.data))
+    {
+        sft_log_error(SFT_LOG_EMERG, cf->log, 0,
+                      "%sin storage \"%.*s\" in %.*s:%lu",
+                      scf->creds_from == SFT_S3_CREDS_WEB
+                      ? "" : "\"s3_sts_endpoint\" without web_identity ",
+                      SFT_STR_FMT(&st->name), SFT_STR_FMT(&st->file),
+                      (unsigned long) st->line);
+        return SFT_CONF_ERROR;
+    }
+
+    sft_conf_init_value(scf->ignore_chmod, 0);
+
+    if (scf->ignore_chmod) {
+        st->caps |= SFT_STORAGE_CAP_MODES;
+    }
+
     scf->storage = st;
     scf->dev = sft_s3_key_hash(st->name.data, st->name.len);
     st->driver_data = scf;
@@ -750,6 +859,11 @@ sft_s3_storage_exit_process(sft_cycle_t *cycle)
             sft_s3_imds_stop(scf->imds);
             scf->imds = NULL;
         }
+
+        if (scf->web) {
+            sft_s3_sts_stop(scf->web);
+            scf->web = NULL;
+        }
     }
 }
 
@@ -757,8 +871,6 @@ sft_s3_storage_exit_process(sft_cycle_t *cycle)
 static sft_int_t
 sft_s3_storage_start(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
 {
-    sft_s3_request_t  *r;
-
     scf->log = cycle->log;
     scf->client.log = cycle->log;
 
@@ -775,12 +887,52 @@ sft_s3_storage_start(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
         sft_str_set(&scf->imds->endpoint, SFT_S3_IMDS_ENDPOINT);
         scf->imds->timeout = 5000;
         scf->imds->log = cycle->log;
+        scf->imds->on_update = sft_s3_storage_imds_keys;
+        scf->imds->data = scf;
         scf->client.creds = &scf->imds->creds;
 
         if (sft_s3_imds_start(scf->imds) != SFT_OK) {
             return SFT_ERROR;
         }
     }
+
+    if (scf->creds_from == SFT_S3_CREDS_WEB) {
+        scf->web = sft_pcalloc(cycle->pool, sizeof(sft_s3_sts_t));
+        if (scf->web == NULL) {
+            return SFT_ERROR;
+        }
+
+        scf->web->conf = &scf->sts;
+        scf->web->thread_pool = scf->storage->thread_pool;
+        scf->web->timeout = scf->client.connect_timeout;
+        scf->web->log = cycle->log;
+        scf->web->on_update = sft_s3_storage_web_keys;
+        scf->web->data = scf;
+        scf->client.creds = &scf->web->creds;
+
+        if (sft_s3_sts_start(scf->web) != SFT_OK) {
+            return SFT_ERROR;
+        }
+    }
+
+    /* keys that are fetched: the look and the sweep wait for them */
+
+    scf->pool = cycle->pool;
+
+    if (scf->imds || scf->web) {
+        return SFT_OK;
+    }
+
+    return sft_s3_storage_look(scf);
+}
+
+
+/* the bucket looked at, then the sweep: with the first keys */
+
+static sft_int_t
+sft_s3_storage_look(sft_s3_storage_conf_t *scf)
+{
+    sft_s3_request_t  *r;
 
     r = sft_s3_request_create(&scf->client);
     if (r == NULL) {
@@ -807,6 +959,44 @@ sft_s3_storage_start(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
 }
 
 
+/* new keys (of the instance's role, of the role assumed), or none (the
+   fetch logged why) */
+
+static void
+sft_s3_storage_keys(sft_s3_storage_conf_t *scf, sft_int_t rc)
+{
+    sft_log_debug(scf->log, "S3 storage \"%.*s\": %s keys",
+                  SFT_STR_FMT(&scf->storage->name),
+                  rc == SFT_OK ? "new" : "no new");
+
+    if (rc != SFT_OK || scf->looked) {
+        return;
+    }
+
+    scf->looked = 1;
+
+    if (sft_s3_storage_look(scf) != SFT_OK) {
+        sft_log_error(SFT_LOG_ERR, scf->log, 0,
+                      "S3 storage \"%.*s\": the bucket is not looked at, "
+                      "no memory", SFT_STR_FMT(&scf->storage->name));
+    }
+}
+
+
+static void
+sft_s3_storage_web_keys(sft_s3_sts_t *m, sft_int_t rc)
+{
+    sft_s3_storage_keys(m->data, rc);
+}
+
+
+static void
+sft_s3_storage_imds_keys(sft_s3_imds_t *m, sft_int_t rc)
+{
+    sft_s3_storage_keys(m->data, rc);
+}
+
+
 /*
  * Multipart uploads a crash or a kill left behind, older than
  * s3_multipart_sweep_age: aborted by one worker only, so that the
@@ -815,7 +1005,7 @@ sft_s3_storage_start(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
  */
 
 static sft_int_t
-sft_s3_storage_sweep(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
+sft_s3_storage_sweep(sft_s3_storage_conf_t *scf)
 {
     sft_s3_sweep_t  *sw;
 
@@ -823,7 +1013,7 @@ sft_s3_storage_sweep(sft_s3_storage_conf_t *scf, sft_cycle_t *cycle)
         return SFT_OK;
     }
 
-    sw = sft_pcalloc(cycle->pool, sizeof(sft_s3_sweep_t));
+    sw = sft_pcalloc(scf->pool, sizeof(sft_s3_sweep_t));
     if (sw == NULL) {
         return SFT_ERROR;
     }
@@ -875,7 +1065,7 @@ sft_s3_storage_checked(sft_s3_request_t *r)
     if (r->rc == SFT_OK && r->status == 200) {
         sft_s3_request_free(r);
 
-        if (sft_s3_storage_sweep(scf, (sft_cycle_t *) sft_cycle) != SFT_OK) {
+        if (sft_s3_storage_sweep(scf) != SFT_OK) {
             sft_log_error(SFT_LOG_ERR, scf->log, 0,
                           "S3 storage \"%.*s\": the sweep did not start",
                           SFT_STR_FMT(&scf->storage->name));

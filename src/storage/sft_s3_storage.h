@@ -15,6 +15,7 @@
 #include <sft_s3_client.h>
 #include <sft_s3_creds.h>
 #include <sft_s3_imds.h>
+#include <sft_s3_sts.h>
 #include <sft_s3_upload.h>
 #include <sft_s3_copy.h>
 
@@ -22,6 +23,7 @@
 #define SFT_S3_CREDS_FILE       1
 #define SFT_S3_CREDS_ENV        2
 #define SFT_S3_CREDS_IMDS       3
+#define SFT_S3_CREDS_WEB        4      /* web identity, STS */
 
 /* a key is at most 1024 bytes in S3 */
 #define SFT_S3_KEY_MAX          1024
@@ -51,14 +53,19 @@ typedef struct {
     time_t                 sweep_age;     /* abandoned multipart uploads */
     sft_uint_t             rename_max_objects;
     size_t                 copy_threshold;  /* larger: multipart copies */
+    sft_flag_t             ignore_chmod;
+    sft_s3_sts_conf_t      sts;           /* SFT_S3_CREDS_WEB */
 
     sft_storage_t         *storage;
     uint64_t               dev;           /* ids: a constant per storage */
 
     /* in a worker */
     sft_s3_imds_t         *imds;
+    sft_s3_sts_t          *web;
     sft_s3_op_t           *ops;           /* in flight, for cancel */
     sft_s3_sweep_t        *sweep;         /* running, in slot 0 */
+    sft_pool_t            *pool;          /* the worker's cycle's */
+    sft_uint_t             looked;        /* the first keys came */
     sft_log_t             *log;
 } sft_s3_storage_conf_t;
 
@@ -109,6 +116,8 @@ void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
 void sft_s3_op_free(sft_s3_op_t *op);
 sft_int_t sft_s3_op_again(sft_s3_op_t *op, sft_int_t rc);
 sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
+sft_int_t sft_s3_op_head(sft_s3_op_t *op, sft_str_t *key,
+    sft_s3_op_pt handler);
 void sft_s3_op_send(sft_s3_op_t *op, const char *method);
 void sft_s3_dir_key(sft_s3_op_t *op);
 void sft_s3_stat_file(sft_s3_storage_conf_t *conf, sft_str_t *key,
@@ -131,6 +140,10 @@ sft_int_t sft_s3_rmdir(sft_storage_req_t *req);
 sft_int_t sft_s3_unlink(sft_storage_req_t *req);
 sft_int_t sft_s3_statvfs(sft_storage_req_t *req);
 
+/* sft_s3_attr.c */
+sft_int_t sft_s3_setmtime(sft_storage_req_t *req);
+sft_int_t sft_s3_chmod(sft_storage_req_t *req);
+
 /* sft_s3_list.c */
 sft_int_t sft_s3_opendir(sft_storage_req_t *req);
 sft_int_t sft_s3_readdir(sft_storage_req_t *req);
@@ -143,6 +156,7 @@ sft_int_t sft_s3_read(sft_storage_req_t *req);
 sft_int_t sft_s3_close_read(sft_storage_req_t *req);
 sft_int_t sft_s3_fstat(sft_storage_req_t *req);
 sft_int_t sft_s3_read_cancel(sft_storage_req_t *req);
+sft_int_t sft_s3_checksum(sft_storage_req_t *req);
 
 /* sft_s3_rename.c */
 sft_int_t sft_s3_rename(sft_storage_req_t *req);
@@ -151,6 +165,7 @@ sft_int_t sft_s3_rename(sft_storage_req_t *req);
 sft_int_t sft_s3_open_write(sft_storage_req_t *req);
 sft_int_t sft_s3_write(sft_storage_req_t *req);
 sft_int_t sft_s3_close_write(sft_storage_req_t *req);
+sft_int_t sft_s3_fsetattr(sft_storage_req_t *req);
 
 
 extern sft_storage_driver_t  sft_s3_storage_driver;

@@ -106,6 +106,10 @@ static void sft_s3_upload_probe(sft_s3_uploader_t *up);
 static void sft_s3_upload_probed(sft_s3_request_t *r);
 static sft_s3_request_t *sft_s3_upload_complete(sft_s3_uploader_t *up);
 static void sft_s3_upload_completed(sft_s3_request_t *r);
+static void sft_s3_upload_verify(sft_s3_uploader_t *up);
+static void sft_s3_upload_verified(sft_s3_request_t *r);
+static void sft_s3_upload_restamp(sft_s3_uploader_t *up);
+static void sft_s3_upload_restamped(sft_s3_request_t *r);
 static void sft_s3_upload_finish(sft_s3_uploader_t *up, sft_int_t rc);
 static void sft_s3_upload_fail(sft_s3_uploader_t *up, sft_uint_t err,
     const char *why);
@@ -480,7 +484,7 @@ sft_s3_upload_load(sft_s3_uploader_t *up)
                              (long long) up->conf.append_size - 1)
                 - range.data;
 
-    if (sft_s3_upload_header(r, "Range", &range) != SFT_OK
+    if (sft_s3_object_header(r, "Range", &range) != SFT_OK
         || sft_s3_request_start(r) != SFT_OK)
     {
         sft_s3_request_free(r);
@@ -911,7 +915,8 @@ sft_s3_upload_request(sft_s3_uploader_t *up, const char *method,
     r->method.len = sft_strlen(method);
     r->key.len = up->conf.key.len;
     r->key.data = sft_pstrdup(r->pool, &up->conf.key);
-    r->headers = sft_pcalloc(r->pool, 8 * sizeof(sft_s3_pair_t));
+    r->headers = sft_pcalloc(r->pool, SFT_S3_OBJECT_HEADERS
+                                      * sizeof(sft_s3_pair_t));
     r->query = sft_pcalloc(r->pool, 2 * sizeof(sft_s3_pair_t));
     r->on_done = on_done;
     r->data = up;
@@ -927,11 +932,11 @@ sft_s3_upload_request(sft_s3_uploader_t *up, const char *method,
 
 
 sft_int_t
-sft_s3_upload_header(sft_s3_request_t *r, const char *name, sft_str_t *value)
+sft_s3_object_header(sft_s3_request_t *r, const char *name, sft_str_t *value)
 {
     sft_s3_pair_t  *h;
 
-    if (r->nheaders == 8) {
+    if (r->nheaders == SFT_S3_OBJECT_HEADERS) {
         return SFT_ERROR;
     }
 
@@ -976,46 +981,57 @@ sft_s3_upload_query(sft_s3_request_t *r, sft_str_t *id, sft_uint_t number)
 }
 
 
-/* storage class, encryption, metadata, no-clobber: on the new object */
+/* storage class, encryption, metadata: on the new object */
 
 sft_int_t
-sft_s3_upload_object_headers(sft_s3_upload_conf_t *conf, sft_s3_request_t *r)
+sft_s3_object_headers(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
+    uint32_t *crc)
 {
     u_char     buf[24];
     sft_str_t  v;
 
-    if (conf->storage_class.len
-        && sft_s3_upload_header(r, "x-amz-storage-class",
-                                &conf->storage_class) != SFT_OK)
+    if (uc->storage_class.len
+        && sft_s3_object_header(r, "x-amz-storage-class",
+                                &uc->storage_class) != SFT_OK)
     {
         return SFT_ERROR;
     }
 
-    if (conf->sse != SFT_S3_SSE_NONE) {
-        if (conf->sse == SFT_S3_SSE_KMS) {
+    if (uc->sse != SFT_S3_SSE_NONE) {
+        if (uc->sse == SFT_S3_SSE_KMS) {
             sft_str_set(&v, "aws:kms");
 
         } else {
             sft_str_set(&v, "AES256");
         }
 
-        if (sft_s3_upload_header(r, "x-amz-server-side-encryption", &v)
+        if (sft_s3_object_header(r, "x-amz-server-side-encryption", &v)
             != SFT_OK
-            || (conf->sse == SFT_S3_SSE_KMS && conf->kms_key_id.len
-                && sft_s3_upload_header(r,
+            || (uc->sse == SFT_S3_SSE_KMS && uc->kms_key_id.len
+                && sft_s3_object_header(r,
                        "x-amz-server-side-encryption-aws-kms-key-id",
-                       &conf->kms_key_id) != SFT_OK))
+                       &uc->kms_key_id) != SFT_OK))
         {
             return SFT_ERROR;
         }
     }
 
-    if (conf->mtime > 0) {
+    if (uc->mtime > 0) {
         v.data = buf;
         v.len = sft_slprintf(buf, buf + sizeof(buf), "%lld",
-                             (long long) conf->mtime) - buf;
+                             (long long) uc->mtime) - buf;
 
-        if (sft_s3_upload_header(r, "x-amz-meta-mtime", &v) != SFT_OK) {
+        if (sft_s3_object_header(r, "x-amz-meta-mtime", &v) != SFT_OK) {
+            return SFT_ERROR;
+        }
+    }
+
+    if (crc) {
+        v.data = buf;
+        v.len = sft_slprintf(buf, buf + sizeof(buf), "%08x",
+                             (unsigned) *crc) - buf;
+
+        if (sft_s3_object_header(r, "x-amz-meta-crc32c", &v) != SFT_OK) {
             return SFT_ERROR;
         }
     }
@@ -1024,10 +1040,55 @@ sft_s3_upload_object_headers(sft_s3_upload_conf_t *conf, sft_s3_request_t *r)
 }
 
 
+/*
+ * r, a PUT of uc's key, made a CopyObject of the object onto itself with
+ * the metadata of uc and crc instead of its own: content_type kept (when
+ * given), and only while its ETag is etag (when given).
+ */
+
+sft_int_t
+sft_s3_object_restamp(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
+    uint32_t *crc, sft_str_t *etag, sft_str_t *content_type)
+{
+    sft_str_t  v;
+
+    if (sft_s3_copy_source(r, &r->key, &v) != SFT_OK
+        || sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    sft_str_set(&v, "REPLACE");
+
+    if (sft_s3_object_header(r, "x-amz-metadata-directive", &v) != SFT_OK
+        || (etag && etag->len
+            && sft_s3_object_header(r, "x-amz-copy-source-if-match", etag)
+               != SFT_OK)
+        || (content_type && content_type->len
+            && sft_s3_object_header(r, "Content-Type", content_type)
+               != SFT_OK))
+    {
+        return SFT_ERROR;
+    }
+
+    /* the copy's own checksum, as the original's */
+
+    sft_str_set(&v, "CRC32C");
+
+    if (uc->checksum == SFT_S3_CHECKSUM_CRC32C
+        && sft_s3_object_header(r, "x-amz-checksum-algorithm", &v) != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
+    return sft_s3_object_headers(uc, r, crc);
+}
+
+
 static void
 sft_s3_upload_create(sft_s3_uploader_t *up)
 {
-    sft_str_t          v;
+    sft_str_t          v, type;
     sft_s3_request_t  *r;
 
     r = sft_s3_upload_request(up, "POST", sft_s3_upload_created);
@@ -1040,11 +1101,16 @@ sft_s3_upload_create(sft_s3_uploader_t *up)
     sft_str_set(&r->query[0].name, "uploads");
     r->nquery = 1;
     sft_str_set(&v, "CRC32C");
+    sft_str_set(&type, "FULL_OBJECT");
 
-    if (sft_s3_upload_object_headers(&up->conf, r) != SFT_OK
+    /* S3 keeps the whole object's CRC-32C, combined from the parts' */
+
+    if (sft_s3_object_headers(&up->conf, r, NULL) != SFT_OK
         || (up->conf.checksum == SFT_S3_CHECKSUM_CRC32C
-            && sft_s3_upload_header(r, "x-amz-checksum-algorithm", &v)
-               != SFT_OK)
+            && (sft_s3_object_header(r, "x-amz-checksum-algorithm", &v)
+                != SFT_OK
+                || sft_s3_object_header(r, "x-amz-checksum-type", &type)
+                   != SFT_OK))
         || sft_s3_request_start(r) != SFT_OK)
     {
         sft_s3_request_free(r);
@@ -1137,8 +1203,8 @@ sft_s3_upload_copy_next(sft_s3_uploader_t *up)
                                  "bytes=%lld-%lld", (long long) from,
                                  (long long) to) - range.data;
 
-        if (sft_s3_upload_header(r, "x-amz-copy-source", &v) != SFT_OK
-            || sft_s3_upload_header(r, "x-amz-copy-source-range", &range)
+        if (sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK
+            || sft_s3_object_header(r, "x-amz-copy-source-range", &range)
                != SFT_OK
             || sft_s3_upload_query(r, &up->upload_id, number) != SFT_OK
             || sft_s3_request_start(r) != SFT_OK)
@@ -1261,13 +1327,13 @@ sft_s3_upload_checksum(sft_s3_uploader_t *up, sft_s3_request_t *r,
 
     if (up->conf.checksum == SFT_S3_CHECKSUM_CRC32C) {
         sft_s3_crc_base64(crc, buf, &v);
-        return sft_s3_upload_header(r, "x-amz-checksum-crc32c", &v);
+        return sft_s3_object_header(r, "x-amz-checksum-crc32c", &v);
     }
 
     if (up->conf.checksum == SFT_S3_CHECKSUM_MD5 && md5) {
         v.data = buf;
         v.len = (size_t) EVP_EncodeBlock(buf, md5, 16);
-        return sft_s3_upload_header(r, "Content-MD5", &v);
+        return sft_s3_object_header(r, "Content-MD5", &v);
     }
 
     return SFT_OK;
@@ -1503,7 +1569,7 @@ sft_s3_upload_put(sft_s3_uploader_t *up)
         return NULL;
     }
 
-    if (sft_s3_upload_object_headers(&up->conf, r) != SFT_OK
+    if (sft_s3_object_headers(&up->conf, r, &up->crc32c) != SFT_OK
         || sft_s3_upload_checksum(up, r, up->crc32c, p ? p->md5 : NULL)
            != SFT_OK)
     {
@@ -1535,7 +1601,7 @@ sft_s3_upload_final(sft_s3_uploader_t *up, sft_s3_request_t *r)
     }
 
     if ((up->conf.no_clobber
-         && sft_s3_upload_header(r, "If-None-Match", &v) != SFT_OK)
+         && sft_s3_object_header(r, "If-None-Match", &v) != SFT_OK)
         || sft_s3_request_start(r) != SFT_OK)
     {
         p = sft_s3_upload_part_by(up, r);
@@ -1651,7 +1717,7 @@ sft_s3_upload_complete(sft_s3_uploader_t *up)
     u_char              *p, b64[16];
     size_t               len;
     uint32_t             whole;
-    sft_str_t            v;
+    sft_str_t            v, type;
     sft_uint_t           i;
     sft_s3_request_t    *r;
     sft_s3_part_done_t  *d;
@@ -1721,6 +1787,21 @@ sft_s3_upload_complete(sft_s3_uploader_t *up)
                    sizeof("</CompleteMultipartUpload>") - 1);
     r->body.len = p - r->body.data;
 
+    /* the whole object's, for S3 to check against its own */
+
+    if (up->conf.checksum == SFT_S3_CHECKSUM_CRC32C && up->crc32c_known) {
+        sft_s3_crc_base64(up->crc32c, b64, &v);
+        sft_str_set(&type, "FULL_OBJECT");
+
+        if (sft_s3_object_header(r, "x-amz-checksum-crc32c", &v) != SFT_OK
+            || sft_s3_object_header(r, "x-amz-checksum-type", &type)
+               != SFT_OK)
+        {
+            sft_s3_request_free(r);
+            return NULL;
+        }
+    }
+
     return r;
 }
 
@@ -1788,9 +1869,174 @@ sft_s3_upload_completed(sft_s3_request_t *r)
     }
 
     up->upload_id.len = 0;
+
+    if (up->multipart && up->restamp) {
+        sft_s3_upload_restamp(up);
+        return;
+    }
+
+    if (up->multipart && up->crc32c_known) {
+        sft_s3_upload_verify(up);
+        return;
+    }
+
     up->finished = 1;
 
     sft_s3_upload_finish(up, SFT_OK);
+}
+
+
+/*
+ * A multipart object's CRC-32C: S3 keeps it as the full-object checksum
+ * asked for at the creation, where it does (AWS); where it does not, or
+ * keeps another (Ceph, moto without its CRC-32C module), it is kept in
+ * the metadata by a copy.
+ */
+
+static void
+sft_s3_upload_verify(sft_s3_uploader_t *up)
+{
+    sft_str_t          v;
+    sft_s3_request_t  *r;
+
+    sft_str_set(&v, "ENABLED");
+
+    r = sft_s3_upload_request(up, "HEAD", sft_s3_upload_verified);
+
+    if (r == NULL
+        || sft_s3_object_header(r, "x-amz-checksum-mode", &v) != SFT_OK
+        || sft_s3_request_start(r) != SFT_OK)
+    {
+        if (r) {
+            sft_s3_request_free(r);
+        }
+
+        sft_s3_upload_restamp(up);
+        return;
+    }
+
+    up->control = r;
+}
+
+
+static void
+sft_s3_upload_verified(sft_s3_request_t *r)
+{
+    uint32_t            crc;
+    sft_uint_t          kept;
+    sft_s3_uploader_t  *up;
+
+    up = r->data;
+    up->control = NULL;
+
+    kept = r->rc == SFT_OK && r->status == 200
+           && sft_s3_request_crc32c(r, &crc) == SFT_OK
+           && crc == up->crc32c;
+
+    sft_s3_request_free(r);
+
+    if (!kept) {
+        sft_s3_upload_restamp(up);
+        return;
+    }
+
+    up->finished = 1;
+    sft_s3_upload_finish(up, SFT_OK);
+}
+
+
+/*
+ * The multipart object copied onto itself with what its creation did not
+ * have: its CRC-32C, a time set later; up to the 5 GiB of one copy.  The
+ * object is there either way: a failure is logged, not the commit's.
+ */
+
+static void
+sft_s3_upload_restamp(sft_s3_uploader_t *up)
+{
+    sft_s3_request_t  *r;
+
+    r = NULL;
+
+    if (up->size <= SFT_S3_PART_MAX) {
+        r = sft_s3_upload_request(up, "PUT", sft_s3_upload_restamped);
+    }
+
+    if (r == NULL
+        || sft_s3_object_restamp(&up->conf, r,
+                                 up->crc32c_known ? &up->crc32c : NULL,
+                                 &up->etag, NULL)
+           != SFT_OK
+        || sft_s3_request_start(r) != SFT_OK)
+    {
+        if (r) {
+            sft_s3_request_free(r);
+        }
+
+        sft_log_error(up->size > SFT_S3_PART_MAX ? SFT_LOG_INFO
+                                                 : SFT_LOG_ERR,
+                      up->log, 0,
+                      "S3 upload of \"%.*s\": its time and CRC-32C are "
+                      "not kept: %s",
+                      SFT_STR_FMT(&up->conf.key),
+                      up->size > SFT_S3_PART_MAX
+                      ? "an object over 5 GiB cannot be copied at once"
+                      : "no memory");
+
+        up->finished = 1;
+        sft_s3_upload_finish(up, SFT_OK);
+        return;
+    }
+
+    up->control = r;
+}
+
+
+static void
+sft_s3_upload_restamped(sft_s3_request_t *r)
+{
+    sft_s3_error_t      err;
+    sft_s3_result_t     res;
+    sft_s3_uploader_t  *up;
+
+    up = r->data;
+    up->control = NULL;
+
+    if (r->rc != SFT_OK || r->status != 200
+        || sft_s3_xml_result(r->response.data, r->response.len, up->pool,
+                             &res, &err)
+           != SFT_OK)
+    {
+        sft_log_error(SFT_LOG_ERR, up->log, 0,
+                      "S3 upload of \"%.*s\": its time and CRC-32C are "
+                      "not kept: CopyObject answered status %ld",
+                      SFT_STR_FMT(&up->conf.key), r->status);
+
+    } else {
+        up->etag = res.etag;
+    }
+
+    sft_s3_request_free(r);
+
+    up->finished = 1;
+    sft_s3_upload_finish(up, SFT_OK);
+}
+
+
+/*
+ * The object's time, given before the commit: with the object as it is
+ * created, or, when its multipart upload was created already, by a copy
+ * after the commit.
+ */
+
+void
+sft_s3_upload_mtime(sft_s3_uploader_t *up, time_t mtime)
+{
+    up->conf.mtime = mtime;
+
+    if (up->multipart) {
+        up->restamp = 1;
+    }
 }
 
 

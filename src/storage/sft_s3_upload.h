@@ -35,6 +35,9 @@
 /* parts held at once by one upload, at most */
 #define SFT_S3_IN_FLIGHT_MAX   16
 
+/* the headers of a request that makes an object, at most */
+#define SFT_S3_OBJECT_HEADERS  12
+
 /* pieces written ahead of a gap, held at once */
 #define SFT_S3_UPLOAD_RANGES   32
 
@@ -168,6 +171,7 @@ struct sft_s3_uploader_s {
     unsigned               multipart:1;
     unsigned               loading:1;         /* part 0 waits for them */
     unsigned               commit_wanted:1;   /* once they are in */
+    unsigned               restamp:1;         /* a time came too late */
     unsigned               aborted:1;
     unsigned               creating:1;
     unsigned               committing:1;
@@ -199,6 +203,9 @@ sft_int_t sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
  */
 sft_int_t sft_s3_upload_write(sft_s3_uploader_t *up, sft_s3_write_t *w);
 
+/* a time for the object (x-amz-meta-mtime) before the commit */
+void sft_s3_upload_mtime(sft_s3_uploader_t *up, time_t mtime);
+
 /* once no write waits: conf->on_done follows, with err on a failure */
 sft_int_t sft_s3_upload_commit(sft_s3_uploader_t *up);
 
@@ -206,14 +213,25 @@ sft_int_t sft_s3_upload_commit(sft_s3_uploader_t *up);
 void sft_s3_upload_abort(sft_s3_uploader_t *up);
 
 /*
- * The headers of a new object conf describes (storage class, encryption,
- * x-amz-meta-mtime) added to r, whose headers array has room for 8; and
- * one header, its value copied into r's pool.
+ * One header, its value copied into r's pool; and the headers of a
+ * request that makes an object (PutObject, CreateMultipartUpload,
+ * CopyObject): uc's storage class, encryption, x-amz-meta-mtime, and
+ * x-amz-meta-crc32c when crc is given.  r->headers has room for
+ * SFT_S3_OBJECT_HEADERS.
  */
-sft_int_t sft_s3_upload_object_headers(sft_s3_upload_conf_t *conf,
-    sft_s3_request_t *r);
-sft_int_t sft_s3_upload_header(sft_s3_request_t *r, const char *name,
+sft_int_t sft_s3_object_header(sft_s3_request_t *r, const char *name,
     sft_str_t *value);
+sft_int_t sft_s3_object_headers(sft_s3_upload_conf_t *uc,
+    sft_s3_request_t *r, uint32_t *crc);
+
+/*
+ * r, a PUT of its key, made a CopyObject onto itself that replaces the
+ * object's metadata with uc's and crc (above), keeps content_type, and
+ * holds only while the object's ETag is etag (each when given).
+ */
+sft_int_t sft_s3_object_restamp(sft_s3_upload_conf_t *uc,
+    sft_s3_request_t *r, uint32_t *crc, sft_str_t *etag,
+    sft_str_t *content_type);
 
 
 /* the sweep of multipart uploads older than age under a prefix */

@@ -40,11 +40,13 @@ typedef struct {
     sft_str_t              key;
     sft_s3_wreq_t         *waiting;       /* kept by the upload */
     sft_s3_wreq_t         *done;          /* to complete, in order */
+    uint32_t               crc32c;        /* the object's, stored */
     sft_s3_wreq_t        **done_tail;
     sft_storage_req_t     *close;         /* its commit is over */
     sft_event_t            ev;
     unsigned               completing:1;
     unsigned               closed:1;
+    unsigned               crc32c_known:1; /* an append goes on from it */
 } sft_s3_writer_t;
 
 
@@ -182,6 +184,12 @@ sft_s3_writer_start(sft_s3_op_t *op, off_t size, sft_uint_t lazy)
     wr->ev.data = wr;
     wr->ev.log = conf->log;
 
+    /* the HEAD of the object there: the CRC-32C an append goes on from */
+
+    wr->crc32c_known = size && op->found == SFT_S3_FOUND_FILE
+                       && sft_s3_request_crc32c(op->r, &wr->crc32c)
+                          == SFT_OK;
+
     if (!lazy) {
         err = sft_s3_writer_upload(wr, req, size);
 
@@ -230,6 +238,8 @@ sft_s3_writer_upload(sft_s3_writer_t *wr, sft_storage_req_t *req,
                                   |SFT_STORAGE_WRITE_NOREPLACE)) != 0;
     uc.append_size = append_size;
     uc.copy_part_size = (off_t) conf->copy_threshold;
+    uc.append_crc32c_known = append_size && wr->crc32c_known;
+    uc.append_crc32c = wr->crc32c;
     uc.on_write = sft_s3_wrote;
     uc.on_done = sft_s3_committed;
     uc.data = wr;
@@ -335,6 +345,31 @@ sft_s3_write(sft_storage_req_t *req)
     }
 
     return SFT_ERROR;
+}
+
+
+/*
+ * FSETATTR of an upload: its time goes with the object; a mode is taken
+ * and left (s3_ignore_chmod; the vfs asked for modes only then).
+ */
+
+sft_int_t
+sft_s3_fsetattr(sft_storage_req_t *req)
+{
+    sft_s3_writer_t  *wr;
+
+    wr = req->file->data;
+
+    if (!req->file->write || wr == NULL || wr->up == NULL) {
+        req->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    if ((req->flags & SFT_STORAGE_SET_MTIME) && req->mtime > 0) {
+        sft_s3_upload_mtime(wr->up, req->mtime);
+    }
+
+    return SFT_OK;
 }
 
 

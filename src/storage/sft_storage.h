@@ -74,7 +74,8 @@ typedef enum {
     SFT_STORAGE_FSETATTR,         /* an open file's mode, times */
     SFT_STORAGE_COPY,             /* a range of src into file (CAP_COPY) */
     SFT_STORAGE_CHECKSUM,         /* a stored digest of a whole file
-                                     (CAP_CHECKSUMS) */
+                                     (CAP_CHECKSUMS); a driver that does
+                                     not block answers it at once */
     SFT_STORAGE_NOPS
 } sft_storage_op_t;
 
@@ -310,6 +311,9 @@ struct sft_storage_s {
     sft_str_t              file;
     sft_uint_t             line;
     sft_thread_pool_t     *thread_pool;   /* its blocking operations' */
+    sft_uint_t             caps;          /* SFT_STORAGE_CAP_* beyond the
+                                             driver's, by the block's
+                                             directives */
     unsigned               in_memory:1;   /* no operation can wait for a
                                              disk: all run on the loop */
 };
@@ -330,7 +334,8 @@ typedef struct {
 } sft_storage_conf_ctx_t;
 
 
-#define sft_storage_has(st, cap)  ((st)->driver->caps & (cap))
+#define sft_storage_has(st, cap)                                            \
+    (((st)->driver->caps | (st)->caps) & (cap))
 
 sft_storage_t *sft_storage_find(sft_cycle_t *cycle, sft_str_t *name);
 sft_storage_t **sft_storage_all(sft_cycle_t *cycle, sft_uint_t *n);

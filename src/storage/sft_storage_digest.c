@@ -3,8 +3,9 @@
  * a thread of the worker's pool, a chunk at a time through the driver's
  * read operation into one bounded buffer, with OpenSSL EVP, the IEEE
  * CRC-32 (its one table here) or the CRC-32C of the asm kernel, unless
- * the driver keeps the whole file's digest; stopped between chunks when
- * the owner cancels, completed on the event loop.
+ * the driver keeps the whole file's digest (the only one had from a
+ * driver that does not block); stopped between chunks when the owner
+ * cancels, completed on the event loop.
  */
 
 #include <sft_config.h>
@@ -21,6 +22,8 @@ typedef struct {
 } sft_digest_state_t;
 
 
+static sft_int_t sft_storage_digest_kept(sft_storage_digest_t *d,
+    sft_pool_t *pool);
 static void sft_storage_digest_thread(void *data, sft_log_t *log);
 static void sft_storage_digest_done(sft_event_t *ev);
 static void sft_storage_digest_req(sft_storage_digest_t *d,
@@ -45,9 +48,10 @@ static pthread_once_t  sft_crc32_once = PTHREAD_ONCE_INIT;
 
 /*
  * Starts the digest on the thread pool: SFT_AGAIN, the handler runs
- * later; or SFT_ERROR with d->err: UNSUPPORTED without a thread pool or
+ * later; or SFT_ERROR with d->err: UNSUPPORTED without a thread pool or,
  * on a driver whose reads do not block (they cannot run on a thread),
- * BUSY when the memory or the pool's queue is exhausted.
+ * for all but the whole file's digest it keeps; BUSY when the memory or
+ * the pool's queue is exhausted.
  */
 
 sft_int_t
@@ -61,8 +65,11 @@ sft_storage_digest(sft_storage_digest_t *d, sft_pool_t *pool,
     d->done = 0;
     d->out_len = 0;
 
+    if (d->file->storage && !d->file->storage->driver->blocking) {
+        return sft_storage_digest_kept(d, pool);
+    }
+
     if (tp == NULL || d->file->storage == NULL
-        || !d->file->storage->driver->blocking
         || d->file->storage->driver->ops[SFT_STORAGE_READ] == NULL)
     {
         d->err = SFT_STORAGE_UNSUPPORTED;
@@ -87,6 +94,53 @@ sft_storage_digest(sft_storage_digest_t *d, sft_pool_t *pool,
         d->err = SFT_STORAGE_BUSY;
         return SFT_ERROR;
     }
+
+    return SFT_AGAIN;
+}
+
+
+/*
+ * A driver that does not block: the digest it keeps with the whole file,
+ * answered at once, its handler posted; else UNSUPPORTED.
+ */
+
+static sft_int_t
+sft_storage_digest_kept(sft_storage_digest_t *d, sft_pool_t *pool)
+{
+    off_t               size;
+    sft_event_t        *ev;
+    sft_storage_req_t   req;
+
+    sft_storage_digest_req(d, &req, SFT_STORAGE_FSTAT);
+
+    if (sft_storage_run(&req) != SFT_OK) {
+        d->err = req.err;
+        return SFT_ERROR;
+    }
+
+    size = req.st.size;
+
+    if (d->block > 0 || d->start != 0 || (d->end >= 0 && d->end < size)
+        || sft_storage_digest_size(d->algo) > d->out_size
+        || sft_storage_digest_stored(d, sft_storage_digest_size(d->algo),
+                                     size)
+           != SFT_OK)
+    {
+        d->err = SFT_STORAGE_UNSUPPORTED;
+        return SFT_ERROR;
+    }
+
+    ev = sft_pcalloc(pool, sizeof(sft_event_t));
+    if (ev == NULL) {
+        d->err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    ev->handler = sft_storage_digest_done;
+    ev->data = d;
+    ev->log = d->log;
+
+    sft_post_event(ev);
 
     return SFT_AGAIN;
 }

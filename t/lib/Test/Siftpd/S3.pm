@@ -6,8 +6,9 @@ package Test::Siftpd::S3;
 # not start), a C test program run with their addresses and its TAP
 # results reported; t/s3_storage.py's in-process moto for the driver's
 # tests, or moto_server behind the stand-in as a proxy for siftpd's, with
-# a credentials file, and objects and multipart uploads read straight
-# from moto, reproducible bytes to upload; and every server stopped by
+# a credentials file; the stand-in in front of it or alone for a test of
+# siftpd; objects and multipart uploads read straight from moto,
+# reproducible bytes to upload; and every server stopped by
 # pid at the end.
 
 use warnings;
@@ -21,7 +22,7 @@ use Test::More;
 use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
-    s3_object s3_put s3_uploads s3_bytes/;
+    s3_object s3_put s3_uploads s3_bytes s3_standin/;
 
 my @pids;
 
@@ -221,6 +222,18 @@ sub s3_bytes {
     srand($seed);
     return substr(pack('N*', map { int(rand(4294967296)) } 0 .. $n / 4),
         0, $n);
+}
+
+# t/s3_standin.py on port in the test's directory (its output in
+# standin-PORT.log): a proxy to the upstream port (the request log at
+# GET /__log), or alone (STS, IMDS) without one; waits until it listens
+sub s3_standin {
+    my ($t, $port, @upstream) = @_;
+
+    start($t->testdir(), "standin-$port.log", 'python3', 't/s3_standin.py',
+          $port, @upstream);
+
+    listening($port) or BAIL_OUT('the S3 stand-in did not start');
 }
 
 # no report from the sanitizers in the directory

@@ -1,0 +1,301 @@
+#!/usr/bin/perl
+
+# s3_attrs.t -- times, modes and stored checksums of the s3 storage
+# driver against moto (t/s3_storage.py, its "upload" bucket) through the
+# stand-in proxy, whose request log shows what reached S3: FTP MFMT and
+# SFTP SETSTAT set the time MDTM and stat show, keeping the object's
+# content type and bytes; a directory's time and SITE CHMOD refused as
+# unsupported, SFTP chmod with SSH_FX_OP_UNSUPPORTED, SITE CHMOD taken
+# with s3_ignore_chmod on; OpenSSH "put -p" of a multipart object keeps
+# its time; HASH CRC32C of a PutObject, of a multipart object and of it
+# after APPE is the CRC-32C of the bytes, answered without a GET of the
+# object; SFTP check-file crc32c the same.  Every process is stopped by
+# pid.
+
+use warnings;
+use strict;
+
+use lib 't/lib';
+use Test::More;
+use Cwd ();
+use Digest::MD5 qw/md5_hex/;
+use Test::Siftpd::S3 qw/s3_storage_moto s3_standin/;
+use Test::Siftpd qw/port/;
+
+my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
+my $d = $t->testdir();
+
+my $s3 = port(8900);
+my $proxy = port(8902);
+s3_storage_moto($t, $s3, port(8901), $d, 'upload');
+s3_standin($t, $proxy, $s3);
+
+$t->write_file_expand('siftpd.conf', <<"EOF");
+%%TEST_GLOBALS%%
+worker_processes 1;
+users %%TESTDIR%%/users;
+storage cloud {
+    driver s3;
+    s3_endpoint http://127.0.0.1:$proxy;
+    s3_bucket files;
+    s3_prefix srv/;
+    s3_credentials file %%TESTDIR%%/creds;
+    s3_part_size 5m;
+    s3_retries 1;
+    s3_timeout 30s;
+}
+storage loose {
+    driver s3;
+    s3_endpoint http://127.0.0.1:$proxy;
+    s3_bucket files;
+    s3_prefix srv/;
+    s3_credentials file %%TESTDIR%%/creds;
+    s3_part_size 5m;
+    s3_ignore_chmod on;
+}
+ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
+sftp {
+    server {
+        listen 127.0.0.1:%%PORT_8022%%;
+        host_key %%TESTDIR%%/host_key;
+        storage cloud;
+    }
+}
+EOF
+
+$t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
+$t->user_add('eve', 'pw', perms => 'all', storage => 'loose',
+    home => '/bob');
+my $key = $t->user_key('bob');
+$t->user_key('eve');
+
+$t->write_file('s3.py', <<'PY');
+import boto3, hashlib, sys
+c = boto3.client('s3', endpoint_url='http://127.0.0.1:' + sys.argv[1],
+                 aws_access_key_id='test', aws_secret_access_key='testsecret',
+                 region_name='us-east-1')
+key = 'srv/bob/' + sys.argv[3]
+if sys.argv[2] == 'typed':
+    c.put_object(Bucket='files', Key=key, Body=b'typed bytes',
+                 ContentType='text/plain')
+elif sys.argv[2] == 'head':
+    h = c.head_object(Bucket='files', Key=key)
+    print(h['ContentType'], h['ContentLength'],
+          h['Metadata'].get('mtime', '-'), h['Metadata'].get('crc32c', '-'))
+else:
+    body = c.get_object(Bucket='files', Key=key)['Body'].read()
+    print(hashlib.md5(body).hexdigest())
+PY
+
+sub s3py {
+    my $out = `timeout 60 python3 $d/s3.py $s3 @_`;
+    chomp $out;
+    return $out;
+}
+
+# CRC-32C (Castagnoli), a table and 64 KiB at a time
+
+my @table = map {
+    my $c = $_;
+    $c = $c & 1 ? ($c >> 1) ^ 0x82f63b78 : $c >> 1 for 1 .. 8;
+    $c;
+} 0 .. 255;
+
+sub crc32c {
+    my ($data) = @_;
+    my $crc = 0xffffffff;
+
+    for (my $off = 0; $off < length($data); $off += 65536) {
+        for my $b (unpack('C*', substr($data, $off, 65536))) {
+            $crc = $table[($crc ^ $b) & 0xff] ^ ($crc >> 8);
+        }
+    }
+
+    return sprintf('%08x', $crc ^ 0xffffffff);
+}
+
+sub bytes {
+    my ($seed, $n) = @_;
+    srand($seed);
+    return substr(pack('N*', map { int(rand(4294967296)) } 0 .. $n / 4),
+        0, $n);
+}
+
+# the object's GETs and HEADs that reached S3, from the stand-in's log
+sub requests {
+    my ($method, $name) = @_;
+    my $log = `curl -s --max-time 30 http://127.0.0.1:$proxy/__log`;
+    my @l = grep { m{^$method /files/srv/bob/\Q$name\E(\?|$)} }
+        split(/\n/, $log);
+    return scalar(@l);
+}
+
+$t->run();
+
+my $ftp = port(8021);
+my $sftp = port(8022);
+
+# one FTP session: each command and its whole reply, on a line
+
+$t->write_file('ftp.py', <<'PY');
+import ftplib, sys
+f = ftplib.FTP()
+f.connect('127.0.0.1', int(sys.argv[1]), timeout=60)
+f.login(sys.argv[2], 'pw')
+for c in sys.argv[3:]:
+    try:
+        if c.startswith('STOR ') or c.startswith('APPE '):
+            verb, name, src = c.split(' ')
+            with open(src, 'rb') as fh:
+                r = f.storbinary(verb + ' ' + name, fh)
+        else:
+            r = f.sendcmd(c)
+    except ftplib.all_errors as e:
+        r = str(e)
+    print(c.split(' /')[0] + ' => ' + r.replace('\r\n', ' '))
+f.quit()
+PY
+
+sub ftp {
+    my ($user, @commands) = @_;
+
+    open(my $fh, '-|', 'timeout', 120, '/usr/bin/python3', "$d/ftp.py",
+         $ftp, $user, @commands) or die "ftp.py: $!";
+    local $/;
+    my $out = <$fh>;
+    close($fh);
+
+    return $out // '';
+}
+
+# uploads: one PutObject, one multipart (5 MiB + 100 KiB)
+
+my $small = bytes(5, 5000);
+my $multi = bytes(6, 5 * 1024 * 1024 + 102400);
+$t->write_file('small', $small);
+$t->write_file('multi', $multi);
+$t->write_file('tail', 'the tail of the object');
+
+my $all = $multi . 'the tail of the object';
+my $crc_all = crc32c($all);
+
+my $out = ftp('bob', "STOR small $d/small", "STOR multi $d/multi");
+like($out, qr/^STOR small => 226/m, 'STOR of a PutObject');
+like($out, qr/^STOR multi => 226/m, 'STOR of a multipart object')
+    or diag($out);
+
+# HASH CRC32C from the stored value: a HEAD, no GET
+
+my $gets = requests('GET', 'multi') + requests('GET', 'small');
+
+$out = ftp('bob', 'OPTS HASH CRC32C', 'HASH small', 'HASH multi');
+like($out, qr/^HASH small => 213 CRC32C 0-4999 (\S+) small$/m,
+    'HASH CRC32C of a PutObject answered') or diag($out);
+my ($h1) = $out =~ /^HASH small => 213 CRC32C \S+ (\S+)/m;
+is(lc($h1 // ''), crc32c($small), 'HASH CRC32C of a PutObject: its CRC-32C');
+my ($h2) = $out =~ /^HASH multi => 213 CRC32C \S+ (\S+)/m;
+is(lc($h2 // ''), crc32c($multi),
+    'HASH CRC32C of a multipart object: its CRC-32C') or diag($out);
+is(requests('GET', 'multi') + requests('GET', 'small'), $gets,
+    'HASH CRC32C: no GET of the objects');
+
+# after APPE (a copy of the old bytes, then the new ones)
+
+$out = ftp('bob', "APPE multi $d/tail", 'OPTS HASH CRC32C', 'HASH multi');
+my ($h3) = $out =~ /^HASH multi => 213 CRC32C \S+ (\S+)/m;
+is(lc($h3 // ''), $crc_all,
+    'HASH CRC32C after APPE: the CRC-32C of the concatenation')
+    or diag($out);
+
+# times: MFMT, MDTM; the content type and bytes kept
+
+is(s3py('typed', 'typed'), '', 'an object with a content type');
+$out = ftp('bob', 'MFMT 20200102030405 typed', 'MDTM typed',
+    'MFMT 20010203040506 small', 'MDTM small', 'MKD dir',
+    'MFMT 20200102030405 dir', 'MFMT 20200102030405 none',
+    'SITE CHMOD 600 small');
+like($out, qr/^MFMT \d+ typed => 213 Modify=20200102030405; typed$/m,
+    'MFMT of an object');
+like($out, qr/^MDTM typed => 213 20200102030405$/m, 'MDTM: the time set');
+is(s3py('head', 'typed'), 'text/plain 11 1577934245 -',
+    'MFMT: the content type kept, x-amz-meta-mtime set');
+is(s3py('get', 'typed'), md5_hex('typed bytes'), 'MFMT: the bytes kept');
+like($out, qr/^MDTM small => 213 20010203040506$/m, 'MDTM of a PutObject');
+is(s3py('head', 'small'), 'binary/octet-stream 5000 981173106 '
+    . crc32c($small), 'MFMT: the stored CRC-32C kept');
+like($out, qr/^MFMT 20200102030405 dir => 550/m,
+    'MFMT of a directory: refused');
+ok($t->wait_log(qr/the time of "srv\/bob\/dir" is not set: a directory has/),
+    'MFMT of a directory: the reason logged');
+like($out, qr/^MFMT 20200102030405 none => 550/m,
+    'MFMT of a missing name: 550');
+like($out, qr/^SITE CHMOD 600 small => 550 Changing modes is not supported/m,
+    'SITE CHMOD: refused with the reason');
+
+$out = ftp('eve', 'SITE CHMOD 600 small', 'SITE CHMOD 600 none');
+like($out, qr/^SITE CHMOD 600 small => 200/m,
+    'SITE CHMOD with s3_ignore_chmod on: taken');
+like($out, qr/^SITE CHMOD 600 none => 550/m,
+    'SITE CHMOD with s3_ignore_chmod on: a missing name 550');
+
+# OpenSSH put -p: FSETSTAT with the mode and the times before CLOSE of a
+# multipart upload
+
+$t->write_file('putp', $multi);
+utime(1234567890, 1234567890, "$d/putp");
+my ($rc, $sout) = $t->sftp_batch($sftp, 'eve', "put -p $d/putp putp\n");
+is($rc, 0, 'OpenSSH sftp put -p ran') or diag($sout);
+
+# SFTP: SETSTAT of the times, chmod refused, check-file crc32c
+
+$t->write_file('sftp.py', <<'PY');
+import paramiko, struct, sys
+sys.path.insert(0, sys.argv[3])
+import sftp_raw
+
+port, key, crc = int(sys.argv[1]), sys.argv[2], sys.argv[4]
+
+def check(cond, what):
+    sftp_raw.check(what, cond)
+
+t = sftp_raw.login(port, key, 'bob')
+s = paramiko.SFTPClient.from_transport(t)
+
+check(s.stat('putp').st_mtime == 1234567890,
+      'put -p of a multipart object: the time kept')
+s.utime('small', (1500000000, 1600000000))
+check(s.stat('small').st_mtime == 1600000000, 'SETSTAT: the time set')
+
+try:
+    s.chmod('small', 0o600)
+    check(False, 'chmod refused')
+except IOError as e:
+    check('not supported' in str(e), 'chmod refused: ' + str(e))
+
+class Raw(paramiko.SFTPAttributes):
+    # paramiko packs every int as uint64: the uint32 block size goes raw
+    def __init__(self, b):
+        self.b = b
+    def _pack(self, msg):
+        msg.add_bytes(self.b)
+
+# offset, length (0: to the end), block size (0: one hash), as the draft
+with s.open('multi', 'rb') as f:
+    _, msg = s._request(paramiko.sftp.CMD_EXTENDED, 'check-file-handle',
+                        f.handle, 'crc32c',
+                        Raw(struct.pack('>QQI', 0, 0, 0)))
+    msg.get_text()
+    msg.get_text()
+    got = msg.get_remainder().hex()
+check(got == crc, 'check-file crc32c: the CRC-32C (%s)' % got)
+
+s.close()
+t.close()
+PY
+
+my ($c, $pyout) = $t->python_checks('sftp.py', $sftp, $key,
+    Cwd::getcwd() . '/t/lib', $crc_all);
+ok($c == 4, 'the SFTP checks ran') or diag($pyout);
+is(s3py('get', 'putp'), md5_hex($multi), 'put -p: the bytes');
+
+$t->done();
