@@ -6,14 +6,14 @@
 # a certificate for that name trusted through s3_ca_file, and HTTPS
 # trusted through libcurl's default CA bundle.  The test runs in private
 # mount and network namespaces of its own: a hosts file, a resolv.conf
-# (nameserver 127.0.0.1), an nsswitch.conf and the default CA bundle (the
-# test's CA) are bind-mounted over the system's, a small DNS responder
-# answers on 127.0.0.1:53 with two addresses (so the C library sorts them,
-# through a netlink routing socket; 127.0.0.2 refuses and libcurl tries
-# the next), and a TLS terminator with a certificate made at test time
-# stands in front of moto.  Each storage: an FTP upload read
-# back byte-identical, and no alert or emergency in the error log.  Every
-# process is stopped by pid.
+# (nameserver 127.0.0.53), an nsswitch.conf and the default CA bundle
+# (the test's CA) are bind-mounted over the system's, a small DNS
+# responder answers on 127.0.0.53:53 with two addresses (so the C library
+# sorts them, through a netlink routing socket; 127.0.0.2 refuses and
+# libcurl tries the next), and a TLS terminator with a certificate made
+# at test time stands in front of moto.  Each storage: an FTP upload read
+# back byte-identical, and no alert or emergency in the error log.
+# Every process is stopped by pid.
 
 use warnings;
 use strict;
@@ -57,11 +57,12 @@ system("cd $d && openssl req -x509 -newkey ec -pkeyopt "
     . "-CAcreateserial -out tls.pem -days 2 -extfile san.cnf 2>/dev/null")
     == 0 or die "openssl failed";
 
-# the names: /etc/hosts for one, DNS on 127.0.0.1 for the other
+# the names: /etc/hosts for one, DNS on 127.0.0.53 for the other (not
+# 127.0.0.1, where the C library asks when it cannot read resolv.conf)
 
 $t->write_file('hosts', "127.0.0.1 localhost\n127.0.0.1 $name\n");
 $t->write_file('resolv.conf',
-    "nameserver 127.0.0.1\noptions timeout:2 attempts:2\n");
+    "nameserver 127.0.0.53\noptions timeout:2 attempts:2\n");
 $t->write_file('nsswitch.conf', "hosts: files dns\n");
 
 for my $f (qw/hosts resolv.conf nsswitch.conf/) {
@@ -86,7 +87,7 @@ name, tls, s3, d = sys.argv[1].encode(), int(sys.argv[2]), int(sys.argv[3]), sys
 
 def dns():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(('127.0.0.1', 53))
+    s.bind(('127.0.0.53', 53))
     while True:
         q, peer = s.recvfrom(512)
         qid, = struct.unpack('>H', q[:2])
