@@ -99,11 +99,30 @@ sft_landlock_create_conf(sft_cycle_t *cycle)
 sft_int_t
 sft_landlock_allow(sft_cycle_t *cycle, sft_str_t *path, sft_uint_t access)
 {
+    sft_uint_t            i;
     sft_landlock_conf_t  *llcf;
     sft_landlock_rule_t  *rule;
 
     llcf = (sft_landlock_conf_t *) sft_get_conf(cycle->conf_ctx,
                                                 sft_landlock_module);
+
+    /* one rule a path, whichever modules declare it */
+
+    rule = llcf->rules.elts;
+
+    for (i = 0; i < llcf->rules.nelts; i++) {
+        if (sft_strlen(rule[i].path) == path->len
+            && sft_strncmp(rule[i].path, path->data, path->len) == 0)
+        {
+            rule[i].access |= access;
+
+            if (!(access & SFT_LANDLOCK_OPTIONAL)) {
+                rule[i].access &= ~SFT_LANDLOCK_OPTIONAL;
+            }
+
+            return SFT_OK;
+        }
+    }
 
     rule = sft_array_push(&llcf->rules);
     if (rule == NULL) {
@@ -339,7 +358,9 @@ failed:
 
 /*
  * A path the worker cannot open now (a missing one) gets no rule: the
- * worker cannot reach it afterwards, which the notice says.
+ * worker cannot reach it afterwards, which the notice says, unless it is
+ * optional and absent.  A symbolic link is followed: the rule is on what
+ * it leads to (/etc/resolv.conf into /run).
  */
 
 static sft_int_t
@@ -376,6 +397,10 @@ sft_landlock_add(sft_landlock_ruleset_t *rs, const u_char *path, size_t len,
     *sft_cpymem(name, path, len) = '\0';
 
     fd = open(name, O_PATH|O_CLOEXEC);
+
+    if (fd == -1 && (access & SFT_LANDLOCK_OPTIONAL) && sft_errno == ENOENT) {
+        return SFT_OK;
+    }
 
     if (fd == -1) {
         sft_log_error(SFT_LOG_NOTICE, rs->log, sft_errno,

@@ -26,11 +26,18 @@
  */
 #define SFT_LANDLOCK_PARENT   0x10
 
+/*
+ * A path that may be absent (a system file some machines lack): no rule
+ * and no notice when it is.
+ */
+#define SFT_LANDLOCK_OPTIONAL 0x20
+
 
 /*
  * At configuration time: the workers of this cycle may reach path (an
  * absolute path, a file or a directory and everything beneath it) with
- * the access given.  SFT_ERROR only when out of memory.
+ * the access given; a path declared again gets the access of both.
+ * SFT_ERROR only when out of memory.
  */
 sft_int_t sft_landlock_allow(sft_cycle_t *cycle, sft_str_t *path,
     sft_uint_t access);

@@ -5,10 +5,10 @@
  * the thread pool, the storage driver, TLS, libssh, io_uring and the
  * sanitizers make, some only with the arguments they pass (socket
  * families, no executable memory, signals to itself and its master,
- * ioctl requests, fcntl commands, prctl options, setsockopt levels), and
- * traps every other call.  The SIGSYS handler writes
- * one line naming the call to the error log and makes the call fail with
- * ENOSYS, so the worker goes on serving its other sessions.
+ * ioctl requests, fcntl commands, prctl options, setsockopt levels and
+ * the resolver's IP_RECVERR), and traps every other call.  The SIGSYS
+ * handler writes one line naming the call to the error log and makes the
+ * call fail with ENOSYS, so the worker goes on serving its other sessions.
  */
 
 #include <sft_config.h>
@@ -20,6 +20,7 @@
 #include <sys/ucontext.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 
 
@@ -321,24 +322,35 @@ static const sft_seccomp_call_t  sft_seccomp_named[] = {
  * as a call off the list when none does.  A rule reads the low 32 bits of
  * one argument: all the kernel takes of an int (a family, a level, a
  * request, a command, an option, a pid, a signal), and where the flags it
- * tests are.  The values are what the worker, its libraries and the
- * sanitizer runtimes pass once it serves, found by tracing the test suite.
+ * tests are; and, where one value alone says too little (a level and the
+ * option at it), a second argument that must be a value as well.  The
+ * values are what the worker, its libraries and the sanitizer runtimes
+ * pass once it serves, found by tracing the test suite.
  */
 
 #define SFT_SECCOMP_EQ     0        /* the argument is the value */
 #define SFT_SECCOMP_CLEAR  1        /* it has none of the value's bits */
 #define SFT_SECCOMP_SET    2        /* it has one of the value's bits */
 
+#define SFT_SECCOMP_ONE    6        /* arg2: no second argument */
+
 typedef struct {
     int          nr;
     uint32_t     arg;
     uint32_t     test;
     uint32_t     value;
+    uint32_t     arg2;              /* SFT_SECCOMP_ONE, or an argument */
+    uint32_t     value2;            /* that is this value too */
 } sft_seccomp_rule_t;
 
 
 #define sft_seccomp_rule(name, arg, test, value)                             \
-    { __NR_##name, arg, SFT_SECCOMP_##test, (uint32_t) (value) }
+    { __NR_##name, arg, SFT_SECCOMP_##test, (uint32_t) (value),              \
+      SFT_SECCOMP_ONE, 0 }
+
+#define sft_seccomp_rule2(name, arg, value, arg2, value2)                    \
+    { __NR_##name, arg, SFT_SECCOMP_EQ, (uint32_t) (value),                  \
+      arg2, (uint32_t) (value2) }
 
 
 /* the kernel TLS level; older C libraries lack the name */
@@ -352,16 +364,28 @@ static const sft_seccomp_rule_t  sft_seccomp_rules[] = {
     /* threads, never processes: clone() only with CLONE_THREAD */
     sft_seccomp_rule(clone, 0, SET, CLONE_THREAD),
 
-    /* the families the server speaks: no netlink, packet or crypto API */
+    /* the families the server speaks: no packet or crypto API, no
+       netlink but the routing socket */
     sft_seccomp_rule(socket, 0, EQ, AF_INET),
     sft_seccomp_rule(socket, 0, EQ, AF_INET6),
     sft_seccomp_rule(socket, 0, EQ, AF_UNIX),
+
+    /* the C library's resolver sorts a name's addresses by the host's own
+       (RFC 3484): a routing socket, which reads them; changing anything
+       through it takes CAP_NET_ADMIN, which workers lack */
+    sft_seccomp_rule2(socket, 0, AF_NETLINK, 2, NETLINK_ROUTE),
+
     sft_seccomp_rule(socketpair, 0, EQ, AF_UNIX),
 
     /* passive listeners, TCP, and kernel TLS (TCP_ULP, then SOL_TLS) */
     sft_seccomp_rule(setsockopt, 1, EQ, SOL_SOCKET),
     sft_seccomp_rule(setsockopt, 1, EQ, IPPROTO_TCP),
     sft_seccomp_rule(setsockopt, 1, EQ, SOL_TLS),
+
+    /* the C library's resolver asks for ICMP errors on its UDP socket;
+       no other IP option (multicast, transparent, header options) */
+    sft_seccomp_rule2(setsockopt, 1, SOL_IP, 2, IP_RECVERR),
+    sft_seccomp_rule2(setsockopt, 1, SOL_IPV6, 2, IPV6_RECVERR),
 
     /* no new executable memory: nothing written can be run */
     sft_seccomp_rule(mmap, 2, CLEAR, PROT_EXEC),
@@ -488,7 +512,7 @@ sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode, sft_uint_t flags)
     }
 
     f = sft_alloc((SFT_SECCOMP_FIXED + 2 * sft_nelems(sft_seccomp_allowed)
-                   + 5 * (sft_nelems(sft_seccomp_rules) + nsignals))
+                   + 7 * (sft_nelems(sft_seccomp_rules) + nsignals))
                   * sizeof(struct sock_filter), cycle->log);
     if (f == NULL) {
         return SFT_ERROR;
@@ -581,25 +605,34 @@ sft_seccomp_install(sft_cycle_t *cycle, sft_uint_t mode, sft_uint_t flags)
 /*
  * The rules of each call in turn, those of one call next to each other: a
  * call whose number it is not skips the group (the accumulator still holds
- * the number); one that no rule allows gets dflt.
+ * the number); one that no rule allows gets dflt.  A rule is a load, a
+ * test and an allow (3 instructions), with a second argument a load and a
+ * test more (5); a test that fails skips the rest of its rule.
  */
+
+#define sft_seccomp_size(r)  ((r)->arg2 == SFT_SECCOMP_ONE ? 3 : 5)
 
 static sft_uint_t
 sft_seccomp_emit(struct sock_filter *f, sft_uint_t n,
     const sft_seccomp_rule_t *r, sft_uint_t nrules, uint32_t dflt)
 {
-    sft_uint_t  i, end;
+    uint8_t     skip;
+    sft_uint_t  i, end, size;
 
     for (i = 0; i < nrules; /* void */) {
 
+        size = 0;
+
         for (end = i; end < nrules && r[end].nr == r[i].nr; end++) {
-            /* void */
+            size += sft_seccomp_size(&r[end]);
         }
 
         f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K, r[i].nr, 0,
-                                  3 * (end - i) + 1);
+                                  size + 1);
 
         for ( /* void */ ; i < end; i++) {
+            skip = sft_seccomp_size(&r[i]) - 2;
+
             f[n++] = sft_seccomp_stmt(BPF_LD|BPF_W|BPF_ABS,
                                       SFT_SECCOMP_ARG(r[i].arg));
 
@@ -607,18 +640,25 @@ sft_seccomp_emit(struct sock_filter *f, sft_uint_t n,
 
             case SFT_SECCOMP_EQ:
                 f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K,
-                                          r[i].value, 0, 1);
+                                          r[i].value, 0, skip);
                 break;
 
             case SFT_SECCOMP_CLEAR:
                 f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JSET|BPF_K,
-                                          r[i].value, 1, 0);
+                                          r[i].value, skip, 0);
                 break;
 
             default: /* SFT_SECCOMP_SET */
                 f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JSET|BPF_K,
-                                          r[i].value, 0, 1);
+                                          r[i].value, 0, skip);
                 break;
+            }
+
+            if (r[i].arg2 != SFT_SECCOMP_ONE) {
+                f[n++] = sft_seccomp_stmt(BPF_LD|BPF_W|BPF_ABS,
+                                          SFT_SECCOMP_ARG(r[i].arg2));
+                f[n++] = sft_seccomp_jump(BPF_JMP|BPF_JEQ|BPF_K,
+                                          r[i].value2, 0, 1);
             }
 
             f[n++] = sft_seccomp_stmt(BPF_RET|BPF_K, SECCOMP_RET_ALLOW);

@@ -776,6 +776,10 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
         return SFT_CONF_ERROR;
     }
 
+    if (sft_s3_confine(cf->cycle, cl) != SFT_OK) {
+        return SFT_CONF_ERROR;
+    }
+
     if (scf->creds_from == 0) {
         scf->creds_from = sft_s3_creds_env(cf->pool, &scf->creds) == SFT_OK
                           ? SFT_S3_CREDS_ENV : SFT_S3_CREDS_IMDS;

@@ -133,6 +133,9 @@ sft_int_t sft_s3_op_next_page(sft_s3_op_t *op, sft_s3_op_pt handler);
 sft_int_t sft_s3_cancel(sft_storage_req_t *req);
 uint64_t sft_s3_key_hash(u_char *p, size_t n);
 
+/* sft_s3_confine.c: what the workers read, declared to Landlock */
+sft_int_t sft_s3_confine(sft_cycle_t *cycle, sft_s3_client_t *cl);
+
 /* sft_s3_op.c: the operations on names */
 sft_int_t sft_s3_stat(sft_storage_req_t *req);
 sft_int_t sft_s3_mkdir(sft_storage_req_t *req);

@@ -3,9 +3,12 @@
  * up as a worker is (a thread pool already running): a call off the list
  * fails with ENOSYS on the loop's thread and on a pool thread, each named
  * in the error log; threads are still created, processes are not; only
- * the INET, INET6 and UNIX socket families are open; memory is never made
- * executable; signals go only to the process itself and its parent; ioctl
- * and fcntl take only the requests and commands the workers use.
+ * the INET, INET6 and UNIX socket families are open, and netlink's
+ * routing socket (the resolver's); memory is never made executable;
+ * signals go only to the process itself and its parent; ioctl and fcntl
+ * take only the requests and commands the workers use;
+ * setsockopt() at the IP levels takes only the resolver's IP_RECVERR,
+ * the level and the option checked together.
  */
 
 #include <sft_config.h>
@@ -13,13 +16,14 @@
 #include <sft_thread_pool.h>
 #include <sft_seccomp.h>
 #include <poll.h>
+#include <linux/netlink.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include "sft_tap.h"
 
 
-#define CHILD_TESTS  22
+#define CHILD_TESTS  27
 
 
 static long  pool_rc;
@@ -171,8 +175,15 @@ filtered_child(void)
        "the log says so");
 
     errno = 0;
-    rc = socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, 0);
-    ok(refused(rc), "no netlink socket");
+    rc = socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    ok(refused(rc), "no netlink socket but the routing one");
+
+    fd = socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_ROUTE);
+    ok(fd != -1, "the routing socket, for the resolver");
+
+    if (fd != -1) {
+        close(fd);
+    }
 
     fd = socket(AF_INET6, SOCK_STREAM|SOCK_CLOEXEC, 0);
     ok(fd != -1 || errno == EAFNOSUPPORT, "an INET6 socket");
@@ -232,6 +243,41 @@ filtered_child(void)
     ok(refused(fcntl(fds[0], F_SETOWN, getpid()))
        && refused(ioctl(fds[0], TIOCSTI, "x")),
        "not F_SETOWN or TIOCSTI");
+
+    /* the resolver's UDP socket: IP_RECVERR, no other IP option */
+
+    fd = socket(AF_INET, SOCK_DGRAM|SOCK_CLOEXEC, 0);
+    n = 1;
+
+    ok(fd != -1
+       && setsockopt(fd, SOL_IP, IP_RECVERR, &n, sizeof(int)) == 0,
+       "IP_RECVERR at SOL_IP");
+
+    errno = 0;
+    ok(refused(setsockopt(fd, SOL_IP, IP_TRANSPARENT, &n, sizeof(int)))
+       && refused(setsockopt(fd, SOL_IP, IP_MULTICAST_LOOP, &n,
+                             sizeof(int))),
+       "not IP_TRANSPARENT or IP_MULTICAST_LOOP");
+
+    /* the option's number at another level is not it */
+
+    errno = 0;
+    ok(refused(setsockopt(fd, SOL_IPV6, IP_RECVERR, &n, sizeof(int))),
+       "not IP_RECVERR's number at SOL_IPV6");
+
+    if (fd != -1) {
+        close(fd);
+    }
+
+    fd = socket(AF_INET6, SOCK_DGRAM|SOCK_CLOEXEC, 0);
+
+    ok(fd == -1
+       || setsockopt(fd, SOL_IPV6, IPV6_RECVERR, &n, sizeof(int)) == 0,
+       "IPV6_RECVERR at SOL_IPV6");
+
+    if (fd != -1) {
+        close(fd);
+    }
 
     /* no exit handlers: a sanitizer's leak check would need a process */
 
