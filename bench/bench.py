@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # bench/bench.py - measures every server of a lab started by bench/run.sh
-# (siftpd, vsftpd, ProFTPD, Pure-FTPd, OpenSSH sshd) with the same clients for
+# (siftpd, vsftpd, ProFTPD, Pure-FTPd, OpenSSH sshd; siftpd's S3 driver and
+# rclone serve on moto's S3) with the same clients for
 # all of them (curl for FTP/FTPS, bench/ftps_client.py for one FTPS row that
 # curl's own cost would cap, OpenSSH sftp for SFTP, a small stdlib FTP
 # client for logins and idle sessions) and writes results/<arch>.json (every
@@ -32,11 +33,13 @@ PROFILES = {
     "quick": dict(runs=3, big=GiB // 4, sftp_big=GiB // 16, par_n=16, par_size=32 << 20, small_n=1000,
                   small_size=16 << 10, login_window=0.4, login_max=300, conc=32, first_conc_runs=1,
                   sessions=200, mem_runs=1, setup_runs=5, ceil_runs=1, api_gets=500,
-                  speed_secs=1, iperf_secs=2, budget_s=285),
+                  speed_secs=1, iperf_secs=2, budget_s=285,
+                  s3_runs=1, s3_big=GiB // 16, s3_small_n=200, s3_mem_n=16, s3_mem_size=16 << 20, s3_budget_s=600),
     "full": dict(runs=5, big=GiB, sftp_big=GiB, par_n=16, par_size=256 << 20, small_n=1000,
                  small_size=16 << 10, login_window=3.0, login_max=5000, conc=32, first_conc_runs=5,
                  sessions=200, mem_runs=3, setup_runs=15, ceil_runs=3, api_gets=500,
-                 speed_secs=3, iperf_secs=5, budget_s=2200),
+                 speed_secs=3, iperf_secs=5, budget_s=2200,
+                 s3_runs=3, s3_big=GiB, s3_small_n=1000, s3_mem_n=16, s3_mem_size=64 << 20, s3_budget_s=1200),
 }
 TRANSFER_TIMEOUT_S = 300     # any single client process
 FIRST_LOGIN_TIMEOUT_S = 60   # 32 argon2id checks queue up on 2 cores: ~10-20 s
@@ -48,6 +51,7 @@ SFTP_KEX = "curve25519-sha256"
 SFTP_CIPHERS = {"chacha": ("chacha20-poly1305@openssh.com", "ceil_chacha", "chacha20-poly1305"),
                 "aes": ("aes256-gcm@openssh.com", "ceil_aes_gcm", "aes256-gcm")}
 SETTLE_S = 0.25              # let the server finish closing before reading /proc
+S3_PROTOS = {"s3ftp": "ftp", "s3sftp": "sftp"}   # row protocols served from moto's bucket
 
 CEILING_NOTE = ("the row's throughput as a share of one core's `openssl speed -evp` (16 KiB blocks) for the "
                 "cipher in use: the one forced on the SFTP client, or the AEAD of the TLS suite FTPS negotiated "
@@ -113,20 +117,27 @@ def cpu_seconds(root):
     return ticks / CLK
 
 
-def pss_mib(root):
-    """PSS of the server's tree (supervise.py itself excluded)."""
+def tree_mem_mib(root):
+    """RSS and PSS summed over the server's tree (supervise.py itself
+    excluded), in MiB, and how many processes"""
     desc, _ = tree(root)
-    kib = 0
+    kib = {"Rss:": 0, "Pss:": 0}
     for pid in desc:
         try:
             with open(f"/proc/{pid}/smaps_rollup") as f:
                 for line in f:
-                    if line.startswith("Pss:"):
-                        kib += int(line.split()[1])
-                        break
+                    field = line[:4]
+                    if field in kib:
+                        kib[field] += int(line.split()[1])
         except OSError:
             pass
-    return kib / 1024, len(desc)
+    return kib["Rss:"] / 1024, kib["Pss:"] / 1024, len(desc)
+
+
+def pss_mib(root):
+    """PSS of the server's tree (supervise.py itself excluded)."""
+    _, pss, n = tree_mem_mib(root)
+    return pss, n
 
 
 # ------------------------------------------------------------------ helpers
@@ -277,6 +288,10 @@ class Ctx:
         self.sftp_base = {}
         self.row_seconds = {}
         self.seq = 0
+        moto = lab.get("moto")
+        self.moto = moto if moto and moto.get("port") else None
+        self.s3 = S3(moto["port"], moto["bucket"]) if self.moto else None
+        self.s3_ref = None
 
     def uniq(self):
         self.seq += 1
@@ -287,6 +302,8 @@ class Ctx:
 
     # where a server serves a protocol; Skip tells why not
     def endpoint(self, srv, proto, nocache=False):
+        if proto in S3_PROTOS:
+            return self.s3_instance(srv, proto)["port"]
         key = "ftp" if proto in ("ftp", "ftps") else proto
         ep = srv.get(key)
         if srv["name"] == "siftpd":
@@ -301,8 +318,31 @@ class Ctx:
             raise Skip("–")
         return ep["port"]
 
-    def root(self, srv):
+    def s3_instance(self, srv, proto):
+        """the instance serving the bucket over ftp or sftp (its port and
+        supervisor); Skip: not one of the S3 servers, or why not"""
+        s3 = srv.get("s3")
+        if s3 is None:
+            raise Skip("–")
+        if not self.moto:
+            raise Skip(f"n/a ({self.lab.get('moto_why') or 'no moto'})")
+        inst = s3.get(S3_PROTOS[proto]) or {}
+        if not inst.get("port"):
+            raise Skip(f"n/a ({inst.get('why_na') or 'not started'})")
+        return inst
+
+    def root(self, srv, proto=None):
+        if proto in S3_PROTOS:
+            return self.s3_instance(srv, proto).get("sup_pid") or None
         return srv.get("sup_pid") or None
+
+    def store(self, srv, s3):
+        """where the row's server keeps its files"""
+        return S3Store(self.s3, srv["s3"]["prefix"]) if s3 else LocalStore(self)
+
+    def backend_cpu(self, s3):
+        """CPU seconds of moto's tree so far (S3 rows only)"""
+        return cpu_seconds(self.moto.get("sup_pid")) if s3 else None
 
     def curl_base(self, tls=False):
         c = ["curl", "-sS", "--user", f"{self.user}:{self.pw}", "--max-time", str(TRANSFER_TIMEOUT_S)]
@@ -330,13 +370,15 @@ class Ctx:
 
 
 def prepare_data(ctx):
-    """big.bin (FTP/FTPS), mid.bin (parallel downloads), sftp.bin, small/ (N x 16 KiB), up/."""
+    """big.bin (FTP/FTPS), mid.bin (parallel downloads), sftp.bin, s3.bin and
+    s3mem.bin (S3 transfers, uploads in flight), small/ (N x 16 KiB), up/."""
     p, d = ctx.p, ctx.data
     os.makedirs(os.path.join(d, "small"), exist_ok=True)
     os.makedirs(os.path.join(d, "up"), exist_ok=True)
     os.makedirs(ctx.client, exist_ok=True)
     block = os.urandom(64 << 20)  # incompressible; repeats every 64 MiB
-    for name, size in (("big.bin", p["big"]), ("mid.bin", p["par_size"]), ("sftp.bin", p["sftp_big"])):
+    for name, size in (("big.bin", p["big"]), ("mid.bin", p["par_size"]), ("sftp.bin", p["sftp_big"]),
+                       ("s3.bin", p["s3_big"]), ("s3mem.bin", p["s3_mem_size"])):
         path = os.path.join(d, name)
         if os.path.exists(path) and os.path.getsize(path) == size:
             continue
@@ -381,49 +423,245 @@ def mkdir_user(ctx, path):
     os.chmod(path, 0o777)
 
 
+# ------------------------------------------------------------------ S3 (moto)
+# moto checks no signature, but answers a request without one as an anonymous
+# user's (403 on most objects): every request of bench.py carries this one
+MOTO_AUTH = ("AWS4-HMAC-SHA256 Credential=siftpbench/20000101/us-east-1/s3/aws4_request, "
+             "SignedHeaders=host, Signature=0")
+
+
+class S3:
+    """moto's S3 API over http.client, with a signature moto does not check:
+    what the S3 rows seed, check and clean up, never through a server"""
+    PART = 64 << 20
+
+    def __init__(self, port, bucket):
+        self.port, self.bucket = port, bucket
+
+    def req(self, method, key="", query="", body=None, ok=(200,), md5=False):
+        import base64
+        import hashlib
+        import http.client
+        import urllib.parse
+        h = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TRANSFER_TIMEOUT_S)
+        headers = {"Authorization": MOTO_AUTH}
+        if md5:
+            headers["Content-MD5"] = base64.b64encode(hashlib.md5(body).digest()).decode()
+        try:
+            path = f"/{self.bucket}/{urllib.parse.quote(key)}" + (f"?{query}" if query else "")
+            h.request(method, path, body=body, headers=headers)
+            r = h.getresponse()
+            data = r.read()
+        finally:
+            h.close()
+        if r.status not in ok:
+            raise RuntimeError(f"moto {method} {key or self.bucket}: {r.status} {data[:160]!r}")
+        return r, data
+
+    def make_bucket(self):
+        self.req("PUT", ok=(200, 409))
+
+    def size(self, key):
+        r, _ = self.req("HEAD", key, ok=(200, 404))
+        return int(r.getheader("Content-Length")) if r.status == 200 else None
+
+    def put(self, key, data):
+        self.req("PUT", key, body=data)
+
+    def put_file(self, key, path):
+        """a multipart upload of PART-sized parts, so moto never holds one
+        request of the whole file"""
+        import xml.etree.ElementTree as ET
+        _, data = self.req("POST", key, "uploads")
+        upload = ET.fromstring(data).find("{*}UploadId").text
+        parts = []
+        with open(path, "rb") as f:
+            while True:
+                chunk = f.read(self.PART)
+                if not chunk and parts:
+                    break
+                r, _ = self.req("PUT", key, f"partNumber={len(parts) + 1}&uploadId={upload}", chunk)
+                parts.append(r.getheader("ETag"))
+                if len(chunk) < self.PART:
+                    break
+        xml = "".join(f"<Part><PartNumber>{i + 1}</PartNumber><ETag>{e}</ETag></Part>" for i, e in enumerate(parts))
+        self.req("POST", key, f"uploadId={upload}",
+                 f"<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>".encode())
+
+    def keys(self, prefix):
+        """every key below prefix (ListObjectsV2, page by page; at most 100 pages)"""
+        import urllib.parse
+        import xml.etree.ElementTree as ET
+        out, token = [], None
+        for _ in range(100):
+            q = "list-type=2&prefix=" + urllib.parse.quote(prefix, safe="")
+            if token:
+                q += "&continuation-token=" + urllib.parse.quote(token, safe="")
+            _, data = self.req("GET", query=q)
+            doc = ET.fromstring(data)
+            out += [k.text for k in doc.findall("{*}Contents/{*}Key")]
+            t = doc.find("{*}NextContinuationToken")
+            if t is None or not t.text:
+                break
+            token = t.text
+        return out
+
+    def purge(self, keys):
+        """every version of the keys and of those below key/ (the bucket
+        keeps versions, see run.sh): one listing of their common prefix,
+        DeleteObjects of up to 1000 at once"""
+        import urllib.parse
+        import xml.etree.ElementTree as ET
+        if not keys:
+            return
+        gone, marks = [], None
+        dirs = tuple(k.rstrip("/") + "/" for k in keys)
+        for _ in range(100):
+            q = "versions=&prefix=" + urllib.parse.quote(os.path.commonprefix(keys), safe="")
+            if marks:
+                q += "&key-marker=" + urllib.parse.quote(marks[0], safe="")
+                q += "&version-id-marker=" + urllib.parse.quote(marks[1], safe="")
+            _, data = self.req("GET", query=q)
+            doc = ET.fromstring(data)
+            for v in doc.findall("{*}Version") + doc.findall("{*}DeleteMarker"):
+                k = v.find("{*}Key").text
+                if k in keys or k.startswith(dirs):
+                    gone.append((k, v.find("{*}VersionId").text))
+            if doc.findtext("{*}IsTruncated") != "true":
+                break
+            marks = (doc.findtext("{*}NextKeyMarker"), doc.findtext("{*}NextVersionIdMarker"))
+        for i in range(0, len(gone), 1000):
+            body = "".join(f"<Object><Key>{esc(k)}</Key><VersionId>{v}</VersionId></Object>"
+                           for k, v in gone[i:i + 1000])
+            body = f"<Delete><Quiet>true</Quiet>{body}</Delete>".encode()
+            self.req("POST", query="delete=", body=body, md5=True)
+
+
+class LocalStore:
+    """the lab's served directory: where the posix servers keep the files"""
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def path(self, rel):
+        return os.path.join(self.ctx.data, rel)
+
+    def size(self, rel):
+        p = self.path(rel)
+        return os.path.getsize(p) if os.path.exists(p) else None
+
+    def mkdir(self, rel):
+        mkdir_user(self.ctx, self.path(rel))
+
+    def count(self, rel):
+        return len(os.listdir(self.path(rel)))
+
+    def remove(self, rel):
+        rm_tree(self.ctx, self.path(rel))
+
+
+class S3Store:
+    """a server's prefix in moto's bucket: the same operations on its keys"""
+    def __init__(self, s3, prefix):
+        self.s3, self.prefix = s3, prefix
+
+    def size(self, rel):
+        return self.s3.size(self.prefix + rel)
+
+    def count(self, rel):
+        return len([k for k in self.s3.keys(self.prefix + rel + "/") if not k.endswith("/")])
+
+    def remove(self, *rels):
+        """files or directories, every version - only ever below up/"""
+        self.s3.purge([self.prefix + rel for rel in rels if rel.startswith("up/")])
+
+
+def prepare_s3(ctx, servers):
+    """each S3 server's prefix (or ref/ when no server has one): s3.bin,
+    small/ and up/ as in the lab's directory (kept when already there);
+    the first prefix's s3.bin is what moto's own GET row reads"""
+    ctx.s3.make_bucket()
+    prefixes = [srv["s3"]["prefix"] for srv in servers if srv.get("s3")] or ["ref/"]
+    ctx.s3_ref = prefixes[0] + "s3.bin"
+    for prefix in prefixes:
+        if ctx.s3.size(prefix + "s3.bin") != ctx.p["s3_big"]:
+            ctx.s3.put_file(prefix + "s3.bin", os.path.join(ctx.data, "s3.bin"))
+        have = set(ctx.s3.keys(prefix + "small/"))
+        for i in range(ctx.p["s3_small_n"]):
+            key = f"{prefix}small/f{i:04d}"
+            if key not in have:
+                with open(os.path.join(ctx.data, "small", f"f{i:04d}"), "rb") as f:
+                    ctx.s3.put(key, f.read())
+        ctx.s3.put(prefix + "up/", b"")
+    # one FTP login to each S3 instance: siftpd's first one is an argon2id check
+    # (~1 s of CPU) that would land in the first row's CPU per GiB, and 16 at
+    # once would find no cached check (it queues 8 per address); the posix
+    # instances' first logins are paid by the rows before theirs
+    for srv in servers:
+        port = ((srv.get("s3") or {}).get("ftp") or {}).get("port")
+        if port:
+            c = Ftp(port)
+            try:
+                c.login(ctx.user, ctx.pw)
+                c.quit()
+            finally:
+                c.close()
+
+
 # ------------------------------------------------------------------ FTP / FTPS measurements
-def ftp_transfer(ctx, srv, tls, upload, lean=False):
+def ftp_transfer(ctx, srv, tls, upload, lean=False, s3=False):
     """one big file with curl, or downloaded with bench/ftps_client.py
-    (lean: FTPS only), which prints curl's -w line"""
-    proto = "ftps" if tls else "ftp"
+    (lean: FTPS only), which prints curl's -w line; s3: s3.bin ({s3_big}),
+    from and to the server's prefix in moto's bucket"""
+    proto = "s3ftp" if s3 else "ftps" if tls else "ftp"
     port = ctx.endpoint(srv, proto)
-    size = ctx.p["big"]
-    root = ctx.root(srv)
-    target = None
-    if upload:
-        name = f"ul-{ctx.uniq()}.bin"
-        target = os.path.join(ctx.data, "up", name)
+    size, fname = (ctx.p["s3_big"], "s3.bin") if s3 else (ctx.p["big"], "big.bin")
+    root = ctx.root(srv, proto)
+    store = ctx.store(srv, s3)
+    target = f"up/ul-{ctx.uniq()}.bin" if upload else None
     if lean:
         cmd = ctx.lean_base(port) + ["big.bin"]
     elif upload:
-        cmd = ctx.curl_base(tls) + ["-w", CURL_W, "-T", os.path.join(ctx.data, "big.bin"),
-                                    f"ftp://127.0.0.1:{port}/up/{name}"]
+        cmd = ctx.curl_base(tls) + ["-w", CURL_W, "-T", os.path.join(ctx.data, fname),
+                                    f"ftp://127.0.0.1:{port}/{target}"]
     else:
-        cmd = ctx.curl_base(tls) + ["-w", CURL_W, "-o", "/dev/null", f"ftp://127.0.0.1:{port}/big.bin"]
+        cmd = ctx.curl_base(tls) + ["-w", CURL_W, "-o", "/dev/null", f"ftp://127.0.0.1:{port}/{fname}"]
     c0 = cpu_seconds(root)  # this server's previous run already settled after its transfer
+    b0 = ctx.backend_cpu(s3)
     k0 = client_cpu()
     try:
         rc, out, err = run_proc(cmd)
         k1 = client_cpu()
         time.sleep(SETTLE_S)
         c1 = cpu_seconds(root)
+        b1 = ctx.backend_cpu(s3)
         w = parse_w(out)
         if rc != 0 or not w:
             raise RuntimeError(f"{os.path.basename(cmd[1] if lean else cmd[0])} rc={rc}: {err.strip()[-200:]}")
         w = w[0]
         moved = w["up"] if upload else w["down"]
-        if upload and os.path.getsize(target) != size:
-            raise RuntimeError(f"uploaded file has {os.path.getsize(target)} bytes, want {size}")
+        if upload and store.size(target) != size:
+            raise RuntimeError(f"uploaded file has {store.size(target)} bytes, want {size}")
         if moved != size:
             raise RuntimeError(f"moved {moved} bytes, want {size}")
     finally:
-        if target and os.path.exists(target):
-            os.unlink(target)
+        if target:
+            store.remove(target)
     secs = w["total"] - w["pre"]
-    cpu = (c1 - c0) if c0 is not None and c1 is not None else None
-    return dict(value=size / secs / MB, data_s=secs, curl=w,
-                server_cpu_s=cpu, cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None,
-                client_cpu_s=k1 - k0, client_cpu_s_per_gib=(k1 - k0) / (size / GiB))
+    return dict(value=size / secs / MB, data_s=secs, curl=w, **per_gib(size, c0, c1, k0, k1, b0, b1))
+
+
+def per_gib(size, c0, c1, k0, k1, b0=None, b1=None):
+    """server, client and (S3 rows) moto CPU seconds of a transfer of size
+    bytes, and each per GiB"""
+    out = {}
+    for name, per, a, b in (("server_cpu_s", "cpu_s_per_gib", c0, c1),
+                            ("client_cpu_s", "client_cpu_s_per_gib", k0, k1),
+                            ("backend_cpu_s", "backend_cpu_s_per_gib", b0, b1)):
+        cpu = (b - a) if a is not None and b is not None else None
+        if cpu is not None or name != "backend_cpu_s":
+            out[name] = cpu
+            out[per] = (cpu / (size / GiB)) if cpu is not None else None
+    return out
 
 
 def ftp_parallel(ctx, srv):
@@ -463,17 +701,20 @@ def ftp_parallel(ctx, srv):
                 per_client_mb_s=sorted(round(size / (w["total"] - w["pre"]) / MB, 1) for _, w in res))
 
 
-def ftp_small(ctx, srv, upload):
+def ftp_small(ctx, srv, upload, s3=False):
     """N small files over one logged-in session with the stdlib client: EPSV,
     connect, RETR/STOR, 226 per file.  (curl 7.88 stalls for exactly 1 s on a
     share of reused-connection data connects - a multi-wait timeout in the
     client - which swamped this row, so curl is not used here.)"""
-    port = ctx.endpoint(srv, "ftp")
-    n, size = ctx.p["small_n"], ctx.p["small_size"]
+    proto = "s3ftp" if s3 else "ftp"
+    port = ctx.endpoint(srv, proto)
+    store = ctx.store(srv, s3)
+    n, size = ctx.p["s3_small_n" if s3 else "small_n"], ctx.p["small_size"]
     updir = None
     if upload:
-        updir = f"s-{ctx.uniq()}"
-        mkdir_user(ctx, os.path.join(ctx.data, "up", updir))
+        updir = f"up/s-{ctx.uniq()}"
+        if not s3:  # S3: the client's MKD below, so that a server's directory cache knows it
+            store.mkdir(updir)
         payloads = []
         for i in range(n):
             with open(os.path.join(ctx.data, "small", f"f{i:04d}"), "rb") as f:
@@ -483,7 +724,9 @@ def ftp_small(ctx, srv, upload):
     try:
         c.login(ctx.user, ctx.pw)
         c.cmd("TYPE I", (200,))
-        c.cmd(f"CWD {'up/' + updir if upload else 'small'}", (250,))
+        if upload and s3:
+            c.cmd(f"MKD {updir}", (257,))
+        c.cmd(f"CWD {updir if upload else 'small'}", (250,))
         limit = time.monotonic() + TRANSFER_TIMEOUT_S
         t0 = time.perf_counter()
         for i in range(n):
@@ -498,13 +741,13 @@ def ftp_small(ctx, srv, upload):
         busy = time.perf_counter() - t0
         c.quit()
         if upload:
-            got = len(os.listdir(os.path.join(ctx.data, "up", updir)))
+            got = store.count(updir)
             if got != n:
                 raise RuntimeError(f"{got}/{n} files arrived")
     finally:
         c.close()
         if updir:
-            rm_tree(ctx, os.path.join(ctx.data, "up", updir))
+            store.remove(updir)
     return dict(value=n / busy, transfer_s=busy)
 
 
@@ -549,8 +792,8 @@ def ftp_logins(ctx, srv, first, conc):
 
 
 def mem_idle(ctx, srv):
-    if srv["name"] == "siftpd" and not (srv.get("ftp") or srv.get("sftp")):
-        raise Skip(f"n/a ({srv.get('why_na') or 'not built'})")
+    if not (srv.get("ftp") or srv.get("sftp")):
+        raise Skip(f"n/a ({srv.get('why_na') or 'not built'})" if srv["name"] == "siftpd" else "–")
     time.sleep(SETTLE_S)
     mib, nproc = pss_mib(ctx.root(srv))
     return dict(value=mib, processes=nproc)
@@ -727,11 +970,11 @@ def sftp_session(ctx, port, lines, cipher, verbose=False):
     return wall, err
 
 
-def sftp_baseline(ctx, srv, cipher):
-    """median wall time of a session that moves no file (per cipher), and
-    what was negotiated (sftp -v)"""
-    port = ctx.endpoint(srv, "sftp")
-    key = (srv["name"], cipher)
+def sftp_baseline(ctx, srv, cipher, proto="sftp"):
+    """median wall time of a session that moves no file (per instance and
+    cipher), and what was negotiated (sftp -v)"""
+    port = ctx.endpoint(srv, proto)
+    key = (srv["name"], proto, cipher)
     if key not in ctx.sftp_base:
         walls = [sftp_session(ctx, port, ["pwd"], cipher)[0] for _ in range(3)]
         ctx.sftp_base[key] = statistics.median(walls)
@@ -743,7 +986,7 @@ def sftp_baseline(ctx, srv, cipher):
             m = re.search(rx, err)
             if m:
                 a[k] = " ".join(m.groups())
-        ctx.algos.setdefault(srv["name"], {})[f"sftp {SFTP_CIPHERS[cipher][0]}"] = a
+        ctx.algos.setdefault(srv["name"], {}).setdefault(f"sftp {SFTP_CIPHERS[cipher][0]}", a)
     return ctx.sftp_base[key]
 
 
@@ -755,59 +998,170 @@ def sftp_setup(ctx, srv):
     return dict(value=wall * 1000)
 
 
-def sftp_transfer(ctx, srv, upload, cipher):
-    port = ctx.endpoint(srv, "sftp")
-    base = sftp_baseline(ctx, srv, cipher)
-    size = ctx.p["sftp_big"]
-    root = ctx.root(srv)
+def sftp_transfer(ctx, srv, upload, cipher, s3=False):
+    """one big file with OpenSSH's sftp; s3: s3.bin of the server's prefix
+    in moto's bucket ({s3_big}), else sftp.bin ({sftp_big})"""
+    proto = "s3sftp" if s3 else "sftp"
+    port = ctx.endpoint(srv, proto)
+    base = sftp_baseline(ctx, srv, cipher, proto)
+    size, fname = (ctx.p["s3_big"], "s3.bin") if s3 else (ctx.p["sftp_big"], "sftp.bin")
+    root = ctx.root(srv, proto)
+    store = ctx.store(srv, s3)
     target = None
-    src = os.path.join(ctx.data, "sftp.bin")
     if upload:
-        name = f"ul-{ctx.uniq()}.bin"
-        target = os.path.join(ctx.data, "up", name)
-        lines = [f"put {src} up/{name}"]
+        target = f"up/ul-{ctx.uniq()}.bin"
+        lines = [f"put {os.path.join(ctx.data, fname)} {target}"]
     else:
-        lines = ["get sftp.bin /dev/null"]
+        lines = [f"get {fname} /dev/null"]
     c0 = cpu_seconds(root)  # this server's previous run already settled after its transfer
+    b0 = ctx.backend_cpu(s3)
     k0 = client_cpu()
     try:
         wall, _ = sftp_session(ctx, port, lines, cipher)
         k1 = client_cpu()
         time.sleep(SETTLE_S)
         c1 = cpu_seconds(root)
-        if upload and os.path.getsize(target) != size:
-            raise RuntimeError(f"uploaded file has {os.path.getsize(target)} bytes")
+        b1 = ctx.backend_cpu(s3)
+        if upload and store.size(target) != size:
+            raise RuntimeError(f"uploaded file has {store.size(target)} bytes")
     finally:
-        if target and os.path.exists(target):
-            os.unlink(target)
+        if target:
+            store.remove(target)
     secs = max(wall - base, 1e-3)
-    cpu = (c1 - c0) if c0 is not None and c1 is not None else None
-    return dict(value=size / secs / MB, wall_s=wall, baseline_s=base, server_cpu_s=cpu,
-                cpu_s_per_gib=(cpu / (size / GiB)) if cpu is not None else None,
-                client_cpu_s=k1 - k0, client_cpu_s_per_gib=(k1 - k0) / (size / GiB))
+    return dict(value=size / secs / MB, wall_s=wall, baseline_s=base, **per_gib(size, c0, c1, k0, k1, b0, b1))
 
 
-def sftp_small(ctx, srv, upload):
-    port = ctx.endpoint(srv, "sftp")
-    base = sftp_baseline(ctx, srv, "chacha")
-    n = ctx.p["small_n"]
+def sftp_small(ctx, srv, upload, s3=False):
+    proto = "s3sftp" if s3 else "sftp"
+    port = ctx.endpoint(srv, proto)
+    base = sftp_baseline(ctx, srv, "chacha", proto)
+    store = ctx.store(srv, s3)
+    n = ctx.p["s3_small_n" if s3 else "small_n"]
     updir = None
     if upload:
-        updir = f"s-{ctx.uniq()}"
-        mkdir_user(ctx, os.path.join(ctx.data, "up", updir))
-        lines = [f"put {os.path.join(ctx.data, 'small', f'f{i:04d}')} up/{updir}/f{i:04d}" for i in range(n)]
+        updir = f"up/s-{ctx.uniq()}"
+        if not s3:  # S3: the client's mkdir, so that a server's directory cache knows it
+            store.mkdir(updir)
+        lines = ([f"mkdir {updir}"] if s3 else []) + [
+            f"put {os.path.join(ctx.data, 'small', f'f{i:04d}')} {updir}/f{i:04d}" for i in range(n)]
     else:
         lines = [f"get small/f{i:04d} /dev/null" for i in range(n)]
     try:
         wall, _ = sftp_session(ctx, port, lines, "chacha")
         if upload:
-            got = len(os.listdir(os.path.join(ctx.data, "up", updir)))
+            got = store.count(updir)
             if got != n:
                 raise RuntimeError(f"{got}/{n} files arrived")
     finally:
         if updir:
-            rm_tree(ctx, os.path.join(ctx.data, "up", updir))
+            store.remove(updir)
     return dict(value=n / max(wall - base, 1e-3), wall_s=wall, baseline_s=base)
+
+
+# ------------------------------------------------------------------ S3 rows: memory, moto's own rate
+def pool_in_use_mib(api):
+    """siftpd's buffer pool chunks handed out (all workers), in MiB, from
+    its admin API; None without one"""
+    import http.client
+    if not api:
+        return None
+    h = http.client.HTTPConnection("127.0.0.1", api["port"], timeout=10)
+    try:
+        h.request("GET", "/api/v1/stats", headers={"Authorization": "Bearer " + api["token"]})
+        r = h.getresponse()
+        body = r.read()
+    finally:
+        h.close()
+    if r.status != 200:
+        raise RuntimeError(f"GET /api/v1/stats: {r.status}")
+    pool = json.loads(body)["buffer_pool"]
+    return pool["in_use"] * pool["chunk_bytes"] / (1 << 20)
+
+
+def s3_uploads_memory(ctx, srv, proto):
+    """s3_mem_n uploads of s3_mem_size at once (curl -T, or OpenSSH sftp
+    put), the server tree's RSS and PSS sampled every 0.1 s while they run:
+    the value is the peak RSS sum; per upload = (peak - idle before) / n;
+    siftpd's buffer pool in use from its API beside"""
+    port = ctx.endpoint(srv, proto)
+    root = ctx.root(srv, proto)
+    api = ctx.s3_instance(srv, proto).get("api")
+    store = ctx.store(srv, True)
+    n, size = ctx.p["s3_mem_n"], ctx.p["s3_mem_size"]
+    src = os.path.join(ctx.data, "s3mem.bin")
+    names = [f"up/mem-{ctx.uniq()}.bin" for _ in range(n)]
+    time.sleep(SETTLE_S)
+    rss0, pss0, _ = tree_mem_mib(root)
+    rss_peak, pss_peak, pool_peak, samples = rss0, pss0, pool_in_use_mib(api), 0
+    batches, procs = [], []
+    try:
+        for name in names:
+            if proto == "s3ftp":
+                cmd = ctx.curl_base() + ["-T", src, f"ftp://127.0.0.1:{port}/{name}"]
+            else:
+                batches.append(os.path.join(ctx.client, f"batch-{ctx.uniq()}"))
+                with open(batches[-1], "w") as f:
+                    f.write(f"put {src} {name}\n")
+                cmd = ctx.sftp_cmd(port, batches[-1], "chacha")
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        limit = time.monotonic() + TRANSFER_TIMEOUT_S
+        while any(p.poll() is None for p in procs) and time.monotonic() < limit:
+            rss, pss, _ = tree_mem_mib(root)
+            rss_peak, pss_peak = max(rss_peak, rss), max(pss_peak, pss)
+            pool = pool_in_use_mib(api)
+            pool_peak = max(pool_peak, pool) if pool is not None else None
+            samples += 1
+            time.sleep(0.1)
+        for p in procs:
+            p.wait(max(1, limit - time.monotonic()))
+            if p.returncode != 0:
+                raise RuntimeError(f"{p.args[0]} rc={p.returncode}: {p.stderr.read().decode().strip()[-200:]}")
+        sizes = [store.size(name) for name in names]
+        if sizes != [size] * n:
+            raise RuntimeError(f"uploaded sizes {sorted(set(map(str, sizes)))}, want {size}")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stderr.close()
+        for bf in batches:
+            os.unlink(bf)
+        store.remove(*names)
+    return dict(value=rss_peak, idle_rss=rss0, per_upload_mib=(rss_peak - rss0) / n, pss_peak=pss_peak,
+                idle_pss=pss0, pool_peak_mib=pool_peak,
+                pool_per_upload_mib=pool_peak / n if pool_peak is not None else None,
+                uploads=n, size=size, samples=samples)
+
+
+def moto_ceiling(ctx, upload):
+    """moto alone: one PUT or GET of s3.bin by curl (an unchecked
+    signature), no server between; what any server's S3 rows are measured
+    against"""
+    if not ctx.moto:
+        raise Skip(f"n/a ({ctx.lab.get('moto_why') or 'no moto'})")
+    url = f"http://127.0.0.1:{ctx.moto['port']}/{ctx.moto['bucket']}/"
+    key = f"ref-{ctx.uniq()}.bin"
+    size = ctx.p["s3_big"]
+    if upload:
+        cmd = ["curl", "-sS", "-f", "--max-time", str(TRANSFER_TIMEOUT_S), "-H", "Authorization: " + MOTO_AUTH,
+               "-w", CURL_W, "-T", os.path.join(ctx.data, "s3.bin"), url + key]
+    else:
+        cmd = ["curl", "-sS", "-f", "--max-time", str(TRANSFER_TIMEOUT_S), "-H", "Authorization: " + MOTO_AUTH,
+               "-w", CURL_W, "-o", "/dev/null", url + ctx.s3_ref]
+    b0 = ctx.backend_cpu(True)
+    try:
+        rc, out, err = run_proc(cmd)
+        b1 = ctx.backend_cpu(True)
+        w = parse_w(out)
+        if rc != 0 or not w or (w[0]["up"] if upload else w[0]["down"]) != size:
+            raise RuntimeError(f"curl rc={rc}: {err.strip()[-200:]} {out.strip()[-120:]}")
+    finally:
+        if upload:
+            ctx.s3.purge([key])
+    secs = w[0]["total"] - w[0]["pre"]
+    return dict(value=size / secs / MB, data_s=secs, backend_cpu_s=b1 - b0,
+                backend_cpu_s_per_gib=(b1 - b0) / (size / GiB))
 
 
 # ------------------------------------------------------------------ machine ceilings
@@ -874,12 +1228,19 @@ def loopback_tcp(ctx):
 class Row:
     """a measured row (fn), or one derived from another row's runs (source):
     its runs' `key`, or with `ceiling` (ctx, server -> ceiling row id) the
-    runs' value as a percentage of that machine ceiling's median"""
+    runs' value as a percentage of that machine ceiling's median; missing:
+    the text of a derived cell whose runs have no `key` (a server that
+    has no such figure), instead of an error"""
     def __init__(self, id, title, unit, better, proto, fn=None, source=None, key=None,
-                 runs="runs", note="", servers=None, ceiling=None):
+                 runs="runs", note="", servers=None, ceiling=None, missing=None):
         self.id, self.title, self.unit, self.better = id, title, unit, better
         self.proto, self.fn, self.source, self.key = proto, fn, source, key
         self.runs, self.note, self.servers, self.ceiling = runs, note, servers, ceiling
+        self.missing = missing
+
+    def is_s3(self):
+        """served from moto's bucket, or moto's own rate"""
+        return self.proto in S3_PROTOS or self.id.startswith("ceil_s3")
 
 
 def crypto_rows(rid, title, proto, fn, ceiling, note=""):
@@ -904,6 +1265,39 @@ def ftps_ceiling(ctx, name):
     if "CHACHA20" in algo:
         return "ceil_chacha"
     return None
+
+
+S3_NOTE = ("siftpd with `driver s3` (its defaults: 8 MiB parts, 2 in flight, a 64 MiB buffer pool) against "
+           "rclone serve with `--vfs-cache-mode off` (rclone's default: a file is written as a stream, in order, "
+           "into a multipart upload of 5 MiB parts, 4 at once, and read by ranged GETs), each on its own prefix "
+           "of one moto_server bucket; moto, a single Python process holding every object, shares the two "
+           "cores with client and server and reads a whole object for every GET, ranged or not: its own rate "
+           "alone is under the machine ceilings, and its CPU per GiB for each server beside the rows")
+S3_MEM_NOTE = ("16 uploads started at once; the value is the peak of the RSS summed over every "
+               "server process (sampled every 0.1 s while they run), per upload = (peak - the idle RSS just "
+               "before) / 16; siftpd's workers share one buffer pool mapping, whose pages count in the RSS "
+               "of each worker that touched them; siftpd's pool row is the peak of its chunks handed out "
+               "(`/api/v1/stats`) / 16, to hold against 2 parts of 8 MiB")
+
+
+def s3_rows(rid, title, proto, fn):
+    """an S3 throughput row, then the server's CPU per GiB and what it cost
+    moto per GiB"""
+    return [Row(rid, title, "MB/s", "higher", proto, fn, runs="s3_runs", note=S3_NOTE),
+            Row(f"{rid}_cpu", f"{title}: server CPU per GiB", "CPU-s/GiB", "lower", proto,
+                source=rid, key="cpu_s_per_gib"),
+            Row(f"{rid}_moto_cpu", f"{title}: moto's CPU per GiB", "CPU-s/GiB", "lower", proto,
+                source=rid, key="backend_cpu_s_per_gib")]
+
+
+def s3_memory_rows(rid, name, proto):
+    """the peak RSS with 16 uploads in flight, per upload, and siftpd's pool"""
+    title = f"S3: memory, 16 {name} uploads of {{s3_mem}} in flight"
+    return [Row(rid, f"{title} (RSS sum, peak)", "MiB", "lower", proto,
+                lambda c, s: s3_uploads_memory(c, s, proto), runs="s3_runs", note=S3_MEM_NOTE),
+            Row(f"{rid}_per", f"{title}: per upload", "MiB", "lower", proto, source=rid, key="per_upload_mib"),
+            Row(f"{rid}_pool", f"{title}: buffer pool per upload", "MiB", "lower", proto, source=rid,
+                key="pool_per_upload_mib", missing="–")]
 
 
 ROWS = [
@@ -956,6 +1350,26 @@ ROWS = [
         lambda c, s: sftp_small(c, s, False)),
     Row("sftp_small_ul", "SFTP small files up (1000 x 16 KiB, one session, chacha20-poly1305)", "files/s", "higher", "sftp",
         lambda c, s: sftp_small(c, s, True)),
+    Row("ceil_s3_moto_put", "Ceiling: moto_server alone, one PUT of {s3_big} (curl)", "MB/s", "higher",
+        "machine", lambda c, s: moto_ceiling(c, True), runs="ceil_runs"),
+    Row("ceil_s3_moto_get", "Ceiling: moto_server alone, one GET of {s3_big} (curl)", "MB/s", "higher",
+        "machine", lambda c, s: moto_ceiling(c, False), runs="ceil_runs"),
+    *s3_rows("s3_ftp_dl", "S3: FTP download {s3_big}", "s3ftp", lambda c, s: ftp_transfer(c, s, False, False, s3=True)),
+    *s3_rows("s3_ftp_ul", "S3: FTP upload {s3_big}", "s3ftp", lambda c, s: ftp_transfer(c, s, False, True, s3=True)),
+    *s3_rows("s3_sftp_dl", "S3: SFTP download {s3_big}, chacha20-poly1305", "s3sftp",
+             lambda c, s: sftp_transfer(c, s, False, "chacha", s3=True)),
+    *s3_rows("s3_sftp_ul", "S3: SFTP upload {s3_big}, chacha20-poly1305", "s3sftp",
+             lambda c, s: sftp_transfer(c, s, True, "chacha", s3=True)),
+    Row("s3_ftp_small_dl", "S3: FTP small files down ({s3_small_n} x 16 KiB, one session)", "files/s", "higher", "s3ftp",
+        lambda c, s: ftp_small(c, s, False, s3=True), runs="s3_runs", note=S3_NOTE),
+    Row("s3_ftp_small_ul", "S3: FTP small files up ({s3_small_n} x 16 KiB, one session)", "files/s", "higher", "s3ftp",
+        lambda c, s: ftp_small(c, s, True, s3=True), runs="s3_runs", note=S3_NOTE),
+    Row("s3_sftp_small_dl", "S3: SFTP small files down ({s3_small_n} x 16 KiB, one session, chacha20-poly1305)", "files/s",
+        "higher", "s3sftp", lambda c, s: sftp_small(c, s, False, s3=True), runs="s3_runs", note=S3_NOTE),
+    Row("s3_sftp_small_ul", "S3: SFTP small files up ({s3_small_n} x 16 KiB, one session, chacha20-poly1305)", "files/s",
+        "higher", "s3sftp", lambda c, s: sftp_small(c, s, True, s3=True), runs="s3_runs", note=S3_NOTE),
+    *s3_memory_rows("s3_mem_ul16_ftp", "FTP", "s3ftp"),
+    *s3_memory_rows("s3_mem_ul16_sftp", "SFTP", "s3sftp"),
 ]
 MACHINE = {"name": "machine"}
 
@@ -1034,7 +1448,7 @@ def run_rows(ctx, rows, servers, results, log):
                 cell["runs"] = [{"value": v} for v in vals]
                 cell["median"], cell["min"], cell["max"] = median_min_max(vals)
                 if cell["status"] == "ok" and not vals:
-                    cell.update(status="error", text=why)
+                    cell.update(status="na" if row.missing else "error", text=row.missing or why)
                 cells[name] = cell
             results[row.id] = cells
 
@@ -1063,7 +1477,10 @@ def title(row, prof):
     def size(n):
         return f"{n // GiB} GiB" if n >= GiB else f"{n >> 20} MiB"
     return (row.title.replace("{big}", size(prof.get("big", GiB)))
-            .replace("{sftp_big}", size(prof.get("sftp_big", prof.get("big", GiB)))))
+            .replace("{s3_big}", size(prof.get("s3_big", GiB)))
+            .replace("{s3_small_n}", str(prof.get("s3_small_n", 1000)))
+            .replace("{sftp_big}", size(prof.get("sftp_big", prof.get("big", GiB))))
+            .replace("{s3_mem}", size(prof.get("s3_mem_size", 64 << 20))))
 
 
 def row_by_id(rid):
@@ -1078,7 +1495,10 @@ def render_md(doc):
     out = [f"# siftpd vs peers — {m['arch']}, {m['mode']} run, {m['date']}"
            + (" (interrupted: partial)" if m.get("interrupted") else ""), ""]
     out.append(f"Machine: {m['cpu']}, {m['cores']} cores shared by client and server; kernel {m['kernel']}. "
-               f"Cells: median (min–max) of {m['runs']} runs, interleaved across servers. "
+               f"Cells: median (min–max) of {m['runs']} runs"
+               + (f" ({m['profile']['s3_runs']} for the S3 rows)"
+                  if any(row_by_id(r).is_s3() for r in doc["results"]) and "s3_runs" in m["profile"] else "")
+               + ", interleaved across servers. "
                f"MB = 10^6 bytes. Throughput counts the data phase only. ↑ higher is better, ↓ lower is better.")
     loads = [c.get("loadavg_1m") for cells in doc["results"].values() for c in cells.values()]
     loads = [x for x in loads + [m.get("loadavg_start")] if x is not None]
@@ -1108,15 +1528,16 @@ def render_md(doc):
             row = row_by_id(rid)
             c = cells["machine"]
             extra = c["runs"][0].get("tool", "") if c["runs"] else ""
-            out.append(f"| {row.title.replace('Ceiling: ', '')} | {row.unit} | {fmt_cell(c)}"
+            out.append(f"| {title(row, m['profile']).replace('Ceiling: ', '')} | {row.unit} | {fmt_cell(c)}"
                        + (f" ({extra})" if extra else "") + " |")
     out.append("")
     for i, n in enumerate(notes):
         out.append(f"[{i + 1}] {n}.")
     out.append("")
+    moto = f"; moto_server {m['moto']['version']} (the S3 rows' backend)" if m.get("moto") else ""
     out.append("Versions: " + "; ".join(f"{s['name']} {s.get('version') or s.get('why_na') or '?'}"
                                         for s in m["server_info"])
-               + f"; clients: {m['clients']}.")
+               + f"{moto}; clients: {m['clients']}.")
     for name, a in sorted(m.get("algorithms", {}).items()):
         parts = []
         if "ftps" in a:
@@ -1228,6 +1649,15 @@ def write_outputs(doc, out_dir, stem):
     return md
 
 
+def server_info(srv):
+    """what the json keeps of a server: no token"""
+    out = {k: srv.get(k) for k in ("name", "version", "ftp", "sftp", "why_na") if k in srv}
+    if srv.get("s3"):
+        out["s3"] = {"prefix": srv["s3"]["prefix"],
+                     **{p: {k: v for k, v in (srv["s3"].get(p) or {}).items() if k != "api"} for p in ("ftp", "sftp")}}
+    return out
+
+
 def machine_meta():
     cpu = "?"
     try:
@@ -1280,7 +1710,7 @@ def main():
     mode = "quick" if a.quick else "full"
     prof = PROFILES[mode]
     ctx = Ctx(lab, prof, a.quick)
-    order = ["siftpd", "vsftpd", "proftpd", "pure-ftpd", "openssh"]
+    order = ["siftpd", "vsftpd", "proftpd", "pure-ftpd", "openssh", "rclone"]
     servers = [s for s in lab["servers"] if s.get("wanted")]
     if a.servers:
         keep = {x.strip().replace("pureftpd", "pure-ftpd") for x in a.servers.split(",")}
@@ -1299,6 +1729,7 @@ def main():
                     rows.append(row_by_id(rid))
         if not rows:
             ap.error(f"--only {a.only!r} matches no row; rows: " + ", ".join(r.id for r in ROWS))
+    s3_rows_wanted = ctx.s3 is not None and any(r.is_s3() for r in rows)
     t0 = time.monotonic()
     load0 = loadavg()
 
@@ -1306,7 +1737,12 @@ def main():
         print(f"[{time.monotonic() - t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
     log(f"{mode} run; servers: {', '.join(s['name'] for s in servers)}; rows: {len(rows)}")
     prepare_data(ctx)
-    log("data ready (big.bin, mid.bin, small/) on tmpfs")
+    log("data ready (big.bin, mid.bin, sftp.bin, s3.bin, small/) on tmpfs")
+    if s3_rows_wanted:
+        prepare_s3(ctx, servers)
+        log(f"S3 data ready in moto's bucket {ctx.moto['bucket']!r}")
+    # the budget counts from here; the S3 rows have one of their own on top
+    ctx.deadline = time.monotonic() + prof["budget_s"] + (prof["s3_budget_s"] if s3_rows_wanted else 0)
     results = {}
     interrupted = False
     try:
@@ -1320,9 +1756,9 @@ def main():
     meta = machine_meta()
     meta.update(loadavg_start=load0, mode=mode, date=time.strftime("%Y-%m-%d %H:%M %Z"), runs=prof["runs"], profile=prof,
                 only=a.only, servers=[s["name"] for s in servers], elapsed_s=round(time.monotonic() - t0, 1),
-                server_info=[{k: s.get(k) for k in ("name", "version", "ftp", "sftp", "why_na") if k in s}
-                             for s in servers],
+                server_info=[server_info(s) for s in servers],
                 algorithms=ctx.algos, password_hash=lab.get("password_hash"), row_seconds=ctx.row_seconds,
+                moto={k: v for k, v in (ctx.moto or {}).items() if k in ("version", "bucket")} or None,
                 tmpfs=("private tmpfs mount" if lab.get("tmpfs_private") else "directory under /dev/shm"),
                 interrupted=interrupted)
     doc = dict(meta=meta, results=results)

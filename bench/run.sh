@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh - side-by-side benchmark lab: siftpd vs vsftpd, ProFTPD,
-# Pure-FTPd (FTP/FTPS) and OpenSSH (SFTP).  Installs the peers from Debian
+# Pure-FTPd (FTP/FTPS) and OpenSSH (SFTP); siftpd's S3 driver vs rclone
+# serve ftp/sftp on one moto_server.  Installs the peers from Debian
 # without starting system services, starts every server on 127.0.0.1 high
 # ports with its own config in a private tmpfs, builds siftpd (release),
 # runs bench/bench.py against each in turn, and stops everything it started
@@ -8,8 +9,11 @@
 #
 # usage: bash bench/run.sh [--quick] [--only ROW_REGEX] [--servers a,b,..]
 #                          [--no-build] [--no-install] [--keep-lab] [--hold SECS]
-#   servers: siftpd,vsftpd,proftpd,pureftpd,openssh (default: all)
-#   env: SIFTPD=/path/to/siftpd (skips the build; default: a release build of
+#   servers: siftpd,vsftpd,proftpd,pureftpd,openssh,rclone (default: all)
+#   env: RCLONE=/path/to/rclone (default: rclone from PATH, Debian's package),
+#        MOTO_SERVER=/path/to/moto_server (default: from PATH; without it the
+#        S3 rows are n/a),
+#        SIFTPD=/path/to/siftpd (skips the build; default: a release build of
 #        the working tree in $BENCH_CACHE/build), BENCH_PORT_BASE (24000),
 #        BENCH_CACHE (/var/cache/siftp-bench: downloaded .debs, private roots),
 #        SIFTPD_CONF_MAIN / SIFTPD_CONF_FTP (directives added to siftpd's main
@@ -25,7 +29,7 @@ CACHE=${BENCH_CACHE:-/var/cache/siftp-bench}
 PRIV=$CACHE/root                      # private unpack of conflicting ftp servers
 BASE=${BENCH_PORT_BASE:-24000}        # below the ephemeral range (32768+)
 BENCH_USER=siftpbench
-ALL_SERVERS=siftpd,vsftpd,proftpd,pureftpd,openssh
+ALL_SERVERS=siftpd,vsftpd,proftpd,pureftpd,openssh,rclone
 SERVERS=$ALL_SERVERS
 BENCH_ARGS=()
 DO_BUILD=1 DO_INSTALL=1 KEEP_LAB=0 QUICK=0 HOLD=0
@@ -60,12 +64,16 @@ P_SIFTPD_FTP=$((BASE + 21))  P_SIFTPD_SFTP=$((BASE + 22)) P_SIFTPD_HTTP=$((BASE 
 P_NOCACHE_FTP=$((BASE + 31)) P_NOCACHE_SFTP=$((BASE + 32))
 P_VSFTPD=$((BASE + 121)) P_PROFTPD=$((BASE + 221)) P_PURE=$((BASE + 321))
 P_SSHD=$((BASE + 422)) P_IPERF=$((BASE + 500))
+P_S3_FTP=$((BASE + 41)) P_S3_SFTP=$((BASE + 42)) P_S3_HTTP=$((BASE + 81))
+P_RCLONE_FTP=$((BASE + 521)) P_RCLONE_SFTP=$((BASE + 522)) P_MOTO=$((BASE + 600))
 # passive ranges: disjoint, 600 ports each (Pure-FTPd allows half its range as clients)
 PASV_SIFTPD="$((BASE + 1000)) $((BASE + 1599))"
 PASV_NOCACHE="$((BASE + 1600)) $((BASE + 2199))"
 PASV_VSFTPD="$((BASE + 2200)) $((BASE + 2799))"
 PASV_PROFTPD="$((BASE + 2800)) $((BASE + 3399))"
 PASV_PURE="$((BASE + 3400)) $((BASE + 3999))"
+PASV_S3="$((BASE + 4000)) $((BASE + 4599))"
+PASV_RCLONE="$((BASE + 4600)) $((BASE + 5199))"
 
 listen_pids() {  # pids listening on TCP port $1 (any address); none: empty, not a failure
   { ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; } || true
@@ -234,6 +242,7 @@ if [ "$DO_INSTALL" = 1 ]; then
     installed proftpd-mod-crypto || unpack_private proftpd-mod-crypto
   fi
   if want pureftpd && ! installed pure-ftpd; then unpack_private pure-ftpd; fi
+  if want rclone && [ -z "${RCLONE:-}" ]; then apt_install rclone; fi
 fi
 for t in curl sftp ssh ssh-keygen openssl ss; do command -v "$t" >/dev/null || die "$t not found"; done
 if want vsftpd; then
@@ -250,6 +259,25 @@ if want pureftpd; then
   check_libs "$PURE_BIN"
 fi
 want openssh && { [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd missing (install openssh-server)"; }
+# the S3 rows: rclone (the peer) and moto_server (the backend); a missing one
+# makes those cells n/a with the reason, not a failure
+RCLONE_BIN="" RCLONE_V="" RCLONE_WHY="" RCLONE_FTP=0
+if want rclone; then
+  RCLONE_BIN=${RCLONE:-$(command -v rclone || true)}
+  if [ -z "$RCLONE_BIN" ] || [ ! -x "$RCLONE_BIN" ]; then
+    RCLONE_WHY="rclone not installed"
+  else
+    RCLONE_V=$("$RCLONE_BIN" version 2>/dev/null | head -1 || true)
+    # Debian's rclone is built without serve ftp (its FTP server library is not packaged)
+    if "$RCLONE_BIN" serve --help 2>/dev/null | grep -qE '^ +ftp +'; then RCLONE_FTP=1; fi
+  fi
+fi
+MOTO_BIN=${MOTO_SERVER:-$(command -v moto_server || true)} MOTO_WHY="" MOTO_V=""
+if [ -z "$MOTO_BIN" ] || [ ! -x "$MOTO_BIN" ]; then
+  MOTO_WHY="moto_server not installed"
+else
+  MOTO_V=$("$PY" -c 'import moto; print(moto.__version__)' 2>/dev/null || echo unknown)
+fi
 
 # ---------------------------------------------------------------- siftpd build
 # Release build (./configure && make) of the working tree, done in a private
@@ -291,13 +319,16 @@ if want siftpd; then
 fi
 
 # ---------------------------------------------------------------- the lab
-for p in $P_SIFTPD_FTP $P_SIFTPD_SFTP $P_SIFTPD_HTTP $P_NOCACHE_FTP $P_NOCACHE_SFTP $P_VSFTPD $P_PROFTPD $P_PURE $P_SSHD $P_IPERF; do
+for p in $P_SIFTPD_FTP $P_SIFTPD_SFTP $P_SIFTPD_HTTP $P_NOCACHE_FTP $P_NOCACHE_SFTP $P_VSFTPD $P_PROFTPD $P_PURE $P_SSHD $P_IPERF \
+         $P_S3_FTP $P_S3_SFTP $P_S3_HTTP $P_RCLONE_FTP $P_RCLONE_SFTP $P_MOTO; do
   port_busy "$p" && die "port $p is in use (set BENCH_PORT_BASE)"
 done
 LAB=$(mktemp -d /dev/shm/siftp-bench.XXXXXX)
-if mount -t tmpfs -o size=6g,mode=0755 siftp-bench "$LAB" 2>/dev/null; then LAB_MOUNTED=1; fi
+# 10g: 1 GiB transfers, and moto keeps its objects (two seeded 1 GiB ones, an
+# upload's parts and the object they become) in temporary files here
+if mount -t tmpfs -o size=10g,mode=0755 siftp-bench "$LAB" 2>/dev/null; then LAB_MOUNTED=1; fi
 chmod 755 "$LAB"
-mkdir -p "$LAB"/{run,logs,keys,data,client,empty,vsftpd,proftpd,pure,sshd,siftpd,siftpd-nocache}
+mkdir -p "$LAB"/{run,logs,keys,data,client,empty,vsftpd,proftpd,pure,sshd,siftpd,siftpd-nocache,siftpd-s3,moto,rclone}
 say "lab in $LAB (private tmpfs: $LAB_MOUNTED)"
 ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
 
@@ -325,23 +356,24 @@ cat "$LAB/keys/cert.pem" "$LAB/keys/key.pem" > "$LAB/keys/both.pem"
 chmod 600 "$LAB/keys/key.pem" "$LAB/keys/both.pem"
 ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/ssh_host_ed25519_key" -C siftp-bench-host
 ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/siftpd_host_ed25519_key" -C siftp-bench-siftpd-host
+ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/rclone_host_ed25519_key" -C siftp-bench-rclone-host
 ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/id_ed25519" -C siftp-bench-client
 cp "$LAB/keys/id_ed25519.pub" "$LAB/keys/authorized_keys"
 
-wait_port() {  # up to 10 s for 127.0.0.1:$1 to accept
+wait_port() {  # up to $2 (10) s for 127.0.0.1:$1 to accept
   local i
-  for i in $(seq 1 100); do
+  for i in $(seq 1 $((${2:-10} * 10))); do
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
     sleep 0.1
   done
   return 1
 }
-start_server() {  # NAME PORT COMMAND...  -> runs under supervise.py, pid kept
+start_server() {  # NAME PORT COMMAND...  -> runs under supervise.py, pid kept; START_WAIT: secs (10)
   local name=$1 port=$2; shift 2
   "$PY" "$HERE/supervise.py" "$LAB/run/$name.sup" "$LAB/logs/$name.log" -- "$@" &
   SUP_PIDS+=("$!")
   local i; for i in $(seq 1 50); do [ -f "$LAB/run/$name.sup" ] && break; sleep 0.1; done
-  if ! wait_port "$port"; then
+  if ! wait_port "$port" "${START_WAIT:-10}"; then
     echo "---- $name log:" >&2; tail -20 "$LAB/logs/$name.log" >&2
     return 1
   fi
@@ -484,16 +516,26 @@ EOF
 fi
 
 # ---- siftpd: two instances, the second with the login verification cache off
-siftpd_add_user() {  # DIR NAME PASSWORD - the one place that knows siftpd's user CLI
-  local dir=$1 name=$2 pass=$3
+siftpd_add_user() {  # DIR NAME PASSWORD [STORAGE] - the one place that knows siftpd's user CLI
+  local dir=$1 name=$2 pass=$3 storage=()
+  [ -n "${4:-}" ] && storage=(--storage "$4")  # else the user's default, "local"
   # --perms all: the default (list,download) would refuse the upload rows
-  printf '%s\n' "$pass" | "$SIFTPD" -p "$dir" -c "$dir/siftpd.conf" user add "$name" --home / --perms all
+  printf '%s\n' "$pass" | "$SIFTPD" -p "$dir" -c "$dir/siftpd.conf" user add "$name" --home / --perms all \
+    "${storage[@]}"
   # SFTP logs in with $LAB/keys/id_ed25519: its key goes in the user's stanza
   # (the last one in the file, so appending is enough)
   printf 'ssh_key = %s\n' "$(cat "$LAB/keys/id_ed25519.pub")" >> "$dir/users"
 }
-write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE [HTTPPORT]
-  local d=$1
+siftpd_storage() {  # local|cloud - the storage block: the lab's directory, or siftpd/ in moto's bucket
+  if [ "$1" = cloud ]; then
+    echo "storage cloud { driver s3; s3_endpoint http://127.0.0.1:$P_MOTO; s3_bucket $S3_BUCKET;" \
+      "s3_prefix siftpd/; s3_credentials file $LAB/keys/s3.credentials; }"
+  else
+    echo "storage local { driver posix; root $LAB/data; }"
+  fi
+}
+write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE [HTTPPORT [STORAGE]]
+  local d=$1 st=${8:-local}
   {
     echo "# siftp bench: siftpd on 127.0.0.1 (generated by bench/run.sh)"
     echo "daemon off; master_process on; worker_processes 2;"
@@ -502,10 +544,10 @@ write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE [HTTPPORT]
     # the peers allow hundreds of sessions from one address; siftpd's default is 32
     echo "max_connections_per_address 1000;"
     [ "$6" = 1 ] && echo "login_cache_ttl_secs 0;"
-    echo "storage local { driver posix; root $LAB/data; }"
+    siftpd_storage "$st"
     [ -n "${SIFTPD_CONF_MAIN:-}" ] && echo "$SIFTPD_CONF_MAIN"
     if [ "$SIFTPD_FTP" = 1 ]; then
-      printf 'ftp { server { listen 127.0.0.1:%s; passive_ports %s-%s; storage local;' "$2" "$4" "$5"
+      printf 'ftp { server { listen 127.0.0.1:%s; passive_ports %s-%s; storage %s;' "$2" "$4" "$5" "$st"
       [ "$SIFTPD_TLS" = 1 ] && printf ' ssl_certificate %s; ssl_certificate_key %s; tls_login optional; tls_data optional;' "$LAB/keys/cert.pem" "$LAB/keys/key.pem"
       [ -n "${SIFTPD_CONF_FTP:-}" ] && printf ' %s' "$SIFTPD_CONF_FTP"
       echo ' } }'
@@ -513,10 +555,11 @@ write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE [HTTPPORT]
     if [ "$SIFTPD_SFTP" = 1 ]; then
       # its own host key, made above; the client forces kex and cipher (bench.py), so
       # siftpd's defaults (docs/sftp.md) only have to include them
-      echo "sftp { server { listen 127.0.0.1:$3; host_key $LAB/keys/siftpd_host_ed25519_key; storage local; } }"
+      echo "sftp { server { listen 127.0.0.1:$3; host_key $LAB/keys/siftpd_host_ed25519_key; storage $st; } }"
     fi
     if [ -n "${7:-}" ]; then
-      # the admin API with an admin token, for the API latency row
+      # the admin API with an admin token, for the API latency row (and the S3
+      # instance's buffer pool in use)
       printf '%s admin bench\n' "$API_TOKEN" > "$d/api_tokens"
       chmod 600 "$d/api_tokens"
       echo "http { server { listen 127.0.0.1:$7; api_token_file $d/api_tokens; } }"
@@ -546,8 +589,100 @@ if want siftpd && { [ "$SIFTPD_FTP" = 1 ] || [ "$SIFTPD_SFTP" = 1 ]; }; then
   done
 fi
 
+# ---- moto_server: the S3 backend of the S3 rows, one bucket, a prefix per server
+S3_BUCKET=bench MOTO_UP=0
+# moto checks no signature, but answers a request without one as an anonymous
+# user's (bench.py sends the same)
+MOTO_AUTH="Authorization: AWS4-HMAC-SHA256 Credential=siftpbench/20000101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0"
+moto_put() {  # URL [FILE] - a PUT of FILE (or nothing) to moto
+  curl -sSf -H "$MOTO_AUTH" -o /dev/null -T "${2:-/dev/null}" "$1"
+}
+if [ -z "$MOTO_WHY" ] && { want siftpd || want rclone; }; then
+  say "starting moto_server on $P_MOTO"
+  # the bucket keeps versions: rclone 1.60 HEADs each object it uploaded with
+  # the version id the upload answered, and moto's id for an unversioned
+  # bucket ("null") is one it refuses in a HEAD (400), failing every upload
+  printf '<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>' \
+    > "$LAB/moto/versioning.xml"
+  # objects over 5 MiB are temporary files: on the lab's tmpfs, gone with it
+  if START_WAIT=60 start_server moto "$P_MOTO" env TMPDIR="$LAB/moto" "$MOTO_BIN" -H 127.0.0.1 -p "$P_MOTO" \
+     && moto_put "http://127.0.0.1:$P_MOTO/$S3_BUCKET" \
+     && moto_put "http://127.0.0.1:$P_MOTO/$S3_BUCKET?versioning=" "$LAB/moto/versioning.xml"; then
+    MOTO_UP=1
+  else
+    MOTO_WHY="moto_server did not start"
+  fi
+fi
+# moto takes any key and signature; siftpd and rclone get the same pair
+S3_KEY=siftpbench S3_SECRET=$(openssl rand -hex 20)
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$S3_KEY" "$S3_SECRET" > "$LAB/keys/s3.credentials"
+chmod 600 "$LAB/keys/s3.credentials"
+
+# ---- siftpd-s3: a third instance, its storage `driver s3` on siftpd/ in the bucket
+S3_SIFTPD_WHY="not wanted"
+if ! want siftpd; then :
+elif [ "$MOTO_UP" != 1 ]; then S3_SIFTPD_WHY=$MOTO_WHY
+elif [ "$SIFTPD_FTP" != 1 ] && [ "$SIFTPD_SFTP" != 1 ]; then S3_SIFTPD_WHY=$SIFTPD_WHY
+else
+  d=$LAB/siftpd-s3; set -- $PASV_S3
+  write_siftpd_conf "$d" "$P_S3_FTP" "$P_S3_SFTP" "$1" "$2" 0 \
+    "$([ "${SIFTPD_API:-1}" = 1 ] && echo "$P_S3_HTTP")" cloud
+  port=$P_S3_FTP; [ "$SIFTPD_FTP" = 1 ] || port=$P_S3_SFTP
+  if ! "$SIFTPD" -p "$d" -c "$d/siftpd.conf" -t > "$LAB/logs/siftpd-s3-test.log" 2>&1; then
+    tail -3 "$LAB/logs/siftpd-s3-test.log" >&2
+    S3_SIFTPD_WHY="configuration refused (a build without the s3 driver?)"
+  elif ! siftpd_add_user "$d" "$BENCH_USER" "$PASS" cloud > "$LAB/logs/siftpd-s3-useradd.log" 2>&1; then
+    cat "$LAB/logs/siftpd-s3-useradd.log" >&2
+    S3_SIFTPD_WHY="user add failed"
+  else
+    say "starting siftpd-s3"
+    if start_server siftpd-s3 "$port" "$SIFTPD" -p "$d" -c "$d/siftpd.conf"; then S3_SIFTPD_WHY=""
+    else S3_SIFTPD_WHY="failed to start"; fi
+  fi
+fi
+
+# ---- rclone serve ftp / sftp on rclone/ in the bucket, --vfs-cache-mode off
+RCLONE_FTP_WHY=$RCLONE_WHY RCLONE_SFTP_WHY=$RCLONE_WHY
+if want rclone && [ -z "$RCLONE_WHY" ]; then
+  if [ "$MOTO_UP" != 1 ]; then
+    RCLONE_FTP_WHY=$MOTO_WHY RCLONE_SFTP_WHY=$MOTO_WHY
+  else
+    : > "$LAB/rclone/rclone.conf"
+    # an S3 remote made on the fly (":s3:"), its options and keys from the environment
+    # (without AWS_CA_BUNDLE, which rclone 1.60's AWS SDK fails on: the endpoint is http)
+    rclone_env=(env -u AWS_CA_BUNDLE HOME="$LAB/rclone" XDG_CACHE_HOME="$LAB/rclone/cache" RCLONE_CONFIG="$LAB/rclone/rclone.conf"
+      RCLONE_S3_PROVIDER=Other RCLONE_S3_ENDPOINT="http://127.0.0.1:$P_MOTO" RCLONE_S3_REGION=us-east-1
+      RCLONE_S3_ACCESS_KEY_ID="$S3_KEY" RCLONE_S3_SECRET_ACCESS_KEY="$S3_SECRET")
+    rclone_args=(":s3:$S3_BUCKET/rclone" --vfs-cache-mode off --user "$BENCH_USER" --pass "$PASS")
+    if [ "$RCLONE_FTP" != 1 ]; then
+      RCLONE_FTP_WHY="${RCLONE_V:-this rclone} has no serve ftp"
+    else
+      set -- $PASV_RCLONE
+      say "starting rclone serve ftp on $P_RCLONE_FTP"
+      START_WAIT=30 start_server rclone-ftp "$P_RCLONE_FTP" "${rclone_env[@]}" "$RCLONE_BIN" serve ftp \
+        "${rclone_args[@]}" --addr "127.0.0.1:$P_RCLONE_FTP" --passive-port "$1-$2" --public-ip 127.0.0.1 \
+        || RCLONE_FTP_WHY="rclone serve ftp did not start"
+    fi
+    say "starting rclone serve sftp on $P_RCLONE_SFTP"
+    START_WAIT=30 start_server rclone-sftp "$P_RCLONE_SFTP" "${rclone_env[@]}" "$RCLONE_BIN" serve sftp \
+      "${rclone_args[@]}" --addr "127.0.0.1:$P_RCLONE_SFTP" --key "$LAB/keys/rclone_host_ed25519_key" \
+      --authorized-keys "$LAB/keys/authorized_keys" \
+      || RCLONE_SFTP_WHY="rclone serve sftp did not start"
+  fi
+fi
+
 # ---------------------------------------------------------------- run bench.py
 json_str() { "$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+s3_inst_json() {  # PORT SUPNAME WHY [APIPORT] - where an S3 instance serves, or why it does not
+  if [ -n "$3" ]; then printf '{"why_na": %s}' "$(json_str "$3")"; return; fi
+  printf '{"port": %s, "sup_pid": %s' "$1" "$(sup_pid "$2")"
+  [ -n "${4:-}" ] && printf ', "api": {"port": %s, "token": "%s"}' "$4" "$API_TOKEN"
+  printf '}'
+}
+S3_FTP_WHY=$S3_SIFTPD_WHY S3_SFTP_WHY=$S3_SIFTPD_WHY
+[ -z "$S3_SIFTPD_WHY" ] && [ "$SIFTPD_FTP" != 1 ] && S3_FTP_WHY="no ftp module"
+[ -z "$S3_SIFTPD_WHY" ] && [ "$SIFTPD_SFTP" != 1 ] && S3_SFTP_WHY="no sftp module"
+S3_API=""; [ "${SIFTPD_API:-1}" = 1 ] && S3_API=$P_S3_HTTP
 cat > "$LAB/lab.json" <<EOF
 {
   "lab": "$LAB", "data": "$LAB/data", "client": "$LAB/client",
@@ -556,13 +691,17 @@ cat > "$LAB/lab.json" <<EOF
   "cacert": "$LAB/keys/cert.pem", "ssh_key": "$LAB/keys/id_ed25519",
   "iperf_port": $P_IPERF, "tmpfs_private": $LAB_MOUNTED,
   "password_hash": "sha512-crypt (openssl passwd -6) for the peers' user",
+  "moto": $([ "$MOTO_UP" = 1 ] && echo "{\"port\": $P_MOTO, \"bucket\": \"$S3_BUCKET\", \"sup_pid\": $(sup_pid moto), \"version\": $(json_str "$MOTO_V")}" || echo null),
+  "moto_why": $(json_str "$MOTO_WHY"),
   "servers": [
     {"name": "siftpd", "wanted": $(want siftpd && echo true || echo false),
      "version": $(json_str "$(head -1 <<<"$SIFTPD_V")"), "why_na": "$SIFTPD_WHY",
      "sup_pid": $(sup_pid siftpd), "nocache_sup_pid": $(sup_pid siftpd-nocache),
      "ftp": $([ "$SIFTPD_FTP" = 1 ] && echo "{\"port\": $P_SIFTPD_FTP, \"nocache_port\": $P_NOCACHE_FTP, \"tls\": $([ "$SIFTPD_TLS" = 1 ] && echo true || echo false)}" || echo null),
      "sftp": $([ "$SIFTPD_SFTP" = 1 ] && echo "{\"port\": $P_SIFTPD_SFTP, \"nocache_port\": $P_NOCACHE_SFTP}" || echo null),
-     "api": $([ "$SIFTPD_FTP" = 1 ] && [ "$SIFTPD_SFTP" = 1 ] && [ "${SIFTPD_API:-1}" = 1 ] && echo "{\"port\": $P_SIFTPD_HTTP, \"token\": \"$API_TOKEN\"}" || echo null)},
+     "api": $([ "$SIFTPD_FTP" = 1 ] && [ "$SIFTPD_SFTP" = 1 ] && [ "${SIFTPD_API:-1}" = 1 ] && echo "{\"port\": $P_SIFTPD_HTTP, \"token\": \"$API_TOKEN\"}" || echo null),
+     "s3": {"prefix": "siftpd/", "ftp": $(s3_inst_json "$P_S3_FTP" siftpd-s3 "$S3_FTP_WHY" "$S3_API"),
+            "sftp": $(s3_inst_json "$P_S3_SFTP" siftpd-s3 "$S3_SFTP_WHY" "$S3_API")}},
     {"name": "vsftpd", "wanted": $(want vsftpd && echo true || echo false), "version": "$(pkg_version vsftpd)",
      "sup_pid": $(sup_pid vsftpd), "ftp": {"port": $P_VSFTPD, "tls": true}, "sftp": null},
     {"name": "proftpd", "wanted": $(want proftpd && echo true || echo false), "version": "$(pkg_version proftpd-core)",
@@ -570,7 +709,11 @@ cat > "$LAB/lab.json" <<EOF
     {"name": "pure-ftpd", "wanted": $(want pureftpd && echo true || echo false), "version": "$(pkg_version pure-ftpd)",
      "sup_pid": $(sup_pid pureftpd), "ftp": {"port": $P_PURE, "tls": true}, "sftp": null},
     {"name": "openssh", "wanted": $(want openssh && echo true || echo false), "version": "$(pkg_version openssh-server)",
-     "sup_pid": $(sup_pid openssh), "ftp": null, "sftp": {"port": $P_SSHD}}
+     "sup_pid": $(sup_pid openssh), "ftp": null, "sftp": {"port": $P_SSHD}},
+    {"name": "rclone", "wanted": $(want rclone && echo true || echo false), "version": $(json_str "$RCLONE_V"),
+     "why_na": $(json_str "$RCLONE_WHY"), "sup_pid": 0, "ftp": null, "sftp": null,
+     "s3": {"prefix": "rclone/", "ftp": $(s3_inst_json "$P_RCLONE_FTP" rclone-ftp "$RCLONE_FTP_WHY"),
+            "sftp": $(s3_inst_json "$P_RCLONE_SFTP" rclone-sftp "$RCLONE_SFTP_WHY")}}
   ]
 }
 EOF
