@@ -6,7 +6,9 @@
  * the certificate authorities: the storage's s3_ca_file, else libcurl's
  * and OpenSSL's default file and directory (with the SSL_CERT_FILE and
  * SSL_CERT_DIR overrides), a hashed directory with the directories its
- * links lead to.  Read only, nothing more; the credentials file is read
+ * links lead to; with web identity credentials, the token file each
+ * refresh reads again, and the authorities when the STS endpoint is
+ * https:// too.  Read only, nothing more; the credentials file is read
  * by the master, the instance metadata service by address.
  */
 
@@ -38,11 +40,14 @@ static sft_int_t sft_s3_confine_path(sft_cycle_t *cycle, const char *path,
 
 
 sft_int_t
-sft_s3_confine(sft_cycle_t *cycle, sft_s3_client_t *cl)
+sft_s3_confine(sft_cycle_t *cycle, sft_s3_storage_conf_t *scf)
 {
-    sft_uint_t               i;
+    sft_uint_t               i, https;
     const char              *env;
+    sft_s3_client_t         *cl;
     curl_version_info_data  *ver;
+
+    cl = &scf->client;
 
     for (i = 0; i < sft_nelems(sft_s3_confine_resolver); i++) {
         if (sft_s3_confine_path(cycle, sft_s3_confine_resolver[i],
@@ -53,9 +58,26 @@ sft_s3_confine(sft_cycle_t *cycle, sft_s3_client_t *cl)
         }
     }
 
-    if (cl->insecure || cl->endpoint.len < 8
-        || sft_strncmp(cl->endpoint.data, "https://", 8) != 0)
-    {
+    https = cl->endpoint.len >= 8
+            && sft_strncmp(cl->endpoint.data, "https://", 8) == 0;
+
+    if (scf->creds_from == SFT_S3_CREDS_WEB) {
+        if (sft_landlock_allow(cycle, &scf->sts.token_file,
+                               SFT_LANDLOCK_READ)
+            != SFT_OK)
+        {
+            return SFT_ERROR;
+        }
+
+        /* no endpoint: STS's own, https:// */
+
+        https |= scf->sts.endpoint.len == 0
+                 || (scf->sts.endpoint.len >= 8
+                     && sft_strncmp(scf->sts.endpoint.data, "https://", 8)
+                        == 0);
+    }
+
+    if (cl->insecure || !https) {
         return SFT_OK;
     }
 

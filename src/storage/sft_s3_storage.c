@@ -776,10 +776,6 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
         return SFT_CONF_ERROR;
     }
 
-    if (sft_s3_confine(cf->cycle, cl) != SFT_OK) {
-        return SFT_CONF_ERROR;
-    }
-
     if (scf->creds_from == 0) {
         scf->creds_from = sft_s3_creds_env(cf->pool, &scf->creds) == SFT_OK
                           ? SFT_S3_CREDS_ENV : SFT_S3_CREDS_IMDS;
@@ -797,6 +793,10 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
                       ? "" : "\"s3_sts_endpoint\" without web_identity ",
                       SFT_STR_FMT(&st->name), SFT_STR_FMT(&st->file),
                       (unsigned long) st->line);
+        return SFT_CONF_ERROR;
+    }
+
+    if (sft_s3_confine(cf->cycle, scf) != SFT_OK) {
         return SFT_CONF_ERROR;
     }
 

@@ -134,7 +134,7 @@ sft_int_t sft_s3_cancel(sft_storage_req_t *req);
 uint64_t sft_s3_key_hash(u_char *p, size_t n);
 
 /* sft_s3_confine.c: what the workers read, declared to Landlock */
-sft_int_t sft_s3_confine(sft_cycle_t *cycle, sft_s3_client_t *cl);
+sft_int_t sft_s3_confine(sft_cycle_t *cycle, sft_s3_storage_conf_t *scf);
 
 /* sft_s3_op.c: the operations on names */
 sft_int_t sft_s3_stat(sft_storage_req_t *req);
