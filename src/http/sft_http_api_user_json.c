@@ -203,7 +203,8 @@ sft_uint_t
 sft_http_api_fail(sft_http_api_job_t *job, sft_uint_t status,
     const char *field, const char *fmt, ...)
 {
-    json_t   *o;
+    json_t   *o, *v;
+    u_char   *p;
     va_list   args;
 
     va_start(args, fmt);
@@ -216,7 +217,21 @@ sft_http_api_fail(sft_http_api_job_t *job, sft_uint_t status,
         return 500;
     }
 
-    json_object_set_new(o, "error", json_string(job->reason));
+    v = json_string(job->reason);
+
+    if (v == NULL) {
+        /* the JSON parser's message quotes the body: bytes not UTF-8 */
+
+        for (p = (u_char *) job->reason; *p; p++) {
+            if (*p >= 0x80) {
+                *p = '?';
+            }
+        }
+
+        v = json_string(job->reason);
+    }
+
+    json_object_set_new(o, "error", v);
 
     if (field) {
         json_object_set_new(o, "field", json_string(field));
