@@ -334,7 +334,9 @@ elif mode == 'channels':
     tr.close()
 
 else:
-    # 200 sessions open at once, each one used while all are open
+    # 200 sessions open at once, each one used while all are open; the
+    # time limits are for a machine busy with other tests (prove -j),
+    # not a speed bound: each login is a key exchange in Python
     n = 200
     trs, sfs, errs = [None] * n, [None] * n, []
     lock = threading.Lock()
@@ -352,8 +354,8 @@ else:
         th = [threading.Thread(target=one, args=(i,))
               for i in range(base, min(base + 20, n))]
         for x in th: x.start()
-        for x in th: x.join(60)
-        if time.time() - start > 50:
+        for x in th: x.join(300)
+        if time.time() - start > 400:
             break
 
     up = [x for x in sfs if x is not None]
@@ -378,8 +380,9 @@ EOF2
 my $lib = File::Spec->rel2abs('t/lib');
 
 sub client {
-    my ($mode) = @_;
-    my $out = `timeout 90 /usr/bin/python3 $d/client.py $port $d/key $d/data/alice $mode $lib 2>&1`;
+    my ($mode, $limit) = @_;
+    $limit //= 90;
+    my $out = `timeout $limit /usr/bin/python3 $d/client.py $port $d/key $d/data/alice $mode $lib 2>&1`;
     my $n = 0;
 
     for my $l (split /\n/, $out) {
@@ -402,7 +405,7 @@ like($log, qr/client sent sftp packet of bad length 300000/,
 like($log, qr/client sent malformed sftp packet of type 3/,
     'truncated logged');
 
-cmp_ok(client('many'), '==', 2, 'the 200-session checks ran');
+cmp_ok(client('many', 600), '==', 2, 'the 200-session checks ran');
 
 cmp_ok(client('pipeline'), '==', 2, 'the pipeline checks ran');
 cmp_ok(client('inflight'), '==', 4, 'the in-flight checks ran');
