@@ -22,7 +22,8 @@ use Test::More;
 use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
-    s3_object s3_put s3_uploads s3_bytes s3_standin/;
+    s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
+    s3_standin/;
 
 my @pids;
 
@@ -204,8 +205,50 @@ sub s3_object {
 sub s3_put {
     my ($moto, $key, $file) = @_;
 
-    system("$signed -o /dev/null -T $file http://127.0.0.1:$moto/files/$key")
+    # curl -T would append the file's name to a key that ends in "/"
+    my $body = $key =~ m{/$} ? "-X PUT --data-binary \@$file" : "-T $file";
+
+    system("$signed -o /dev/null $body http://127.0.0.1:$moto/files/$key")
         == 0 or BAIL_OUT("moto took no $key");
+}
+
+# N bytes of SEED put into the bucket "files" under the key
+sub s3_put_bytes {
+    my ($moto, $key, $n, $seed) = @_;
+    my $file = File::Temp->new();
+
+    print $file s3_bytes($seed, $n);
+    close $file;
+    s3_put($moto, $key, $file->filename);
+}
+
+# the keys of the bucket "files" under the prefix, in order: key => size
+sub s3_keys {
+    my ($moto, $prefix) = @_;
+    my ($token, @keys) = ('');
+    my $q = sub { (my $v = shift) =~ s/([^A-Za-z0-9_.~-])/sprintf('%%%02X', ord $1)/ge; $v };
+
+    for (1 .. 1000) {
+        my $xml = `$signed 'http://127.0.0.1:$moto/files?list-type=2&prefix=@{[ $q->($prefix) ]}$token'`;
+        $? == 0 or BAIL_OUT("moto listed nothing under $prefix");
+        push @keys, map { m{<Key>(.*?)</Key>.*<Size>(\d+)</Size>}s }
+            $xml =~ m{<Contents>(.*?)</Contents>}gs;
+        my ($next) = $xml =~ m{<NextContinuationToken>(.*?)</NextContinuationToken>};
+        return @keys unless defined $next;
+        $token = '&continuation-token=' . $q->($next);
+    }
+
+    BAIL_OUT("moto's listing under $prefix never ended");
+}
+
+# an object's response headers (lower-cased names), or undef
+sub s3_head {
+    my ($moto, $key) = @_;
+
+    my $out = `$signed -I http://127.0.0.1:$moto/files/$key`;
+    return undef if $? != 0;
+    return { map { /^([^:]+):\s*(.*?)\r?$/ ? (lc $1, $2) : () }
+             split /\n/, $out };
 }
 
 # the multipart uploads under way in the bucket "files"
