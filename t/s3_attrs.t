@@ -19,7 +19,7 @@ use lib 't/lib';
 use Test::More;
 use Cwd ();
 use Digest::MD5 qw/md5_hex/;
-use Test::Siftpd::S3 qw/s3_storage_moto s3_standin/;
+use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_standin/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -34,25 +34,8 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 %%TEST_GLOBALS%%
 worker_processes 1;
 users %%TESTDIR%%/users;
-storage cloud {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$proxy;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_retries 1;
-    s3_timeout 30s;
-}
-storage loose {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$proxy;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_ignore_chmod on;
-}
+@{[ s3_storage('cloud', $proxy, 's3_part_size 5m', 's3_retries 1', 's3_timeout 30s') ]}
+@{[ s3_storage('loose', $proxy, 's3_part_size 5m', 's3_ignore_chmod on') ]}
 ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
 sftp {
     server {

@@ -22,7 +22,7 @@ use Test::More;
 use Cwd ();
 use File::Find ();
 use Test::Siftpd qw/port/;
-use Test::Siftpd::S3 qw/s3_proxied s3_object s3_uploads/;
+use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_object s3_uploads/;
 use Test::Ftps qw/passive_range same/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -41,15 +41,7 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 %%TEST_GLOBALS%%
 worker_processes 1;
 users %%TESTDIR%%/users;
-storage cloud {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$moto;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_timeout 60s;
-}
+@{[ s3_storage('cloud', $moto, 's3_part_size 5m', 's3_timeout 60s') ]}
 ftp {
     server {
         listen 127.0.0.1:%%PORT_8021%%;

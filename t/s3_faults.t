@@ -23,7 +23,7 @@ use Test::More;
 use Cwd ();
 use POSIX qw/:sys_wait_h/;
 use Test::Siftpd qw/port/;
-use Test::Siftpd::S3 qw/s3_proxied s3_object s3_put s3_uploads/;
+use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_object s3_put s3_uploads/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
 my $d = $t->testdir();
@@ -42,25 +42,8 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 worker_processes 1;
 users %%TESTDIR%%/users;
 storage local { driver posix; root %%TESTDIR%%/data; }
-storage cloud {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$proxy;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_retries 2;
-    s3_timeout 120s;
-}
-storage hasty {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$proxy;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_retries 1;
-    s3_timeout 2s;
-}
+@{[ s3_storage('cloud', $proxy, 's3_part_size 5m', 's3_retries 2', 's3_timeout 120s') ]}
+@{[ s3_storage('hasty', $proxy, 's3_retries 1', 's3_timeout 2s') ]}
 storage down {
     driver s3;
     s3_endpoint http://127.0.0.1:$nobody;

@@ -20,7 +20,7 @@ use lib 't/lib';
 use Test::More;
 use Cwd ();
 use Digest::MD5 ();
-use Test::Siftpd::S3 qw/s3_storage_moto s3_put_bytes s3_keys s3_head
+use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_put_bytes s3_keys s3_head
     s3_object/;
 use Test::Siftpd qw/port/;
 
@@ -40,33 +40,9 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 %%TEST_GLOBALS%%
 worker_processes 1;
 users %%TESTDIR%%/users;
-storage cloud {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$s3;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_copy_threshold 5m;
-    s3_retries 1;
-    s3_timeout 30s;
-}
-storage tight {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$s3;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_rename_max_objects 3;
-}
-storage faulty {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$standin;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_retries 0;
-}
+@{[ s3_storage('cloud', $s3, 's3_part_size 5m', 's3_copy_threshold 5m', 's3_retries 1', 's3_timeout 30s') ]}
+@{[ s3_storage('tight', $s3, 's3_rename_max_objects 3') ]}
+@{[ s3_storage('faulty', $standin, 's3_retries 0') ]}
 ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
 sftp {
     server {
@@ -125,23 +101,9 @@ my $sftp = port(8022);
 
 # FTP commands with the whole reply
 
-$t->write_file('ftp.py', <<'PY');
-import ftplib, sys
-f = ftplib.FTP()
-f.connect('127.0.0.1', int(sys.argv[1]), timeout=120)
-f.login(sys.argv[2], 'pw')
-for c in sys.argv[3:]:
-    try:
-        print(c, f.sendcmd(c))
-    except ftplib.all_errors as e:
-        print(c, str(e))
-f.quit()
-PY
-
 sub ftp {
     my ($user, @cmds) = @_;
-    my $args = join(' ', map { "'$_'" } @cmds);
-    return `timeout 300 /usr/bin/python3 $d/ftp.py $ftp $user $args 2>&1`;
+    return $t->ftp_replies(300, $ftp, $user, @cmds);
 }
 
 # the tree: markers, files of a few sizes, a subdirectory without one

@@ -23,7 +23,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use Cwd ();
-use Test::Siftpd::S3 qw/s3_storage_moto/;
+use Test::Siftpd::S3 qw/s3_storage s3_storage_moto/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -36,17 +36,7 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 %%TEST_GLOBALS%%
 worker_processes 1;
 users %%TESTDIR%%/users;
-storage cloud {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$s3;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_multipart_sweep_age 1s;
-    s3_retries 1;
-    s3_timeout 30s;
-}
+@{[ s3_storage('cloud', $s3, 's3_part_size 5m', 's3_multipart_sweep_age 1s', 's3_retries 1', 's3_timeout 30s') ]}
 ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
 sftp {
     server {

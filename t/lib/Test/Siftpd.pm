@@ -534,21 +534,38 @@ sub python_checks {
 sub ftp_commands {
     my ($self, $port, $user, @commands) = @_;
 
+    return $self->_ftp_session(30, 'code', $port, $user, @commands);
+}
+
+# the same with the whole reply: "COMMAND REPLY", within a limit of
+# seconds for commands that take long (renames on S3)
+sub ftp_replies {
+    my ($self, $limit, $port, $user, @commands) = @_;
+
+    return $self->_ftp_session($limit, 'whole', $port, $user, @commands);
+}
+
+sub _ftp_session {
+    my ($self, $limit, $what, $port, $user, @commands) = @_;
+
     $self->write_file('ftp_commands.py', <<'PY');
 import ftplib, sys
+limit, what = int(sys.argv[1]), sys.argv[2]
 f = ftplib.FTP()
-f.connect('127.0.0.1', int(sys.argv[1]), timeout=15)
-f.login(sys.argv[2], 'pw')
-for c in sys.argv[3:]:
+f.connect('127.0.0.1', int(sys.argv[3]), timeout=limit)
+f.login(sys.argv[4], 'pw')
+for c in sys.argv[5:]:
     try:
-        print(c, f.sendcmd(c)[:3])
+        r = f.sendcmd(c)
     except ftplib.all_errors as e:
-        print(c, str(e)[:3])
+        r = str(e)
+    print(c, r[:3] if what == 'code' else r)
 f.quit()
 PY
 
-    my (undef, $out) = _output('timeout', 30, 'python3',
-        "$self->{_testdir}/ftp_commands.py", $port, $user, @commands);
+    my (undef, $out) = _output('timeout', $limit * 2, 'python3',
+        "$self->{_testdir}/ftp_commands.py", int($limit / 2), $what, $port,
+        $user, @commands);
 
     return $out;
 }

@@ -23,7 +23,7 @@ use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
     s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
-    s3_standin/;
+    s3_standin s3_storage/;
 
 my @pids;
 
@@ -191,6 +191,18 @@ sub s3_proxied {
     creds($t);
 
     return ($moto, $proxy);
+}
+
+# a configuration block: storage NAME on the bucket "files" at the port,
+# under the prefix srv/ with the credentials file "creds", and the other
+# directives given ("s3_part_size 5m", ...)
+sub s3_storage {
+    my ($name, $port, @directives) = @_;
+
+    return join("\n", "storage $name {", '    driver s3;',
+        "    s3_endpoint http://127.0.0.1:$port;", '    s3_bucket files;',
+        '    s3_prefix srv/;', '    s3_credentials file %%TESTDIR%%/creds;',
+        (map { "    $_;" } @directives), '}');
 }
 
 # an object of the bucket "files" as moto serves it, or undef
