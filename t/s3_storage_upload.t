@@ -23,7 +23,8 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use Cwd ();
-use Test::Siftpd::S3 qw/s3_storage s3_storage_moto/;
+use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_object s3_status
+    s3_uploads s3_create_upload s3_head s3_bytes/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -54,53 +55,22 @@ my $key = $t->user_key('bob');
 
 # what moto holds, read through its API, not through siftpd
 
-$t->write_file('s3.py', <<'PY');
-import boto3, botocore, sys
-c = boto3.client('s3', endpoint_url='http://127.0.0.1:' + sys.argv[1],
-                 aws_access_key_id='test', aws_secret_access_key='testsecret',
-                 region_name='us-east-1')
-what = sys.argv[2]
-if what == 'uploads':
-    print(len(c.list_multipart_uploads(Bucket='files').get('Uploads', [])))
-elif what == 'size':
-    print(c.head_object(Bucket='files', Key='srv/bob/' + sys.argv[3])
-          ['ContentLength'])
-elif what == 'stale':
-    c.create_multipart_upload(Bucket='files', Key='srv/bob/stale')
-    print(len(c.list_multipart_uploads(Bucket='files').get('Uploads', [])))
-else:
-    try:
-        body = c.get_object(Bucket='files', Key='srv/bob/' + what)['Body']
-        open(sys.argv[3], 'wb').write(body.read())
-        print('200')
-    except botocore.exceptions.ClientError as e:
-        print(e.response['ResponseMetadata']['HTTPStatusCode'])
-PY
-
 sub object {
-    my ($name) = @_;
-    unlink("$d/got");
-    my $st = `timeout 60 python3 $d/s3.py $s3 $name $d/got`;
-    return $st =~ /^200/ ? $t->read_file('got') : "status $st";
+    return s3_object($s3, "srv/bob/$_[0]") // 'none';
 }
 
 sub status {
-    my ($name) = @_;
-    my $st = `timeout 60 python3 $d/s3.py $s3 $name $d/got`;
-    chomp $st;
-    return $st;
+    return s3_status($s3, "srv/bob/$_[0]");
 }
 
 sub multipart_uploads {
-    my $n = `timeout 60 python3 $d/s3.py $s3 uploads`;
-    chomp $n;
-    return $n;
+    return s3_uploads($s3);
 }
 
 # a multipart upload left behind, older than the sweep's age at the start
 
-is(`timeout 60 python3 $d/s3.py $s3 stale`, "1\n",
-    'a multipart upload left behind');
+s3_create_upload($s3, 'srv/bob/stale');
+is(multipart_uploads(), 1, 'a multipart upload left behind');
 sleep(2);
 
 $t->run();
@@ -112,18 +82,11 @@ is(multipart_uploads(), 0, 'the sweep at the start: the upload aborted');
 my $ftp = port(8021);
 my $sftp = port(8022);
 
-sub bytes {
-    my ($seed, $n) = @_;
-    srand($seed);
-    return substr(pack('N*', map { int(rand(4294967296)) } 0 .. $n / 4),
-        0, $n);
-}
-
 # FTP STOR: a PutObject, and a multipart upload of four parts
 
-my $big = bytes(7, 20 * 1024 * 1024);
+my $big = s3_bytes(7, 20 * 1024 * 1024);
 
-for my $case (['zero', ''], ['s5000', bytes(5, 5000)], ['s20m', $big]) {
+for my $case (['zero', ''], ['s5000', s3_bytes(5, 5000)], ['s20m', $big]) {
     my ($name, $data) = @$case;
     $t->write_file("up-$name", $data);
     system("curl -s --max-time 120 -T $d/up-$name ftp://bob:pw\@127.0.0.1:$ftp/$name");
@@ -196,7 +159,7 @@ is(object('small'), 'smalltail-of-the-object',
 
 # SFTP: OpenSSH put, paramiko pipelined and out of order, refusals
 
-my $twelve = bytes(12, 12 * 1024 * 1024);
+my $twelve = s3_bytes(12, 12 * 1024 * 1024);
 $t->write_file('twelve', $twelve);
 
 my ($rc, $sout) = $t->sftp_batch($sftp, 'bob', "put $d/twelve put12\n");
@@ -330,7 +293,7 @@ SKIP: {
     close($cr);
     my $before = hwm();
     system("head -c 209715200 /dev/zero | curl -s --max-time 300 -T - ftp://bob:pw\@127.0.0.1:$ftp/huge");
-    is(`timeout 60 python3 $d/s3.py $s3 size huge`, "209715200\n",
+    is(s3_head($s3, 'srv/bob/huge')->{'content-length'}, 209715200,
         'an upload of 200 MiB');
     my $grew = hwm() - $before;
     ok($grew < (2 * 5 + 16) * 1024,

@@ -23,7 +23,7 @@ use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
     s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
-    s3_standin s3_storage/;
+    s3_status s3_create_upload s3_standin s3_storage/;
 
 my @pids;
 
@@ -261,6 +261,22 @@ sub s3_head {
     return undef if $? != 0;
     return { map { /^([^:]+):\s*(.*?)\r?$/ ? (lc $1, $2) : () }
              split /\n/, $out };
+}
+
+# the HTTP status of a HEAD of the key: "200", "404"
+sub s3_status {
+    my ($moto, $key) = @_;
+
+    # -f: curl fails on a 404 but still writes its status
+    return `$signed -o /dev/null -w '%{http_code}' -I http://127.0.0.1:$moto/files/$key`;
+}
+
+# a multipart upload started under the key, past siftpd
+sub s3_create_upload {
+    my ($moto, $key) = @_;
+
+    system("$signed -o /dev/null -X POST 'http://127.0.0.1:$moto/files/$key?uploads'")
+        == 0 or BAIL_OUT("moto started no upload of $key");
 }
 
 # the multipart uploads under way in the bucket "files"
