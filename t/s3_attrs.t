@@ -19,7 +19,8 @@ use lib 't/lib';
 use Test::More;
 use Cwd ();
 use Digest::MD5 qw/md5_hex/;
-use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_standin/;
+use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_standin s3_put
+    s3_head s3_object s3_bytes/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -52,28 +53,11 @@ $t->user_add('eve', 'pw', perms => 'all', storage => 'loose',
 my $key = $t->user_key('bob');
 $t->user_key('eve');
 
-$t->write_file('s3.py', <<'PY');
-import boto3, hashlib, sys
-c = boto3.client('s3', endpoint_url='http://127.0.0.1:' + sys.argv[1],
-                 aws_access_key_id='test', aws_secret_access_key='testsecret',
-                 region_name='us-east-1')
-key = 'srv/bob/' + sys.argv[3]
-if sys.argv[2] == 'typed':
-    c.put_object(Bucket='files', Key=key, Body=b'typed bytes',
-                 ContentType='text/plain')
-elif sys.argv[2] == 'head':
-    h = c.head_object(Bucket='files', Key=key)
-    print(h['ContentType'], h['ContentLength'],
-          h['Metadata'].get('mtime', '-'), h['Metadata'].get('crc32c', '-'))
-else:
-    body = c.get_object(Bucket='files', Key=key)['Body'].read()
-    print(hashlib.md5(body).hexdigest())
-PY
-
-sub s3py {
-    my $out = `timeout 60 python3 $d/s3.py $s3 @_`;
-    chomp $out;
-    return $out;
+# an object's type, length, stored mtime and CRC-32C, as moto has them
+sub head {
+    my $h = s3_head($s3, "srv/bob/$_[0]") or return 'none';
+    return join(' ', map { $h->{$_} // '-' } 'content-type',
+        'content-length', 'x-amz-meta-mtime', 'x-amz-meta-crc32c');
 }
 
 # CRC-32C (Castagnoli), a table and 64 KiB at a time
@@ -95,13 +79,6 @@ sub crc32c {
     }
 
     return sprintf('%08x', $crc ^ 0xffffffff);
-}
-
-sub bytes {
-    my ($seed, $n) = @_;
-    srand($seed);
-    return substr(pack('N*', map { int(rand(4294967296)) } 0 .. $n / 4),
-        0, $n);
 }
 
 # the object's GETs and HEADs that reached S3, from the stand-in's log
@@ -153,8 +130,8 @@ sub ftp {
 
 # uploads: one PutObject, one multipart (5 MiB + 100 KiB)
 
-my $small = bytes(5, 5000);
-my $multi = bytes(6, 5 * 1024 * 1024 + 102400);
+my $small = s3_bytes(5, 5000);
+my $multi = s3_bytes(6, 5 * 1024 * 1024 + 102400);
 $t->write_file('small', $small);
 $t->write_file('multi', $multi);
 $t->write_file('tail', 'the tail of the object');
@@ -192,7 +169,8 @@ is(lc($h3 // ''), $crc_all,
 
 # times: MFMT, MDTM; the content type and bytes kept
 
-is(s3py('typed', 'typed'), '', 'an object with a content type');
+$t->write_file('typed', 'typed bytes');
+s3_put($s3, 'srv/bob/typed', "$d/typed", 'text/plain');
 $out = ftp('bob', 'MFMT 20200102030405 typed', 'MDTM typed',
     'MFMT 20010203040506 small', 'MDTM small', 'MKD dir',
     'MFMT 20200102030405 dir', 'MFMT 20200102030405 none',
@@ -200,11 +178,12 @@ $out = ftp('bob', 'MFMT 20200102030405 typed', 'MDTM typed',
 like($out, qr/^MFMT \d+ typed => 213 Modify=20200102030405; typed$/m,
     'MFMT of an object');
 like($out, qr/^MDTM typed => 213 20200102030405$/m, 'MDTM: the time set');
-is(s3py('head', 'typed'), 'text/plain 11 1577934245 -',
+is(head('typed'), 'text/plain 11 1577934245 -',
     'MFMT: the content type kept, x-amz-meta-mtime set');
-is(s3py('get', 'typed'), md5_hex('typed bytes'), 'MFMT: the bytes kept');
+is(md5_hex(s3_object($s3, 'srv/bob/typed') // ''), md5_hex('typed bytes'),
+    'MFMT: the bytes kept');
 like($out, qr/^MDTM small => 213 20010203040506$/m, 'MDTM of a PutObject');
-is(s3py('head', 'small'), 'binary/octet-stream 5000 981173106 '
+is(head('small'), 'binary/octet-stream 5000 981173106 '
     . crc32c($small), 'MFMT: the stored CRC-32C kept');
 like($out, qr/^MFMT 20200102030405 dir => 550/m,
     'MFMT of a directory: refused');
@@ -279,6 +258,7 @@ PY
 my ($c, $pyout) = $t->python_checks('sftp.py', $sftp, $key,
     Cwd::getcwd() . '/t/lib', $crc_all);
 ok($c == 4, 'the SFTP checks ran') or diag($pyout);
-is(s3py('get', 'putp'), md5_hex($multi), 'put -p: the bytes');
+is(md5_hex(s3_object($s3, 'srv/bob/putp') // ''), md5_hex($multi),
+    'put -p: the bytes');
 
 $t->done();

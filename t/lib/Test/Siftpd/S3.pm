@@ -213,12 +213,14 @@ sub s3_object {
     return $? == 0 ? $body : undef;
 }
 
-# the file put into the bucket "files" under the key, past siftpd
+# the file put into the bucket "files" under the key, past siftpd, with
+# the content type if one is given
 sub s3_put {
-    my ($moto, $key, $file) = @_;
+    my ($moto, $key, $file, $type) = @_;
 
     # curl -T would append the file's name to a key that ends in "/"
     my $body = $key =~ m{/$} ? "-X PUT --data-binary \@$file" : "-T $file";
+    $body .= " -H 'Content-Type: $type'" if defined $type;
 
     system("$signed -o /dev/null $body http://127.0.0.1:$moto/files/$key")
         == 0 or BAIL_OUT("moto took no $key");
