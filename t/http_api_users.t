@@ -168,6 +168,12 @@ $r = req('POST', '', $admin, { name => 'x1',
 is($r->{status}, 422, 'a pattern ending in a blank (the file trims): 422');
 like($r->{json}{error} // '', qr/begins or ends with a blank/,
     'the reason says so');
+$r = req('POST', '', $admin, { name => 'x1',
+    rules => [ { path => '/', hide => "a\r" } ] });
+is($r->{status}, 422,
+    'a pattern ending in a carriage return (the file trims it): 422');
+like($r->{json}{error} // '', qr/ends with a carriage return/,
+    'the reason says so');
 is(req('POST', '', $admin, { name => 'x1', password => 'p' x 70000 })
     ->{status}, 413, 'a body over client_max_body_size: 413');
 is(req('PATCH', '/ghost', $admin, { disabled => JSON::PP::true })->{status},

@@ -1393,17 +1393,21 @@ sft_users_set(sft_users_t *users, sft_user_t *u, sft_str_t *key,
     last = errbuf + errlen - 1;
 
     /*
-     * the file trims every value: one that begins or ends with a blank
-     * (from the API) would be stored other than it was given
+     * the file trims every value, and a carriage return at the end of a
+     * line (CRLF files): a value that begins or ends with a blank, or
+     * ends with a carriage return (from the API), would be stored other
+     * than it was given
      */
 
     if (value->len
         && (value->data[0] == ' ' || value->data[0] == '\t'
             || value->data[value->len - 1] == ' '
-            || value->data[value->len - 1] == '\t'))
+            || value->data[value->len - 1] == '\t'
+            || value->data[value->len - 1] == '\r'))
     {
         sft_slprintf(errbuf, last, "the value of \"%.*s\" begins or ends "
-                     "with a blank (a pattern may write it as [ ])",
+                     "with a blank or ends with a carriage return (a "
+                     "pattern may write them as [ ] and \\r)",
                      SFT_STR_FMT(key))[0] = '\0';
         return SFT_ERROR;
     }
