@@ -21,8 +21,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use Test::Siftpd qw/port port_range/;
-use Test::Siftpd::FTP qw/ftp_connect ftp_cmd/;
-use Test::Siftpd::HAProxy qw/haproxy_binary haproxy_start/;
+use Test::Siftpd::HAProxy qw/haproxy_binary haproxy_ftp/;
 
 plan(skip_all => 'no haproxy') unless haproxy_binary();
 plan(skip_all => 'no curl') unless system('curl --version >/dev/null') == 0;
@@ -71,49 +70,7 @@ $n1->write_file('blob.bin', $blob);
 $n1->run();
 $n2->run();
 
-$n1->write_file('haproxy.cfg', <<"EOF");
-global
-    maxconn 64
-defaults
-    mode tcp
-    source 127.0.0.1
-    timeout connect 10s
-    timeout client 30s
-    timeout server 30s
-frontend ftp
-    bind 127.0.0.1:$ctl
-    default_backend nodes
-backend nodes
-    balance roundrobin
-    server n1 $node[0]{addr}:$node[0]{port} send-proxy-v2
-    server n2 $node[1]{addr}:$node[1]{port} send-proxy-v2
-frontend pasv1
-    bind 127.0.0.1:$node[0]{lo}-$node[0]{hi}
-    default_backend pasv1
-backend pasv1
-    server n1 $node[0]{addr} send-proxy-v2
-frontend pasv2
-    bind 127.0.0.1:$node[1]{lo}-$node[1]{hi}
-    default_backend pasv2
-backend pasv2
-    server n2 $node[1]{addr} send-proxy-v2
-EOF
-
-my $hpid = haproxy_start($n1, 'haproxy.cfg');
-
-# HAProxy is up once a greeting comes through it
-
-my $up = 0;
-for (1 .. 100) {
-    my ($s, $g) = eval { ftp_connect($ctl, '127.0.0.2') };
-    if ($s && defined $g && $g =~ /^220 /) {
-        ftp_cmd($s, 'QUIT');
-        close $s;
-        $up = 1;
-        last;
-    }
-    select(undef, undef, undef, 0.1);
-}
+my ($hpid, $up) = haproxy_ftp($n1, $ctl, @node);
 ok($up, 'a greeting through HAProxy') or diag($n1->read_file('haproxy.out'));
 
 $n1->write_file('fleet.py', <<'PY');
@@ -276,13 +233,6 @@ like($all, qr/data connection from a different address 127\.0\.0\.4:\d+ refused,
 
 # node 2's closing checks here, node 1's in done()
 
-$n2->stop();
-is(join("\n", grep { /\[alert\]/ } split /\n/, $log[1]), '',
-    'node 2: no alerts');
-opendir my $dh, $n2->testdir();
-my @san = grep { /^sanitizer/ } readdir $dh;
-closedir $dh;
-is(join(' ', @san) . join("\n", grep { /runtime error:|Sanitizer/ }
-    split /\n/, $n2->read_file('stderr')), '', 'node 2: no sanitizer errors');
+$n2->stop_checked('node 2: ');
 
 $n1->done();

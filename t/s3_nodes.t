@@ -91,12 +91,6 @@ ok(!defined s3_object($moto, 'nodes/bob/seven'), 'gone from the bucket');
 
 # both nodes stopped; A's log checked here, B's by done()
 
-$na->stop();
-is(join("\n", grep { /\[alert\]/ } split /\n/, $na->read_file('error.log')),
-    '', 'node A: no alerts');
-opendir(my $dh, $da) or die;
-is(join(' ', grep { /^sanitizer/ } readdir $dh), '',
-    'node A: no sanitizer reports');
-closedir($dh);
+$na->stop_checked('node A: ');
 
 $nb->done();

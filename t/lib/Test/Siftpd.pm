@@ -467,14 +467,17 @@ sub stop {
 sub _stopped { $_[0] }
 
 # the closing checks: no alerts, no sanitizer reports
-sub done {
-    my ($self) = @_;
+# stops the server, then checks its log has no alert and the sanitizers
+# reported nothing; the checks' names begin with $who ("node A: ")
+sub stop_checked {
+    my ($self, $who) = @_;
 
+    $who //= '';
     $self->stop();
 
     my $log = $self->read_file('error.log');
     my @alerts = grep { /\[alert\]/ } split /\n/, $log;
-    Test::More::is(join("\n", @alerts), '', 'no alerts');
+    Test::More::is(join("\n", @alerts), '', "${who}no alerts");
 
     my $san = '';
     opendir my $dh, $self->{_testdir};
@@ -484,12 +487,17 @@ sub done {
     closedir $dh;
     $san .= join "\n", grep { /runtime error:|Sanitizer/ }
         split /\n/, $self->read_file('stderr');
-    Test::More::is($san, '', 'no sanitizer errors');
+    Test::More::is($san, '', "${who}no sanitizer errors");
 
     if ($ENV{TEST_SIFTPD_CATLOG}) {
         Test::More::diag($log);
     }
+}
 
+sub done {
+    my ($self) = @_;
+
+    $self->stop_checked();
     Test::More::done_testing();
 }
 
