@@ -143,6 +143,10 @@ typedef struct {
     struct sockaddr_storage   peer;        /* PORT/EPRT */
     socklen_t                 peer_len;
 
+    struct sockaddr_storage   local;       /* the control connection's own
+                                              address, once asked */
+    socklen_t                 local_len;   /* 0: not asked yet */
+
     unsigned                  active:1;    /* PORT/EPRT given */
     unsigned                  connecting:1;
     unsigned                  handshaking:1;   /* PROT P: TLS handshake */
@@ -317,6 +321,8 @@ void sft_ftp_data_close(sft_ftp_session_t *s);
 void sft_ftp_data_finish(sft_ftp_session_t *s);
 sft_int_t sft_ftp_port(sft_ftp_session_t *s, sft_uint_t extended);
 sft_int_t sft_ftp_active_connect(sft_ftp_session_t *s);
+sft_int_t sft_ftp_local_sockaddr(sft_ftp_session_t *s,
+    struct sockaddr_storage *local, socklen_t *len);
 sft_int_t sft_ftp_parse_port(u_char *p, size_t len,
     struct sockaddr_storage *sa, socklen_t *salen);
 sft_int_t sft_ftp_parse_eprt(u_char *p, size_t len,

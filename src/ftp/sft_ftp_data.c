@@ -333,6 +333,39 @@ sft_ftp_port(sft_ftp_session_t *s, sft_uint_t extended)
 
 
 /*
+ * The control connection's own address, which data connections use: asked
+ * of the kernel once per session, not at every PASV, EPSV or PORT; a
+ * failure is logged
+ */
+
+sft_int_t
+sft_ftp_local_sockaddr(sft_ftp_session_t *s, struct sockaddr_storage *local,
+    socklen_t *len)
+{
+    sft_ftp_data_t  *d = &s->data;
+
+    if (d->local_len == 0) {
+        d->local_len = sizeof(d->local);
+
+        if (getsockname(s->connection->fd, (struct sockaddr *) &d->local,
+                        &d->local_len)
+            == -1)
+        {
+            d->local_len = 0;
+            sft_log_error(SFT_LOG_ERR, s->log, sft_errno,
+                          "getsockname() failed");
+            return SFT_ERROR;
+        }
+    }
+
+    sft_memcpy(local, &d->local, d->local_len);
+    *len = d->local_len;
+
+    return SFT_OK;
+}
+
+
+/*
  * The active data connection, from the control connection's local
  * address; SFT_ERROR if it failed at once (nothing is left open)
  */
@@ -345,12 +378,7 @@ sft_ftp_active_connect(sft_ftp_session_t *s)
     sft_connection_t         *dc;
     struct sockaddr_storage   local;
 
-    len = sizeof(local);
-
-    if (getsockname(s->connection->fd, (struct sockaddr *) &local, &len)
-        == -1)
-    {
-        sft_log_error(SFT_LOG_ERR, s->log, sft_errno, "getsockname() failed");
+    if (sft_ftp_local_sockaddr(s, &local, &len) != SFT_OK) {
         return SFT_ERROR;
     }
 

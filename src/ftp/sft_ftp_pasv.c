@@ -144,10 +144,7 @@ sft_ftp_passive(sft_ftp_session_t *s, sft_uint_t extended)
     sft_ftp_data_close(s);
     s->data.active = 0;
 
-    len = sizeof(local);
-
-    if (getsockname(c->fd, (struct sockaddr *) &local, &len) == -1) {
-        sft_log_error(SFT_LOG_ERR, s->log, sft_errno, "getsockname() failed");
+    if (sft_ftp_local_sockaddr(s, &local, &len) != SFT_OK) {
         sft_ftp_reply(s, 425, "Can't open passive connection.");
         return SFT_OK;
     }

@@ -998,9 +998,13 @@ sft_posix_open_read(sft_storage_req_t *req)
 
     sft_storage_stat_from_sys(&req->st, &sb);
 
-    /* on the thread: the disk reads before the first chunk is asked for */
+    /*
+     * on the thread: the disk reads before the first chunk is asked for
+     * (in memory there is no disk to start)
+     */
 
-    if (req->flags & SFT_STORAGE_READ_SEQUENTIAL) {
+    if ((req->flags & SFT_STORAGE_READ_SEQUENTIAL) && !req->storage->in_memory)
+    {
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         (void) posix_fadvise(fd, 0, sft_min(sb.st_size, SFT_POSIX_READ_AHEAD),
                              POSIX_FADV_WILLNEED);
