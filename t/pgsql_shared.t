@@ -3,8 +3,10 @@
 # pgsql_shared.t -- two nodes on one PostgreSQL user store share their
 # login failures and bans: an address banned through node A is refused by
 # node B at once, a ban lifted through B's admin API is lifted on A,
-# failures through A and through B add up to a ban; with the database
-# stopped a node still bans on its own, and its admin API still answers.
+# failures through A and through B add up to a ban; a user's
+# max_sessions counts the sessions open on both nodes, and a node killed
+# stops counting once its heartbeat is old; with the database stopped a
+# node still bans on its own, and its admin API still answers.
 # The clients' addresses come in PROXY protocol headers, so that each
 # check has an address of its own.
 
@@ -66,6 +68,10 @@ chomp(my $hash = `echo alice-pw | $bin hash-password`);
 $pg->psql("INSERT INTO siftp_users (name, password) VALUES ('alice', "
     . "'$hash'); INSERT INTO siftp_user_rules (name, path, perms) "
     . "VALUES ('alice', '/', 'list,download')");
+chomp($hash = `echo bob-pw | $bin hash-password`);
+$pg->psql("INSERT INTO siftp_users (name, password, max_sessions) VALUES "
+    . "('bob', '$hash', 2); INSERT INTO siftp_user_rules (name, path, perms) "
+    . "VALUES ('bob', '/', 'list,download')");
 
 # the server's reply, its lines together
 sub reply {
@@ -105,6 +111,23 @@ sub login {
     close $s;
 
     return $r =~ /^230/ ? 'ok' : $r;
+}
+
+# a session left open: the socket and the reply to PASS
+sub session {
+    my ($node, $src, $user, $pass) = @_;
+
+    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$ftp{$node}",
+        Proto => 'tcp', Timeout => 10) or return (undef, "no connection");
+    $s->print("PROXY TCP4 $src 127.0.0.1 50000 21\r\n");
+    my $r = reply($s);
+    return (undef, $r) unless $r =~ /^220/;
+    $s->print("USER $user\r\n");
+    $r = reply($s);
+    return (undef, $r) unless $r =~ /^331/;
+    $s->print("PASS $pass\r\n");
+    $r = reply($s);
+    return ($r =~ /^230/ ? $s : undef, $r);
 }
 
 # the reply of a node to $src until it matches, within 20 seconds
@@ -183,6 +206,87 @@ $b->run();
 like(until_login('B', '198.51.100.9', $banned), $banned,
     'B, started again, still refuses the address');
 
+# max_sessions 2 over both nodes
+
+my ($s1, $r1) = session('A', '198.51.100.20', 'bob', 'bob-pw');
+like($r1, qr/^230/, 'bob\'s first session, on A');
+my ($s2, $r2) = session('B', '198.51.100.20', 'bob', 'bob-pw');
+like($r2, qr/^230/, 'his second, on B');
+
+# a third on either node is refused, once each knows of the other's
+sub until_refused {
+    my ($node) = @_;
+    my ($end, $r) = (time() + 20);
+    for (1 .. 100) {
+        my ($s, $rr) = session($node, '198.51.100.20', 'bob', 'bob-pw');
+        $r = $rr;
+        close $s if $s;
+        return $r if $r =~ /^530 Too many sessions/ || time() > $end;
+        sleep 0.2;
+    }
+    return $r;
+}
+
+like(until_refused('A'), qr/^530 Too many sessions for this user/,
+    'a third on A is refused');
+like(until_refused('B'), qr/^530 Too many sessions for this user/,
+    'and on B');
+like($pg->psql("SELECT node, sessions FROM siftp_node_sessions "
+    . "WHERE name = 'bob' ORDER BY node"), qr/^node-A\|1\nnode-B\|1$/,
+    'the database holds one session of bob per node');
+
+# one closed on B: a new one on A is let in
+
+$s2->print("QUIT\r\n");
+close $s2;
+
+my ($s3, $r3);
+my $end = time() + 20;
+for (1 .. 100) {
+    ($s3, $r3) = session('A', '198.51.100.20', 'bob', 'bob-pw');
+    last if $s3 || time() > $end;
+    sleep 0.2;
+}
+like($r3, qr/^230/, 'one closed on B: a new session on A is let in');
+like(until_refused('B'), qr/^530 Too many sessions for this user/,
+    'and B refuses a third again');
+
+# node A killed: its sessions stop counting after its heartbeat is old
+
+# the master and every process it started (workers, the sweeper)
+sub children {
+    my ($master) = @_;
+    my @c;
+    opendir my $dh, '/proc' or return ();
+    for my $p (grep { /^\d+$/ } readdir $dh) {
+        open my $fh, '<', "/proc/$p/stat" or next;
+        my ($ppid) = (<$fh> // '') =~ /^\d+ \(.*\) \S (\d+)/;
+        close $fh;
+        push @c, $p if defined $ppid && $ppid == $master;
+    }
+    closedir $dh;
+    return @c;
+}
+
+my $master = delete $a->{_pid};
+kill 'KILL', $master, children($master);
+waitpid($master, 0);
+
+my $t0 = time();
+my ($s4, $r4);
+for (1 .. 200) {
+    ($s4, $r4) = session('B', '198.51.100.20', 'bob', 'bob-pw');
+    last if $s4 || time() - $t0 > 60;
+    sleep 0.3;
+}
+like($r4, qr/^230/, 'A killed: B lets bob in once A\'s beat is old');
+my ($s5, $r5) = session('B', '198.51.100.20', 'bob', 'bob-pw');
+like($r5, qr/^230/, 'twice');
+close $_ for grep { $_ } $s1, $s3, $s4, $s5;
+
+$a->run();
+is(until_login('A', '198.51.100.21', qr/^ok$/), 'ok', 'A started again');
+
 # the database stopped: each node bans on its own, nothing waits for it;
 # a password is not checked without the database unless the cache knows
 # it, so the failures are wrong API tokens, from 127.0.0.1
@@ -202,7 +306,8 @@ is(login('A', '198.51.100.11', 'alice', 'alice-pw'), 'ok',
 # back: the ban A made alone reaches B
 
 $pg->start();
-my ($end, $r) = (time() + 30);
+my $r;
+$end = time() + 30;
 for (1 .. 150) {
     $r = api('B', 'GET', 'stats');
     last if $r =~ /^HTTP\/1\.1 429/ || time() > $end;

@@ -33,12 +33,6 @@ typedef struct {
 } sft_pgsql_ban_t;
 
 
-typedef struct {
-    sft_flag_t             shared;
-    sft_str_t              node;
-} sft_pgsql_bans_conf_t;
-
-
 static void *sft_pgsql_bans_create_conf(sft_cycle_t *cycle);
 static char *sft_pgsql_bans_init_conf(sft_cycle_t *cycle, void *conf);
 static sft_int_t sft_pgsql_bans_init_process(sft_cycle_t *cycle);
@@ -62,7 +56,7 @@ static sft_command_t  sft_pgsql_bans_commands[] = {
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_FLAG,
       sft_conf_set_flag_slot,
       0,
-      offsetof(sft_pgsql_bans_conf_t, shared),
+      offsetof(sft_pgsql_fleet_conf_t, shared_bans),
       NULL,
       sft_command_doc("on | off", "on",
           "With \"user_store postgresql\": login failures are counted and "
@@ -73,10 +67,11 @@ static sft_command_t  sft_pgsql_bans_commands[] = {
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_str_slot,
       0,
-      offsetof(sft_pgsql_bans_conf_t, node),
+      offsetof(sft_pgsql_fleet_conf_t, node),
       NULL,
       sft_command_doc("name", "the host name",
-          "This node's name in the rows it writes to a shared user store.") },
+          "This node's name in a shared user store: its sessions and the "
+          "bans it made are kept under it; give each node its own.") },
 
     sft_null_command
 };
@@ -132,14 +127,14 @@ static struct {
 static void *
 sft_pgsql_bans_create_conf(sft_cycle_t *cycle)
 {
-    sft_pgsql_bans_conf_t  *bcf;
+    sft_pgsql_fleet_conf_t  *bcf;
 
-    bcf = sft_pcalloc(cycle->pool, sizeof(sft_pgsql_bans_conf_t));
+    bcf = sft_pcalloc(cycle->pool, sizeof(sft_pgsql_fleet_conf_t));
     if (bcf == NULL) {
         return NULL;
     }
 
-    bcf->shared = SFT_CONF_UNSET;
+    bcf->shared_bans = SFT_CONF_UNSET;
 
     return bcf;
 }
@@ -148,10 +143,10 @@ sft_pgsql_bans_create_conf(sft_cycle_t *cycle)
 static char *
 sft_pgsql_bans_init_conf(sft_cycle_t *cycle, void *conf)
 {
-    char                    host[256];
-    sft_pgsql_bans_conf_t  *bcf = conf;
+    char                     host[256];
+    sft_pgsql_fleet_conf_t  *bcf = conf;
 
-    sft_conf_init_value(bcf->shared, 1);
+    sft_conf_init_value(bcf->shared_bans, 1);
 
     if (bcf->node.data == NULL) {
         if (gethostname(host, sizeof(host) - 1) == -1) {
@@ -184,20 +179,15 @@ sft_pgsql_bans_init_conf(sft_cycle_t *cycle, void *conf)
 static sft_int_t
 sft_pgsql_bans_init_process(sft_cycle_t *cycle)
 {
-    sft_users_conf_t       *ucf;
-    sft_user_store_t       *store;
-    sft_pgsql_bans_conf_t  *bcf;
+    sft_users_conf_t        *ucf;
+    sft_pgsql_fleet_conf_t  *bcf;
 
     ucf = (sft_users_conf_t *) sft_get_conf(cycle->conf_ctx,
                                             sft_users_module);
-    bcf = (sft_pgsql_bans_conf_t *) sft_get_conf(cycle->conf_ctx,
-                                                 sft_pgsql_bans_module);
-    store = ucf->store;
+    bcf = (sft_pgsql_fleet_conf_t *) sft_get_conf(cycle->conf_ctx,
+                                                  sft_pgsql_bans_module);
 
-    if (!bcf->shared || store == NULL
-        || store->name.len != sizeof("postgresql") - 1
-        || sft_memcmp(store->name.data, "postgresql", store->name.len) != 0)
-    {
+    if (!bcf->shared_bans || !sft_pgsql_user_configured(cycle)) {
         return SFT_OK;
     }
 

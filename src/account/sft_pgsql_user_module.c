@@ -193,6 +193,18 @@ sft_pgsql_user_init_conf(sft_cycle_t *cycle, void *conf)
 }
 
 
+sft_uint_t
+sft_pgsql_user_configured(sft_cycle_t *cycle)
+{
+    sft_users_conf_t  *ucf;
+
+    ucf = (sft_users_conf_t *) sft_get_conf(cycle->conf_ctx,
+                                            sft_users_module);
+
+    return ucf->store == &sft_pgsql_user_store;
+}
+
+
 static sft_int_t
 sft_pgsql_user_init_process(sft_cycle_t *cycle)
 {
