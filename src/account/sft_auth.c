@@ -111,6 +111,7 @@ static struct {
     sft_auth_queue_t       queue;
     sft_auth_job_t        *refused;       /* banned while queued */
     sft_event_t            timer;
+    sft_auth_share_t      *share;         /* other nodes, or NULL */
     char                   dummy[SFT_AUTH_HASH_LEN + 1];
 } sft_auth;
 
@@ -132,6 +133,8 @@ static void sft_auth_free_job(sft_auth_job_t *job);
 static void sft_auth_refuse(sft_auth_request_t *ar, sft_auth_addr_t *a);
 static void sft_auth_want(sft_uint_t want);
 static uint64_t sft_auth_bans_active(sft_auth_shm_t *shm);
+static sft_int_t sft_auth_addr_unban(sft_auth_addr_t *a);
+static sft_int_t sft_auth_addr_parse(const char *source, sft_auth_addr_t *a);
 
 
 static sft_auth_job_t *
@@ -799,6 +802,16 @@ sft_auth_addr_result(sft_auth_addr_t *a, sft_uint_t failed, sft_log_t *log)
                       a->text, (long) sft_auth.conf->ban_time,
                       (unsigned long) failures);
     }
+
+    if (sft_auth.share == NULL || !failed || a->exempt || a->family == 0) {
+        return;
+    }
+
+    sft_auth.share->failed(a->text, log);
+
+    if (banned) {
+        sft_auth.share->banned(a->text, failures, log);
+    }
 }
 
 
@@ -854,27 +867,44 @@ sft_auth_ban_next(sft_uint_t *i, sft_auth_ban_t *ban)
 }
 
 
-/* lifts the ban on the source of sa and clears its failures */
+/*
+ * Lifts the ban on the source of sa and clears its failures, on the other
+ * nodes too: a ban they hold that this node does not know of yet is
+ * lifted there all the same.
+ */
 
 sft_int_t
 sft_auth_unban(struct sockaddr *sa)
 {
-    sft_int_t              rc;
-    sft_msec_t             now;
-    sft_auth_addr_t        a;
-    sft_auth_addr_slot_t  *s;
+    sft_auth_addr_t  a;
 
     if (sft_auth.shm == NULL) {
         return SFT_DECLINED;
     }
 
     sft_auth_addr(sa, &a);
+
+    if (sft_auth.share && a.family) {
+        sft_auth.share->unbanned(a.text);
+    }
+
+    return sft_auth_addr_unban(&a);
+}
+
+
+static sft_int_t
+sft_auth_addr_unban(sft_auth_addr_t *a)
+{
+    sft_int_t              rc;
+    sft_msec_t             now;
+    sft_auth_addr_slot_t  *s;
+
     now = sft_auth_now();
     rc = SFT_DECLINED;
 
     sft_auth_lock(sft_auth.shm);
 
-    s = sft_auth_addr_slot(&a, 0, now);
+    s = sft_auth_addr_slot(a, 0, now);
 
     if (s && s->banned_until > now) {
         s->banned_until = 0;
@@ -885,6 +915,110 @@ sft_auth_unban(struct sockaddr *sa)
     sft_auth_unlock(sft_auth.shm);
 
     return rc;
+}
+
+
+/* shared bans */
+
+void
+sft_auth_share(sft_auth_share_t *share)
+{
+    sft_auth.share = share;
+}
+
+
+/* the source of a share's text, cut to this node's IPv6 prefix */
+
+static sft_int_t
+sft_auth_addr_parse(const char *source, sft_auth_addr_t *a)
+{
+    char    buf[INET6_ADDRSTRLEN];
+    size_t  len;
+
+    sft_memzero(a, sizeof(sft_auth_addr_t));
+
+    len = strcspn(source, "/");
+
+    if (len >= sizeof(buf)) {
+        return SFT_ERROR;
+    }
+
+    sft_memcpy(buf, source, len);
+    buf[len] = '\0';
+
+    if (inet_pton(AF_INET, buf, a->addr) == 1 && source[len] == '\0') {
+        a->family = AF_INET;
+        inet_ntop(AF_INET, a->addr, a->text, sizeof(a->text));
+        return SFT_OK;
+    }
+
+    if (inet_pton(AF_INET6, buf, a->addr) == 1) {
+        a->family = AF_INET6;
+        sft_auth_addr_prefix(a, (sft_uint_t) sft_auth.conf->ipv6_prefix);
+        return SFT_OK;
+    }
+
+    return SFT_ERROR;
+}
+
+
+/* another node banned a source for secs more seconds: SFT_OK if news */
+
+sft_int_t
+sft_auth_ban_source(const char *source, time_t secs, sft_uint_t failures,
+    sft_log_t *log)
+{
+    sft_int_t              rc;
+    sft_msec_t             now, until;
+    sft_auth_addr_t        a;
+    sft_auth_addr_slot_t  *s;
+
+    if (sft_auth.shm == NULL || secs <= 0
+        || sft_auth_addr_parse(source, &a) != SFT_OK)
+    {
+        return SFT_DECLINED;
+    }
+
+    now = sft_auth_now();
+    until = now + (sft_msec_t) secs * 1000;
+    rc = SFT_DECLINED;
+
+    sft_auth_lock(sft_auth.shm);
+
+    s = sft_auth_addr_slot(&a, 1, now);
+
+    if (s && s->banned_until < until) {
+        rc = (s->banned_until > now) ? SFT_DECLINED : SFT_OK;
+        s->banned_until = until;
+        s->ban_failures = (uint32_t) sft_min(failures, UINT32_MAX);
+        s->failures = 0;
+    }
+
+    sft_auth_unlock(sft_auth.shm);
+
+    if (rc == SFT_OK) {
+        sft_log_error(SFT_LOG_WARN, log, 0,
+                      "address %s banned for %lds by the shared bans "
+                      "after %lu failures", a.text, (long) secs,
+                      (unsigned long) failures);
+    }
+
+    return rc;
+}
+
+
+/* another node lifted a ban */
+
+sft_int_t
+sft_auth_unban_source(const char *source)
+{
+    sft_auth_addr_t  a;
+
+    if (sft_auth.shm == NULL || sft_auth_addr_parse(source, &a) != SFT_OK) {
+        return SFT_DECLINED;
+    }
+
+    return sft_auth_addr_unban(&a);
 }
 
 

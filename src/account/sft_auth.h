@@ -91,6 +91,23 @@ typedef struct {
 sft_int_t sft_auth_ban_next(sft_uint_t *i, sft_auth_ban_t *ban);
 sft_int_t sft_auth_unban(struct sockaddr *sa);
 
+/*
+ * Bans shared with other nodes (sft_pgsql_bans.c): this worker's failures,
+ * bans and lifted bans are told to the share by the source's text
+ * ("192.0.2.7", "2001:db8::/64"); the bans of other nodes are applied here.
+ */
+typedef struct {
+    void                 (*failed)(const char *source, sft_log_t *log);
+    void                 (*banned)(const char *source, sft_uint_t failures,
+                                   sft_log_t *log);
+    void                 (*unbanned)(const char *source);
+} sft_auth_share_t;
+
+void sft_auth_share(sft_auth_share_t *share);
+sft_int_t sft_auth_ban_source(const char *source, time_t secs,
+    sft_uint_t failures, sft_log_t *log);
+sft_int_t sft_auth_unban_source(const char *source);
+
 /* hashing, for the CLI and the API */
 sft_int_t sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib,
     uint32_t t, char *out, size_t outlen);

@@ -44,10 +44,10 @@ static void sft_pgsql_setup_migrated(sft_pgsql_query_t *q, PGresult *res);
 static void sft_pgsql_setup_recorded(sft_pgsql_query_t *q, PGresult *res);
 static void sft_pgsql_setup_ready(sft_pgsql_query_t *q, PGresult *res);
 static sft_int_t sft_pgsql_setup_ok(PGresult *res, const char *what);
+static void sft_pgsql_tell(sft_uint_t up);
 
 
 static struct {
-    sft_pgsql_conf_t       conf;
     char                  *conninfo;
     PGconn                *conn;
     sft_connection_t      *c;
@@ -64,33 +64,61 @@ static struct {
     sft_pgsql_migration_t *migration;     /* being applied */
     sft_pgsql_query_t      setup;
     char                   vbuf[24];
-    char                   listen[64];
+    char                   listen[256];
     sft_log_t             *log;
 } sft_pgsql;
 
 
-sft_int_t
-sft_pgsql_start(sft_pgsql_conf_t *conf, sft_log_t *log)
+static sft_pgsql_listener_t  *sft_pgsql_listeners;
+
+
+void
+sft_pgsql_listen(sft_pgsql_listener_t *l)
 {
+    l->next = sft_pgsql_listeners;
+    sft_pgsql_listeners = l;
+}
+
+
+sft_int_t
+sft_pgsql_start(sft_str_t *conninfo, sft_log_t *log)
+{
+    u_char                *p, *last;
+    sft_pgsql_listener_t  *l;
+
     sft_memzero(&sft_pgsql, sizeof(sft_pgsql));
 
-    sft_pgsql.conf = *conf;
     sft_pgsql.log = log;
     sft_pgsql.tail = &sft_pgsql.head;
     sft_pgsql.retry = SFT_PGSQL_RETRY_MIN_MSEC;
     sft_pgsql.was_up = 1;
 
-    sft_pgsql.conninfo = sft_alloc(conf->conninfo.len + 1, log);
+    /* the setup's last step: its channels */
+
+    p = (u_char *) sft_pgsql.listen;
+    last = p + sizeof(sft_pgsql.listen) - 1;
+    p = sft_slprintf(p, last, "COMMIT");
+
+    for (l = sft_pgsql_listeners; l; l = l->next) {
+        if (l->channel) {
+            p = sft_slprintf(p, last, "; LISTEN %s", l->channel);
+        }
+    }
+
+    if (p == last) {
+        sft_log_error(SFT_LOG_EMERG, log, 0, "PostgreSQL: too many channels");
+        return SFT_ERROR;
+    }
+
+    *p = '\0';
+
+    sft_pgsql.conninfo = sft_alloc(conninfo->len + 1, log);
     if (sft_pgsql.conninfo == NULL) {
         return SFT_ERROR;
     }
 
-    sft_memcpy(sft_pgsql.conninfo, conf->conninfo.data, conf->conninfo.len);
-    sft_pgsql.conninfo[conf->conninfo.len] = '\0';
-
-    sft_slprintf((u_char *) sft_pgsql.listen,
-                 (u_char *) sft_pgsql.listen + sizeof(sft_pgsql.listen) - 1,
-                 "COMMIT; LISTEN %s", conf->channel)[0] = '\0';
+    sft_memcpy(sft_pgsql.conninfo, conninfo->data, conninfo->len);
+    sft_pgsql.conninfo[conninfo->len] = '\0';
 
     sft_pgsql.timer.handler = sft_pgsql_timer;
     sft_pgsql.timer.log = log;
@@ -106,6 +134,8 @@ sft_pgsql_start(sft_pgsql_conf_t *conf, sft_log_t *log)
 void
 sft_pgsql_stop(void)
 {
+    sft_pgsql_listeners = NULL;
+
     if (sft_pgsql.conninfo == NULL) {
         return;
     }
@@ -405,10 +435,11 @@ sft_pgsql_flush(void)
 static void
 sft_pgsql_read(void)
 {
-    PGresult           *res;
-    sft_str_t           payload;
-    PGnotify           *n;
-    sft_pgsql_query_t  *q;
+    PGresult              *res;
+    sft_str_t              payload;
+    PGnotify              *n;
+    sft_pgsql_query_t     *q;
+    sft_pgsql_listener_t  *l;
 
     if (!PQconsumeInput(sft_pgsql.conn)) {
         sft_pgsql_failed("read", NULL);
@@ -463,8 +494,11 @@ sft_pgsql_read(void)
         payload.data = (u_char *) n->extra;
         payload.len = strlen(n->extra);
 
-        if (sft_pgsql.conf.notify) {
-            sft_pgsql.conf.notify(&payload, sft_pgsql.conf.data);
+        for (l = sft_pgsql_listeners; l; l = l->next) {
+            if (l->notify && l->channel && strcmp(l->channel, n->relname) == 0)
+            {
+                l->notify(&payload, l->data);
+            }
         }
 
         PQfreemem(n);
@@ -565,8 +599,8 @@ sft_pgsql_failed(const char *what, const char *why)
         q->done(q, NULL);
     }
 
-    if (was_ready && sft_pgsql.conf.state) {
-        sft_pgsql.conf.state(0, sft_pgsql.conf.data);
+    if (was_ready) {
+        sft_pgsql_tell(0);
     }
 }
 
@@ -684,9 +718,7 @@ sft_pgsql_setup_ready(sft_pgsql_query_t *q, PGresult *res)
     sft_pgsql.was_up = 1;
     sft_pgsql.retry = SFT_PGSQL_RETRY_MIN_MSEC;
 
-    if (sft_pgsql.conf.state) {
-        sft_pgsql.conf.state(1, sft_pgsql.conf.data);
-    }
+    sft_pgsql_tell(1);
 
     if (sft_pgsql.current == NULL) {
         sft_pgsql_next();
@@ -715,4 +747,17 @@ sft_pgsql_setup_ok(PGresult *res, const char *what)
     sft_pgsql_failed(what, PQresultErrorMessage(res));
 
     return SFT_ERROR;
+}
+
+
+static void
+sft_pgsql_tell(sft_uint_t up)
+{
+    sft_pgsql_listener_t  *l;
+
+    for (l = sft_pgsql_listeners; l; l = l->next) {
+        if (l->state) {
+            l->state(up, l->data);
+        }
+    }
 }

@@ -14,7 +14,7 @@
 #include <libpq-fe.h>
 
 
-#define SFT_PGSQL_MAX_PARAMS      4
+#define SFT_PGSQL_MAX_PARAMS      6
 #define SFT_PGSQL_CONNECT_MSEC    5000    /* a connect, then its setup */
 #define SFT_PGSQL_QUERY_MSEC      10000   /* one query's answer */
 #define SFT_PGSQL_RETRY_MIN_MSEC  250
@@ -45,16 +45,22 @@ typedef struct {
 } sft_pgsql_migration_t;
 
 
-typedef struct {
-    sft_str_t              conninfo;
-    const char            *channel;   /* LISTEN to it */
+typedef struct sft_pgsql_listener_s  sft_pgsql_listener_t;
+
+/* a user of the connection: told its channel's notifications, and when
+   the connection is ready (after every connect) or lost */
+struct sft_pgsql_listener_s {
+    const char            *channel;   /* LISTEN to it; NULL: none */
     void                 (*notify)(sft_str_t *payload, void *data);
     void                 (*state)(sft_uint_t up, void *data);
     void                  *data;
-} sft_pgsql_conf_t;
+    sft_pgsql_listener_t  *next;
+};
 
 
-sft_int_t sft_pgsql_start(sft_pgsql_conf_t *conf, sft_log_t *log);
+/* listeners are added before the first connect, in init_process */
+void sft_pgsql_listen(sft_pgsql_listener_t *l);
+sft_int_t sft_pgsql_start(sft_str_t *conninfo, sft_log_t *log);
 void sft_pgsql_stop(void);
 /* SFT_AGAIN: done() is called later; SFT_DECLINED: the server is down */
 sft_int_t sft_pgsql_query(sft_pgsql_query_t *q);

@@ -20,6 +20,18 @@
 #define SFT_PGSQL_USER_ORDER                                                 \
     "ORDER BY name COLLATE \"C\", key, path NULLS FIRST, value"
 
+/* the fleet's settings, directives of sft_pgsql_bans_module */
+typedef struct {
+    sft_flag_t             shared_bans;
+    sft_str_t              node;          /* node_name */
+} sft_pgsql_fleet_conf_t;
+
+extern sft_module_t  sft_pgsql_bans_module;
+
+/* "user_store postgresql" is the cycle's store */
+sft_uint_t sft_pgsql_user_configured(sft_cycle_t *cycle);
+
+
 /* a result of (name, key, path, value) rows, grouped by name */
 sft_users_t *sft_pgsql_user_table(PGresult *res, u_char *err, size_t errlen,
     sft_log_t *log);

@@ -97,6 +97,7 @@ sft_module_t  sft_pgsql_user_module = {
 static struct {
     sft_pgsql_user_t      *kept[SFT_PGSQL_USER_BUCKETS];
     sft_pgsql_fetch_t     *fetches;
+    sft_pgsql_listener_t   listener;
     sft_log_t             *log;
     sft_uint_t             started;
 } sft_pgsql_users;
@@ -192,10 +193,21 @@ sft_pgsql_user_init_conf(sft_cycle_t *cycle, void *conf)
 }
 
 
+sft_uint_t
+sft_pgsql_user_configured(sft_cycle_t *cycle)
+{
+    sft_users_conf_t  *ucf;
+
+    ucf = (sft_users_conf_t *) sft_get_conf(cycle->conf_ctx,
+                                            sft_users_module);
+
+    return ucf->store == &sft_pgsql_user_store;
+}
+
+
 static sft_int_t
 sft_pgsql_user_init_process(sft_cycle_t *cycle)
 {
-    sft_pgsql_conf_t   pc;
     sft_users_conf_t  *ucf;
 
     ucf = (sft_users_conf_t *) sft_get_conf(cycle->conf_ctx,
@@ -205,15 +217,17 @@ sft_pgsql_user_init_process(sft_cycle_t *cycle)
         return SFT_OK;
     }
 
-    sft_memzero(&pc, sizeof(sft_pgsql_conf_t));
-    pc.conninfo = ucf->store_arg;
-    pc.channel = SFT_PGSQL_USER_CHANNEL;
-    pc.notify = sft_pgsql_user_notify;
-    pc.state = sft_pgsql_user_state;
+    sft_memzero(&sft_pgsql_users.listener, sizeof(sft_pgsql_listener_t));
+    sft_pgsql_users.listener.channel = SFT_PGSQL_USER_CHANNEL;
+    sft_pgsql_users.listener.notify = sft_pgsql_user_notify;
+    sft_pgsql_users.listener.state = sft_pgsql_user_state;
+    sft_pgsql_listen(&sft_pgsql_users.listener);
 
     sft_pgsql_users.log = cycle->log;
 
-    if (sft_pgsql_start(&pc, cycle->log) != SFT_OK) {
+    /* the modules listed before this one have added their listeners */
+
+    if (sft_pgsql_start(&ucf->store_arg, cycle->log) != SFT_OK) {
         return SFT_ERROR;
     }
 

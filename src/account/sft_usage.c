@@ -26,6 +26,8 @@ struct sft_usage_s {
     uint32_t           recount;   /* the slot + 1 of the process that
                                      recounts them, 0: none */
     uint32_t           sessions;
+    uint32_t           remote;    /* on the other nodes */
+    uint32_t           remote_gen;
     int64_t            bytes;
     int64_t            files;
     uint32_t           len;
@@ -37,6 +39,7 @@ struct sft_usage_s {
 typedef struct {
     uint32_t           capacity;  /* a power of two */
     uint32_t           nused;
+    uint32_t           remote_gen;  /* of the last count of other nodes */
     uint32_t          *used;      /* record indexes, in claim order */
     sft_usage_t       *records;
 } sft_usage_table_t;
@@ -46,6 +49,7 @@ typedef struct {
 
 static sft_usage_table_t  *sft_usage_table;
 static sft_uint_t          sft_usage_capacity;
+static void              (*sft_usage_changed)(void);
 
 static sft_str_t  sft_usage_zone_name = sft_string("sft_usage");
 
@@ -294,7 +298,7 @@ sft_int_t
 sft_usage_session_open(sft_str_t *name, sft_uint_t max_sessions,
     sft_usage_t **usage, sft_log_t *log)
 {
-    uint32_t      cur;
+    uint32_t      cur, remote;
     sft_usage_t  *r;
 
     r = sft_usage_record(name, log);
@@ -304,9 +308,10 @@ sft_usage_session_open(sft_str_t *name, sft_uint_t max_sessions,
     }
 
     cur = __atomic_load_n(&r->sessions, __ATOMIC_RELAXED);
+    remote = __atomic_load_n(&r->remote, __ATOMIC_RELAXED);
 
     do {
-        if (max_sessions && cur >= max_sessions) {
+        if (max_sessions && (sft_uint_t) cur + remote >= max_sessions) {
             return SFT_DECLINED;
         }
 
@@ -319,6 +324,10 @@ sft_usage_session_open(sft_str_t *name, sft_uint_t max_sessions,
     }
 
     *usage = r;
+
+    if (sft_usage_changed) {
+        sft_usage_changed();
+    }
 
     return SFT_OK;
 }
@@ -336,6 +345,112 @@ sft_usage_session_close(sft_usage_t *r)
     }
 
     __atomic_fetch_sub(&r->sessions, 1, __ATOMIC_RELEASE);
+
+    if (sft_usage_changed) {
+        sft_usage_changed();
+    }
+}
+
+
+/* the sessions of other nodes (sft_pgsql_nodes.c) */
+
+void
+sft_usage_share(void (*changed)(void))
+{
+    sft_usage_changed = changed;
+}
+
+
+/* the next user with sessions on this node, from *i on; SFT_DONE: none */
+
+sft_int_t
+sft_usage_next(sft_uint_t *i, sft_str_t *name, sft_uint_t *sessions)
+{
+    uint32_t            n, nused;
+    sft_usage_t        *r;
+    sft_usage_table_t  *t = sft_usage_table;
+
+    if (t == NULL) {
+        return SFT_DONE;
+    }
+
+    nused = __atomic_load_n(&t->nused, __ATOMIC_ACQUIRE);
+
+    for ( /* void */ ; *i < nused; (*i)++) {
+        r = &t->records[t->used[*i]];
+        n = __atomic_load_n(&r->sessions, __ATOMIC_ACQUIRE);
+
+        if (n) {
+            (*i)++;
+            name->data = r->name;
+            name->len = r->len;
+            *sessions = n;
+            return SFT_OK;
+        }
+    }
+
+    return SFT_DONE;
+}
+
+
+/*
+ * A count of the other nodes' sessions: sft_usage_remote_begin(), the
+ * users that have some, then sft_usage_remote_end() zeroes the others.
+ * Workers may count at once: a later count is not undone by an older.
+ */
+
+uint32_t
+sft_usage_remote_begin(void)
+{
+    if (sft_usage_table == NULL) {
+        return 0;
+    }
+
+    return __atomic_add_fetch(&sft_usage_table->remote_gen, 1,
+                              __ATOMIC_ACQ_REL);
+}
+
+
+void
+sft_usage_remote_set(uint32_t gen, sft_str_t *name, sft_uint_t sessions,
+    sft_log_t *log)
+{
+    sft_usage_t  *r;
+
+    r = (sessions && sft_usage_table) ? sft_usage_record(name, log) : NULL;
+
+    if (r == NULL) {
+        return;
+    }
+
+    __atomic_store_n(&r->remote, (uint32_t) sft_min(sessions, UINT32_MAX),
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&r->remote_gen, gen, __ATOMIC_RELEASE);
+}
+
+
+void
+sft_usage_remote_end(uint32_t gen)
+{
+    uint32_t            i, nused;
+    sft_usage_t        *r;
+    sft_usage_table_t  *t = sft_usage_table;
+
+    if (t == NULL) {
+        return;
+    }
+
+    nused = __atomic_load_n(&t->nused, __ATOMIC_ACQUIRE);
+
+    for (i = 0; i < nused; i++) {
+        r = &t->records[t->used[i]];
+
+        if ((int32_t) (__atomic_load_n(&r->remote_gen, __ATOMIC_ACQUIRE)
+                       - gen) < 0)
+        {
+            __atomic_store_n(&r->remote, 0, __ATOMIC_RELEASE);
+        }
+    }
 }
 
 

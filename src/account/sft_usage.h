@@ -30,6 +30,19 @@ void sft_usage_session_close(sft_usage_t *usage);
 sft_uint_t sft_usage_sessions(sft_usage_t *usage);
 
 /*
+ * Sessions on other nodes (sft_pgsql_nodes.c): told of every session
+ * opened or closed here, it sets each user's count of the others, which
+ * max_sessions counts with this node's.
+ */
+void sft_usage_share(void (*changed)(void));
+sft_int_t sft_usage_next(sft_uint_t *i, sft_str_t *name,
+    sft_uint_t *sessions);
+uint32_t sft_usage_remote_begin(void);
+void sft_usage_remote_set(uint32_t gen, sft_str_t *name, sft_uint_t sessions,
+    sft_log_t *log);
+void sft_usage_remote_end(uint32_t gen);
+
+/*
  * The stored bytes and files: unknown until a scan of the user's home set
  * them (sft_usage_set, the first scan wins), then kept current by every
  * session's charges and credits.
