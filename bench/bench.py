@@ -50,6 +50,17 @@ FIRST_LOGIN_TIMEOUT_S = 60   # 32 argon2id checks queue up on 2 cores: ~10-20 s
 SFTP_KEX = "curve25519-sha256"
 SFTP_CIPHERS = {"chacha": ("chacha20-poly1305@openssh.com", "ceil_chacha", "chacha20-poly1305"),
                 "aes": ("aes256-gcm@openssh.com", "ceil_aes_gcm", "aes256-gcm")}
+# siftpd's lab variants (bench/run.sh, only when named in --servers): the
+# rows each one is measured in (a regex over row ids), what it is set
+# against, and what that ratio says
+VARIANTS = {
+    "siftpd-pg": dict(rows=r"^(login_|sftp_setup$)", base="siftpd",
+                      what="PostgreSQL user store / users file"),
+    "siftpd-fleet": dict(rows=r"^(login_repeat_|ftp_dl_par16$)", base="siftpd-fleet1",
+                         what="two nodes / one node, both through HAProxy"),
+    "siftpd-fleet1": dict(rows=r"^(login_repeat_|ftp_dl_par16$)", base="siftpd",
+                          what="one node through HAProxy / siftpd straight"),
+}
 SETTLE_S = 0.25              # let the server finish closing before reading /proc
 S3_PROTOS = {"s3ftp": "ftp", "s3sftp": "sftp"}   # row protocols served from moto's bucket
 
@@ -306,11 +317,13 @@ class Ctx:
             return self.s3_instance(srv, proto)["port"]
         key = "ftp" if proto in ("ftp", "ftps") else proto
         ep = srv.get(key)
-        if srv["name"] == "siftpd":
+        if srv["name"] == "siftpd" or srv["name"] in VARIANTS:
             if not ep:
                 raise Skip(f"n/a ({srv.get('why_na') or 'not built'})")
             if proto == "ftps" and not ep.get("tls"):
                 raise Skip("n/a (no TLS)")
+            if nocache and not ep.get("nocache_port"):
+                raise Skip("n/a (no cache-off instance)")
             return ep["nocache_port"] if nocache else ep["port"]
         if not ep:
             raise Skip("–")
@@ -751,12 +764,24 @@ def ftp_small(ctx, srv, upload, s3=False):
     return dict(value=n / busy, transfer_s=busy)
 
 
+def ftp_login_once(ctx, port, timeout):
+    """connect, log in, quit"""
+    c = Ftp(port, timeout=timeout)
+    try:
+        c.login(ctx.user, ctx.pw)
+        c.quit()
+    finally:
+        c.close()
+
+
 def ftp_logins(ctx, srv, first, conc):
     port = ctx.endpoint(srv, "ftp", nocache=first)
     window, cap = ctx.p["login_window"], ctx.p["login_max"]
     workers = ctx.p["conc"] if conc else 1
     lock = threading.Lock()
     st = dict(ok=0, fail=0, started=0, err="")
+    if not first:  # "repeat": the server has seen this login before the clock starts
+        ftp_login_once(ctx, port, FIRST_LOGIN_TIMEOUT_S)
     stop_at = time.monotonic() + window
 
     def worker():
@@ -766,12 +791,7 @@ def ftp_logins(ctx, srv, first, conc):
                     return
                 st["started"] += 1
             try:
-                c = Ftp(port, timeout=FIRST_LOGIN_TIMEOUT_S if first else 10.0)
-                try:
-                    c.login(ctx.user, ctx.pw)
-                    c.quit()
-                finally:
-                    c.close()
+                ftp_login_once(ctx, port, FIRST_LOGIN_TIMEOUT_S if first else 10.0)
                 with lock:
                     st["ok"] += 1
             except Exception as e:  # counted, reported, not fatal
@@ -1384,6 +1404,8 @@ def run_rows(ctx, rows, servers, results, log):
         for srv in cols:
             cell = cells[srv["name"]] = dict(status="ok", runs=[], errors=[])
             try:
+                if srv["name"] in VARIANTS and not re.search(VARIANTS[srv["name"]]["rows"], row.id):
+                    raise Skip("–")
                 if row.proto != "machine" and row.proto != "any":
                     ctx.endpoint(srv, row.proto)
             except Skip as e:
@@ -1521,6 +1543,7 @@ def render_md(doc):
         arrow = "↑" if row.better == "higher" else "↓"
         out.append(f"| {title(row, m['profile'])}{mark} | {row.unit} {arrow} | "
                    + " | ".join(fmt_cell(cells[n]) if n in cells else "" for n in names) + " |")
+    out += variant_lines(doc)
     ceil = [(rid, c) for rid, c in doc["results"].items() if row_by_id(rid).proto == "machine"]
     if ceil:
         out += ["", "| machine ceiling | unit | value |", "|---|---|---|"]
@@ -1552,6 +1575,28 @@ def render_md(doc):
         out += ["", "Errors:"] + [f"- {rid} / {n}: {e}" for rid, n, e in errs[:30]]
     out.append("")
     return "\n".join(out)
+
+
+def variant_lines(doc):
+    """siftpd's variants set against their base, row by row: ratio of
+    medians, > 100 % = the variant better whichever way the row counts"""
+    names = doc["meta"]["servers"]
+    out = []
+    for name, v in VARIANTS.items():
+        if name not in names or v["base"] not in names:
+            continue
+        parts = []
+        for rid, cells in doc["results"].items():
+            a, b = cells.get(name), cells.get(v["base"])
+            if not (a and b and a["status"] == b["status"] == "ok" and a["median"] and b["median"]):
+                continue
+            r = a["median"] / b["median"] if row_by_id(rid).better == "higher" else b["median"] / a["median"]
+            parts.append(f"{rid} {100 * r:.0f} %")
+        if parts:
+            out.append(f"- {name} / {v['base']} ({v['what']}): " + ", ".join(parts))
+    if out:
+        out = ["", "Variants against their base (ratio of medians, > 100 % = the first better):"] + out
+    return out
 
 
 def esc(s):
@@ -1710,7 +1755,7 @@ def main():
     mode = "quick" if a.quick else "full"
     prof = PROFILES[mode]
     ctx = Ctx(lab, prof, a.quick)
-    order = ["siftpd", "vsftpd", "proftpd", "pure-ftpd", "openssh", "rclone"]
+    order = ["siftpd", *VARIANTS, "vsftpd", "proftpd", "pure-ftpd", "openssh", "rclone"]
     servers = [s for s in lab["servers"] if s.get("wanted")]
     if a.servers:
         keep = {x.strip().replace("pureftpd", "pure-ftpd") for x in a.servers.split(",")}

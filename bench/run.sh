@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/run.sh - side-by-side benchmark lab: siftpd vs vsftpd, ProFTPD,
 # Pure-FTPd (FTP/FTPS) and OpenSSH (SFTP); siftpd's S3 driver vs rclone
-# serve ftp/sftp on one moto_server.  Installs the peers from Debian
+# serve ftp/sftp on one moto_server; on request siftpd's PostgreSQL user
+# store against its users file, and two siftpd nodes behind HAProxy against
+# one.  Installs the peers from Debian
 # without starting system services, starts every server on 127.0.0.1 high
 # ports with its own config in a private tmpfs, builds siftpd (release),
 # runs bench/bench.py against each in turn, and stops everything it started
@@ -9,7 +11,11 @@
 #
 # usage: bash bench/run.sh [--quick] [--only ROW_REGEX] [--servers a,b,..]
 #                          [--no-build] [--no-install] [--keep-lab] [--hold SECS]
-#   servers: siftpd,vsftpd,proftpd,pureftpd,openssh,rclone (default: all)
+#   servers: siftpd,vsftpd,proftpd,pureftpd,openssh,rclone (default: these),
+#            siftpd-pg (users in a PostgreSQL of the lab's own, and its
+#            cache-off twin), siftpd-fleet (two nodes behind HAProxy),
+#            siftpd-fleet1 (one of them through the same HAProxy): only when
+#            named, they need postgresql / haproxy
 #   env: RCLONE=/path/to/rclone (default: rclone from PATH, Debian's package),
 #        MOTO_SERVER=/path/to/moto_server (default: from PATH; without it the
 #        S3 rows are n/a),
@@ -30,6 +36,7 @@ PRIV=$CACHE/root                      # private unpack of conflicting ftp server
 BASE=${BENCH_PORT_BASE:-24000}        # below the ephemeral range (32768+)
 BENCH_USER=siftpbench
 ALL_SERVERS=siftpd,vsftpd,proftpd,pureftpd,openssh,rclone
+FLEET_SERVERS=siftpd-pg,siftpd-fleet,siftpd-fleet1   # only when named in --servers
 SERVERS=$ALL_SERVERS
 BENCH_ARGS=()
 DO_BUILD=1 DO_INSTALL=1 KEEP_LAB=0 QUICK=0 HOLD=0
@@ -55,9 +62,11 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || die "must run as root (installs packages, binds ftp servers, switches users)"
 for s in ${SERVERS//,/ }; do
-  case ",$ALL_SERVERS," in *",$s,"*) ;; *) die "unknown server '$s' (known: $ALL_SERVERS)" ;; esac
+  case ",$ALL_SERVERS,$FLEET_SERVERS," in *",$s,"*) ;; *) die "unknown server '$s' (known: $ALL_SERVERS,$FLEET_SERVERS)" ;; esac
 done
 want() { case ",$SERVERS," in *",$1,"*) return 0 ;; esac; return 1; }
+want_fleet() { want siftpd-fleet || want siftpd-fleet1; }
+want_siftpd() { want siftpd || want siftpd-pg || want_fleet; }   # any instance of the build
 
 # ---------------------------------------------------------------- ports
 P_SIFTPD_FTP=$((BASE + 21))  P_SIFTPD_SFTP=$((BASE + 22)) P_SIFTPD_HTTP=$((BASE + 80))
@@ -66,6 +75,11 @@ P_VSFTPD=$((BASE + 121)) P_PROFTPD=$((BASE + 221)) P_PURE=$((BASE + 321))
 P_SSHD=$((BASE + 422)) P_IPERF=$((BASE + 500))
 P_S3_FTP=$((BASE + 41)) P_S3_SFTP=$((BASE + 42)) P_S3_HTTP=$((BASE + 81))
 P_RCLONE_FTP=$((BASE + 521)) P_RCLONE_SFTP=$((BASE + 522)) P_MOTO=$((BASE + 600))
+P_PG_FTP=$((BASE + 51)) P_PG_SFTP=$((BASE + 52)) P_PGNC_FTP=$((BASE + 61)) P_PGNC_SFTP=$((BASE + 62))
+P_PGSQL=$((BASE + 700))
+# HAProxy on 127.0.0.1: both nodes round-robin, and node 1 alone; the nodes on addresses of their own
+P_FLEET=$((BASE + 71)) P_FLEET1=$((BASE + 72)) P_NODE=$((BASE + 73))
+FLEET_NODES="127.0.0.11 127.0.0.12"
 # passive ranges: disjoint, 600 ports each (Pure-FTPd allows half its range as clients)
 PASV_SIFTPD="$((BASE + 1000)) $((BASE + 1599))"
 PASV_NOCACHE="$((BASE + 1600)) $((BASE + 2199))"
@@ -74,6 +88,9 @@ PASV_PROFTPD="$((BASE + 2800)) $((BASE + 3399))"
 PASV_PURE="$((BASE + 3400)) $((BASE + 3999))"
 PASV_S3="$((BASE + 4000)) $((BASE + 4599))"
 PASV_RCLONE="$((BASE + 4600)) $((BASE + 5199))"
+PASV_PG="$((BASE + 5200)) $((BASE + 5799))"
+PASV_PGNC="$((BASE + 5800)) $((BASE + 6399))"
+PASV_NODE=("$((BASE + 6400)) $((BASE + 6599))" "$((BASE + 6600)) $((BASE + 6799))")  # each node's, forwarded by HAProxy
 
 listen_pids() {  # pids listening on TCP port $1 (any address); none: empty, not a failure
   { ss -Htlnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; } || true
@@ -243,6 +260,8 @@ if [ "$DO_INSTALL" = 1 ]; then
   fi
   if want pureftpd && ! installed pure-ftpd; then unpack_private pure-ftpd; fi
   if want rclone && [ -z "${RCLONE:-}" ]; then apt_install rclone; fi
+  if want siftpd-pg; then apt_install postgresql postgresql-client; fi
+  if want_fleet; then apt_install haproxy; fi
 fi
 for t in curl sftp ssh ssh-keygen openssl ss; do command -v "$t" >/dev/null || die "$t not found"; done
 if want vsftpd; then
@@ -291,7 +310,7 @@ if [ -n "${SIFTPD:-}" ]; then
 else
   SIFTPD=$BUILD/objs/siftpd
 fi
-if want siftpd; then
+if want_siftpd; then
   if [ "$DO_BUILD" = 1 ] && [ -x "$ROOT/configure" ]; then
     say "building siftpd (release) in $BUILD: ./configure && make"
     mkdir -p "$BUILD"
@@ -320,7 +339,8 @@ fi
 
 # ---------------------------------------------------------------- the lab
 for p in $P_SIFTPD_FTP $P_SIFTPD_SFTP $P_SIFTPD_HTTP $P_NOCACHE_FTP $P_NOCACHE_SFTP $P_VSFTPD $P_PROFTPD $P_PURE $P_SSHD $P_IPERF \
-         $P_S3_FTP $P_S3_SFTP $P_S3_HTTP $P_RCLONE_FTP $P_RCLONE_SFTP $P_MOTO; do
+         $P_S3_FTP $P_S3_SFTP $P_S3_HTTP $P_RCLONE_FTP $P_RCLONE_SFTP $P_MOTO \
+         $P_PG_FTP $P_PG_SFTP $P_PGNC_FTP $P_PGNC_SFTP $P_PGSQL $P_FLEET $P_FLEET1 $P_NODE; do
   port_busy "$p" && die "port $p is in use (set BENCH_PORT_BASE)"
 done
 LAB=$(mktemp -d /dev/shm/siftp-bench.XXXXXX)
@@ -328,7 +348,7 @@ LAB=$(mktemp -d /dev/shm/siftp-bench.XXXXXX)
 # upload's parts and the object they become) in temporary files here
 if mount -t tmpfs -o size=10g,mode=0755 siftp-bench "$LAB" 2>/dev/null; then LAB_MOUNTED=1; fi
 chmod 755 "$LAB"
-mkdir -p "$LAB"/{run,logs,keys,data,client,empty,vsftpd,proftpd,pure,sshd,siftpd,siftpd-nocache,siftpd-s3,moto,rclone}
+mkdir -p "$LAB"/{run,logs,keys,data,client,empty,vsftpd,proftpd,pure,sshd,siftpd,siftpd-nocache,siftpd-s3,moto,rclone,pg,siftpd-pg,siftpd-pg-nocache,haproxy,node1,node2}
 say "lab in $LAB (private tmpfs: $LAB_MOUNTED)"
 ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
 
@@ -360,15 +380,16 @@ ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/rclone_host_ed25519_key" -C siftp-b
 ssh-keygen -q -t ed25519 -N '' -f "$LAB/keys/id_ed25519" -C siftp-bench-client
 cp "$LAB/keys/id_ed25519.pub" "$LAB/keys/authorized_keys"
 
-wait_port() {  # up to $2 (10) s for 127.0.0.1:$1 to accept
-  local i
+wait_port() {  # up to $2 (10) s for [ADDR:]$1 (127.0.0.1) to accept
+  local i host=127.0.0.1 port=$1
+  case "$1" in *:*) host=${1%:*} port=${1##*:} ;; esac
   for i in $(seq 1 $((${2:-10} * 10))); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null && return 0
     sleep 0.1
   done
   return 1
 }
-start_server() {  # NAME PORT COMMAND...  -> runs under supervise.py, pid kept; START_WAIT: secs (10)
+start_server() {  # NAME [ADDR:]PORT COMMAND...  -> runs under supervise.py, pid kept; START_WAIT: secs (10)
   local name=$1 port=$2; shift 2
   "$PY" "$HERE/supervise.py" "$LAB/run/$name.sup" "$LAB/logs/$name.log" -- "$@" &
   SUP_PIDS+=("$!")
@@ -535,24 +556,28 @@ siftpd_storage() {  # local|cloud - the storage block: the lab's directory, or s
   fi
 }
 write_siftpd_conf() {  # DIR FTPPORT SFTPPORT PASVLO PASVHI NOCACHE [HTTPPORT [STORAGE]]
+  # SFTPPORT "": no SFTP.  From the caller's environment: USER_STORE (the
+  # directive; default the users file in DIR), FTP_LISTEN (default
+  # 127.0.0.1:FTPPORT), FTP_EXTRA (more directives of the ftp server block)
   local d=$1 st=${8:-local}
   {
     echo "# siftp bench: siftpd on 127.0.0.1 (generated by bench/run.sh)"
     echo "daemon off; master_process on; worker_processes 2;"
     echo "pid $d/siftpd.pid; error_log $d/error.log warn;"
-    echo "users $d/users;"
+    echo "${USER_STORE:-users $d/users;}"
     # the peers allow hundreds of sessions from one address; siftpd's default is 32
     echo "max_connections_per_address 1000;"
     [ "$6" = 1 ] && echo "login_cache_ttl_secs 0;"
     siftpd_storage "$st"
     [ -n "${SIFTPD_CONF_MAIN:-}" ] && echo "$SIFTPD_CONF_MAIN"
     if [ "$SIFTPD_FTP" = 1 ]; then
-      printf 'ftp { server { listen 127.0.0.1:%s; passive_ports %s-%s; storage %s;' "$2" "$4" "$5" "$st"
+      printf 'ftp { server { listen %s; passive_ports %s-%s; storage %s;' "${FTP_LISTEN:-127.0.0.1:$2}" "$4" "$5" "$st"
+      [ -n "${FTP_EXTRA:-}" ] && printf ' %s' "$FTP_EXTRA"
       [ "$SIFTPD_TLS" = 1 ] && printf ' ssl_certificate %s; ssl_certificate_key %s; tls_login optional; tls_data optional;' "$LAB/keys/cert.pem" "$LAB/keys/key.pem"
       [ -n "${SIFTPD_CONF_FTP:-}" ] && printf ' %s' "$SIFTPD_CONF_FTP"
       echo ' } }'
     fi
-    if [ "$SIFTPD_SFTP" = 1 ]; then
+    if [ "$SIFTPD_SFTP" = 1 ] && [ -n "$3" ]; then
       # its own host key, made above; the client forces kex and cipher (bench.py), so
       # siftpd's defaults (docs/sftp.md) only have to include them
       echo "sftp { server { listen 127.0.0.1:$3; host_key $LAB/keys/siftpd_host_ed25519_key; storage $st; } }"
@@ -587,6 +612,119 @@ if want siftpd && { [ "$SIFTPD_FTP" = 1 ] || [ "$SIFTPD_SFTP" = 1 ]; }; then
       SIFTPD_FTP=0 SIFTPD_SFTP=0 SIFTPD_TLS=0 SIFTPD_WHY="failed to start"; break
     fi
   done
+fi
+
+# ---- siftpd-pg: siftpd's PostgreSQL user store, on a PostgreSQL of the lab's
+# own (initdb and postgres as nobody, trust on 127.0.0.1, the data on the
+# tmpfs); siftpd makes the schema, the bench user goes in by SQL.  Its
+# cache-off twin, siftpd-pg-nocache, serves the first-login rows.
+PG_WHY="not wanted" PG_V=""
+PG_AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+pg_sql() {  # SQL - on the lab's PostgreSQL; the rows, unaligned
+  psql -X -q -A -t -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$P_PGSQL" -U siftp -d postgres -c "$1"
+}
+pg_add_user() {  # NAME PASSWORD - the bench user in siftpd's tables, as siftpd_add_user makes it
+  local hash; hash=$(printf '%s\n' "$2" | "$SIFTPD" hash-password) || return 1
+  pg_sql "INSERT INTO siftp_users (name, password, home) VALUES ('$1', '$hash', '/');
+    INSERT INTO siftp_user_rules (name, path, perms) VALUES ('$1', '/', 'all');
+    INSERT INTO siftp_user_keys (name, ssh_key) VALUES ('$1', '$(cat "$LAB/keys/id_ed25519.pub")');"
+}
+if ! want siftpd-pg; then :
+elif [ "$SIFTPD_FTP" != 1 ]; then PG_WHY=$SIFTPD_WHY
+else
+  PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/postgres" ] || ! command -v psql >/dev/null; then
+    PG_WHY="PostgreSQL not installed (postgresql, postgresql-client)"
+  else
+    PG_V=$("$PG_BIN/postgres" --version)
+    chown nobody: "$LAB/pg"
+    if ! "${PG_AS[@]}" "$PG_BIN/initdb" -D "$LAB/pg" -U siftp -A trust -E UTF8 --locale=C \
+         --no-sync --no-instructions > "$LAB/logs/initdb.log" 2>&1; then
+      tail -5 "$LAB/logs/initdb.log" >&2
+      PG_WHY="initdb failed"
+    else
+      say "starting postgres on $P_PGSQL"
+      START_WAIT=60 start_server postgres "$P_PGSQL" "${PG_AS[@]}" "$PG_BIN/postgres" -D "$LAB/pg" \
+        -c listen_addresses=127.0.0.1 -p "$P_PGSQL" -k "$LAB/pg" -c fsync=off \
+        && PG_WHY="" || PG_WHY="postgres did not start"
+    fi
+  fi
+fi
+PG_CONNINFO="host=127.0.0.1 port=$P_PGSQL dbname=postgres user=siftp sslmode=disable gssencmode=disable connect_timeout=5"
+for inst in siftpd-pg siftpd-pg-nocache; do
+  [ -z "$PG_WHY" ] || break
+  d=$LAB/$inst
+  if [ "$inst" = siftpd-pg ]; then
+    set -- $PASV_PG; ftp=$P_PG_FTP sftp=$P_PG_SFTP nocache=0
+  else
+    set -- $PASV_PGNC; ftp=$P_PGNC_FTP sftp=$P_PGNC_SFTP nocache=1
+  fi
+  USER_STORE="user_store postgresql \"$PG_CONNINFO\";" write_siftpd_conf "$d" "$ftp" "$sftp" "$1" "$2" "$nocache"
+  say "starting $inst"
+  if ! start_server "$inst" "$ftp" "$SIFTPD" -p "$d" -c "$d/siftpd.conf"; then
+    PG_WHY="$inst failed to start"
+  elif [ "$inst" = siftpd-pg ]; then  # the first one makes the schema: then the user, then the twin
+    for i in $(seq 1 300); do
+      [ -n "$(pg_sql 'SELECT max(version) FROM siftp_schema_version' 2>/dev/null)" ] && break
+      sleep 0.1
+    done
+    pg_add_user "$BENCH_USER" "$PASS" > "$LAB/logs/siftpd-pg-useradd.log" 2>&1 \
+      || { cat "$LAB/logs/siftpd-pg-useradd.log" >&2; PG_WHY="user add failed"; }
+  fi
+done
+
+# ---- siftpd-fleet: two siftpd nodes (users file, the lab's data directory)
+# behind HAProxy with PROXY protocol v2 as docs/fleet.md sets them up: the
+# control port round-robin, each node's passive range forwarded to it.
+# siftpd-fleet1: node 1 alone through a second frontend of the same HAProxy.
+FLEET_WHY="not wanted"
+if ! want_fleet; then :
+elif [ "$SIFTPD_FTP" != 1 ]; then FLEET_WHY=$SIFTPD_WHY
+elif ! HAPROXY_BIN=$(command -v haproxy || command -v /usr/sbin/haproxy); then FLEET_WHY="haproxy not installed"
+else
+  FLEET_WHY=""
+  hap_nodes="" hap_pasv="" i=0
+  for addr in $FLEET_NODES; do
+    i=$((i + 1)) d=$LAB/node$i
+    set -- ${PASV_NODE[$((i - 1))]}
+    FTP_LISTEN="$addr:$P_NODE proxy_protocol" FTP_EXTRA="proxy_protocol_from 127.0.0.1; pasv_address proxy;" \
+      write_siftpd_conf "$d" "$P_NODE" "" "$1" "$2" 0
+    if ! siftpd_add_user "$d" "$BENCH_USER" "$PASS" > "$LAB/logs/node$i-useradd.log" 2>&1; then
+      cat "$LAB/logs/node$i-useradd.log" >&2; FLEET_WHY="user add failed"; break
+    fi
+    say "starting fleet node $i on $addr:$P_NODE"
+    start_server "node$i" "$addr:$P_NODE" "$SIFTPD" -p "$d" -c "$d/siftpd.conf" || { FLEET_WHY="node $i failed to start"; break; }
+    hap_nodes+="    server n$i $addr:$P_NODE send-proxy-v2"$'\n'
+    hap_pasv+="frontend pasv$i"$'\n'"    bind 127.0.0.1:$1-$2"$'\n'"    default_backend pasv$i"$'\n'
+    hap_pasv+="backend pasv$i"$'\n'"    server n$i $addr send-proxy-v2"$'\n'
+  done
+  if [ -z "$FLEET_WHY" ]; then
+    cat > "$LAB/haproxy/haproxy.cfg" <<EOF
+# siftp bench: HAProxy before the fleet nodes (generated by bench/run.sh)
+global
+    maxconn 2000
+defaults
+    mode tcp
+    source 127.0.0.1
+    timeout connect 5s
+    timeout client 300s
+    timeout server 300s
+frontend fleet
+    bind 127.0.0.1:$P_FLEET
+    default_backend nodes
+frontend fleet1
+    bind 127.0.0.1:$P_FLEET1
+    default_backend node1
+backend nodes
+    balance roundrobin
+$hap_nodes
+backend node1
+$(head -1 <<<"$hap_nodes")
+$hap_pasv
+EOF
+    say "starting haproxy on $P_FLEET (both nodes) and $P_FLEET1 (node 1)"
+    start_server haproxy "$P_FLEET" "$HAPROXY_BIN" -db -f "$LAB/haproxy/haproxy.cfg" || FLEET_WHY="haproxy did not start"
+  fi
 fi
 
 # ---- moto_server: the S3 backend of the S3 rows, one bucket, a prefix per server
@@ -702,6 +840,19 @@ cat > "$LAB/lab.json" <<EOF
      "api": $([ "$SIFTPD_FTP" = 1 ] && [ "$SIFTPD_SFTP" = 1 ] && [ "${SIFTPD_API:-1}" = 1 ] && echo "{\"port\": $P_SIFTPD_HTTP, \"token\": \"$API_TOKEN\"}" || echo null),
      "s3": {"prefix": "siftpd/", "ftp": $(s3_inst_json "$P_S3_FTP" siftpd-s3 "$S3_FTP_WHY" "$S3_API"),
             "sftp": $(s3_inst_json "$P_S3_SFTP" siftpd-s3 "$S3_SFTP_WHY" "$S3_API")}},
+    {"name": "siftpd-pg", "wanted": $(want siftpd-pg && echo true || echo false),
+     "version": $(json_str "$(head -1 <<<"$SIFTPD_V"); ${PG_V:-PostgreSQL ?}"), "why_na": $(json_str "$PG_WHY"),
+     "sup_pid": $(sup_pid siftpd-pg), "nocache_sup_pid": $(sup_pid siftpd-pg-nocache),
+     "ftp": $([ -z "$PG_WHY" ] && echo "{\"port\": $P_PG_FTP, \"nocache_port\": $P_PGNC_FTP, \"tls\": $([ "$SIFTPD_TLS" = 1 ] && echo true || echo false)}" || echo null),
+     "sftp": $([ -z "$PG_WHY" ] && [ "$SIFTPD_SFTP" = 1 ] && echo "{\"port\": $P_PG_SFTP, \"nocache_port\": $P_PGNC_SFTP}" || echo null)},
+    {"name": "siftpd-fleet", "wanted": $(want siftpd-fleet && echo true || echo false),
+     "version": $(json_str "$(head -1 <<<"$SIFTPD_V"); 2 nodes; $("${HAPROXY_BIN:-haproxy}" -v 2>/dev/null | head -1)"),
+     "why_na": $(json_str "$FLEET_WHY"), "sup_pid": $(sup_pid haproxy),
+     "ftp": $([ -z "$FLEET_WHY" ] && echo "{\"port\": $P_FLEET, \"tls\": $([ "$SIFTPD_TLS" = 1 ] && echo true || echo false)}" || echo null), "sftp": null},
+    {"name": "siftpd-fleet1", "wanted": $(want siftpd-fleet1 && echo true || echo false),
+     "version": $(json_str "$(head -1 <<<"$SIFTPD_V"); node 1 of siftpd-fleet, through its HAProxy"),
+     "why_na": $(json_str "$FLEET_WHY"), "sup_pid": $(sup_pid haproxy),
+     "ftp": $([ -z "$FLEET_WHY" ] && echo "{\"port\": $P_FLEET1, \"tls\": $([ "$SIFTPD_TLS" = 1 ] && echo true || echo false)}" || echo null), "sftp": null},
     {"name": "vsftpd", "wanted": $(want vsftpd && echo true || echo false), "version": "$(pkg_version vsftpd)",
      "sup_pid": $(sup_pid vsftpd), "ftp": {"port": $P_VSFTPD, "tls": true}, "sftp": null},
     {"name": "proftpd", "wanted": $(want proftpd && echo true || echo false), "version": "$(pkg_version proftpd-core)",
