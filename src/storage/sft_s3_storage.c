@@ -92,7 +92,8 @@ sft_storage_driver_t  sft_s3_storage_driver = {
     NULL,
     sft_s3_cancel,
     NULL,
-    NULL
+    NULL,
+    sft_s3_room
 };
 
 
