@@ -87,6 +87,25 @@ for my $i (0 .. $nftp - 1) {
            . "> $d/src/f$i") == 0 or die;
 }
 
+# siftpd -t: more parts in flight than an upload holds, and a part that
+# does not fit in what the pool lends parts, refused with file:line
+
+my $conf = $t->read_file('siftpd.conf');
+my $line = 1 + (() = substr($conf, 0, index($conf, 'storage cloud'))
+    =~ /\n/g);
+
+(my $bad = $conf) =~ s/(s3_part_size 5m;)/$1 s3_parts_in_flight 17;/;
+$t->write_file('bad.conf', $bad);
+my (undef, $msg) = $t->siftpd('-t', '-c', "$d/bad.conf");
+like($msg, qr/\Q$d\E\/bad\.conf:\d+: .*"17" is not from 1 to 16/,
+    'siftpd -t refuses 17 parts in flight with file:line');
+
+($bad = $conf) =~ s/buffer_pool_bytes 16m;/buffer_pool_bytes 5m;/;
+$t->write_file('bad.conf', $bad);
+(undef, $msg) = $t->siftpd('-t', '-c', "$d/bad.conf");
+like($msg, qr/"s3_part_size" of 5242880 bytes needs 20 chunks .* lends S3 parts 18 .*in storage "cloud" in \Q$d\E\/bad\.conf:$line\b/,
+    'siftpd -t refuses a part the pool cannot lend with file:line');
+
 $t->run();
 
 my ($ftp, $sftp) = (port(8021), port(8022));
