@@ -32,7 +32,8 @@ static sft_storage_driver_t  sft_hello_flat_driver = {
     NULL,
     NULL,
     NULL,
-    &sft_storage_posix_driver
+    &sft_storage_posix_driver,
+    NULL
 };
 
 

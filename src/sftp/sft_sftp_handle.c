@@ -243,6 +243,9 @@ sft_sftp_free_handles(sft_sftp_session_t *s)
             continue;
         }
 
+        /* a WRITE that waited for room waits no more */
+        sft_storage_room_forget(&h->file);
+
         if (h->closing && h->closing->step == 0) {
             /* a CLOSE that waited */
             sft_sftp_request_done(h->closing);

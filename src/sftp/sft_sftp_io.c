@@ -258,6 +258,20 @@ sft_sftp_write_parse(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
 
     chunk = NULL;
 
+    /*
+     * nor while the file cannot take them yet (an S3 part gathers its
+     * memory): the packet and those behind it stay in the input, which
+     * is parsed again when the file says it may take more, so no chunk
+     * of a WRITE waits for the storage's own
+     */
+
+    if (len && sft_storage_room(&h->file, (off_t) offset, len,
+                                s->chunk_waiter.event)
+               < len)
+    {
+        return SFT_AGAIN;
+    }
+
     if (len && len <= sft_buffer_chunk_size()) {
         chunk = sft_buffer_get(&s->chunk_waiter);
         if (chunk == NULL) {

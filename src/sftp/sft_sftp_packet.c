@@ -56,7 +56,8 @@ sft_sftp_process(sft_sftp_session_t *s)
         rc = sft_sftp_dispatch(s, p + 4, len);
 
         if (rc == SFT_AGAIN) {
-            /* no chunk free: parsed again when one may be */
+            /* no chunk free, or no room in the file yet: parsed again
+               when there may be */
             s->in_pos -= 4 + len;
             return SFT_OK;
         }

@@ -9,6 +9,7 @@
 #include <sft_core.h>
 #include <sft_s3_multi.h>
 #include <sft_s3_stats.h>
+#include <sft_s3_storage.h>
 
 
 static char *sft_s3_init_conf(sft_cycle_t *cycle, void *conf);
@@ -36,15 +37,18 @@ sft_module_t  sft_s3_module = {
 };
 
 
-/* every cycle: the requests' statistics */
+/* every cycle: the requests' statistics; the storages' parts fit */
 
 static char *
 sft_s3_init_conf(sft_cycle_t *cycle, void *conf)
 {
     (void) conf;
 
-    return sft_s3_stats_register(cycle) == SFT_OK ? SFT_CONF_OK
-                                                  : SFT_CONF_ERROR;
+    if (sft_s3_stats_register(cycle) != SFT_OK) {
+        return SFT_CONF_ERROR;
+    }
+
+    return sft_s3_storage_pool_check(cycle);
 }
 
 

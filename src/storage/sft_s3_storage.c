@@ -92,7 +92,8 @@ sft_storage_driver_t  sft_s3_storage_driver = {
     NULL,
     sft_s3_cancel,
     NULL,
-    NULL
+    NULL,
+    sft_s3_room
 };
 
 
@@ -115,7 +116,7 @@ static sft_s3_bounds_t  sft_s3_part_size_bounds = {
     (off_t) 5 * 1024 * 1024, (off_t) 5 * 1024 * 1024 * 1024, 1
 };
 
-static sft_s3_bounds_t  sft_s3_parts_bounds = { 1, 64, 0 };
+static sft_s3_bounds_t  sft_s3_parts_bounds = { 1, SFT_S3_IN_FLIGHT_MAX, 0 };
 static sft_s3_bounds_t  sft_s3_retries_bounds = { 0, 20, 0 };
 static sft_s3_bounds_t  sft_s3_rename_bounds = { 1, 1000000, 0 };
 static sft_s3_bounds_t  sft_s3_copy_bounds = {
@@ -245,7 +246,7 @@ static sft_command_t  sft_s3_storage_commands[] = {
       sft_s3_conf(parts_in_flight),
       &sft_s3_parts_bounds,
       sft_command_doc("number", "2",
-          "Parts of one upload sent at once, 1 to 64.") },
+          "Parts of one upload held and sent at once, 1 to 16.") },
 
     { sft_string("s3_storage_class"),
       SFT_STORAGE_CONF|SFT_CONF_TAKE1,
@@ -809,6 +810,57 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
     scf->storage = st;
     scf->dev = sft_s3_key_hash(st->name.data, st->name.len);
     st->driver_data = scf;
+
+    return SFT_CONF_OK;
+}
+
+
+/*
+ * After the core's settings: a part is gathered whole from the buffer
+ * pool, so one that does not fit in what the pool lends S3 parts would
+ * never fill; such a storage is refused.
+ */
+
+char *
+sft_s3_storage_pool_check(sft_cycle_t *cycle)
+{
+    size_t                  need, lent;
+    sft_uint_t              i, n;
+    sft_storage_t         **stp;
+    sft_core_conf_t        *ccf;
+    sft_s3_storage_conf_t  *scf;
+
+    ccf = (sft_core_conf_t *) sft_get_conf(cycle->conf_ctx, sft_core_module);
+    stp = sft_storage_all(cycle, &n);
+
+    if (ccf == NULL || ccf->transfer_chunk_bytes == 0) {
+        return SFT_CONF_OK;
+    }
+
+    lent = sft_s3_upload_chunks_max(ccf->buffer_pool_bytes
+                                    / ccf->transfer_chunk_bytes);
+
+    for (i = 0; i < n; i++) {
+        if (stp[i]->driver != &sft_s3_storage_driver) {
+            continue;
+        }
+
+        scf = stp[i]->driver_data;
+        need = (scf->part_size + ccf->transfer_chunk_bytes - 1)
+               / ccf->transfer_chunk_bytes;
+
+        if (need > lent) {
+            sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
+                          "\"s3_part_size\" of %zu bytes needs %zu chunks "
+                          "of \"transfer_chunk_bytes\", \"buffer_pool_bytes\" "
+                          "lends S3 parts %zu (all but an eighth) in storage "
+                          "\"%.*s\" in %.*s:%lu", scf->part_size, need, lent,
+                          SFT_STR_FMT(&stp[i]->name),
+                          SFT_STR_FMT(&stp[i]->file),
+                          (unsigned long) stp[i]->line);
+            return SFT_CONF_ERROR;
+        }
+    }
 
     return SFT_CONF_OK;
 }

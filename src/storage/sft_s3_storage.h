@@ -169,7 +169,12 @@ sft_int_t sft_s3_open_write(sft_storage_req_t *req);
 sft_int_t sft_s3_write(sft_storage_req_t *req);
 sft_int_t sft_s3_close_write(sft_storage_req_t *req);
 sft_int_t sft_s3_fsetattr(sft_storage_req_t *req);
+size_t sft_s3_room(sft_storage_file_t *file, off_t offset, size_t len,
+    sft_event_t *wake);
 
+
+/* every s3 storage's part fits in the buffer pool (siftpd -t) */
+char *sft_s3_storage_pool_check(sft_cycle_t *cycle);
 
 extern sft_storage_driver_t  sft_s3_storage_driver;
 

@@ -75,6 +75,7 @@ static void sft_s3_upload_range(sft_s3_uploader_t *up, off_t from, off_t to);
 static void sft_s3_upload_advance(sft_s3_uploader_t *up);
 static void sft_s3_upload_ready(sft_s3_part_t *p);
 static void sft_s3_upload_wake(sft_event_t *ev);
+static void sft_s3_upload_roomy(sft_s3_uploader_t *up);
 static void sft_s3_gather(void);
 static void sft_s3_gather_handler(sft_event_t *ev);
 static void sft_s3_upload_release(sft_s3_part_t *p);
@@ -130,6 +131,9 @@ static sft_s3_part_t        *sft_s3_gathering;
 static sft_s3_part_t       **sft_s3_gathering_tail = &sft_s3_gathering;
 static sft_event_t           sft_s3_gather_event;
 static sft_buffer_waiter_t   sft_s3_gather_waiter;
+
+/* the chunks the worker's parts hold */
+static sft_uint_t            sft_s3_held;
 
 
 sft_int_t
@@ -379,6 +383,67 @@ sft_s3_upload_write(sft_s3_uploader_t *up, sft_s3_write_t *w)
 }
 
 
+size_t
+sft_s3_upload_room(sft_s3_uploader_t *up, off_t offset, size_t len,
+    sft_event_t *wake)
+{
+    off_t           at;
+    size_t          n, k;
+    sft_uint_t      last;
+    sft_s3_part_t  *p;
+
+    up->room_wake = NULL;
+
+    if (wake == NULL || len == 0 || up->failed || up->committing
+        || up->commit_wanted || up->aborted
+        || offset < up->conf.append_size || offset > SFT_S3_OBJECT_MAX
+        || (off_t) len > SFT_S3_OBJECT_MAX - offset)
+    {
+        return len;
+    }
+
+    last = sft_s3_upload_part_of(up, offset + (off_t) len - 1);
+
+    if (sft_s3_upload_part_of(up, offset) < up->unsent
+        || last >= up->unsent + up->conf.parts_in_flight
+        || sft_s3_upload_hold(up, last) == SFT_ERROR)
+    {
+        return len;                 /* the write says why */
+    }
+
+    for (n = 0, at = offset; n < len; n += k, at += (off_t) k) {
+        p = sft_s3_upload_part(up, sft_s3_upload_part_of(up, at));
+
+        if (p == NULL || p->state != SFT_S3_PART_FILL) {
+            break;
+        }
+
+        k = sft_min(len - n, (size_t) (p->start + (off_t) p->size - at));
+    }
+
+    if (n == len || (n && up->conf.parts_in_flight == 1)) {
+        return len;
+    }
+
+    up->room_wake = wake;
+
+    return n;
+}
+
+
+/* a writer told there was no room may ask again */
+
+static void
+sft_s3_upload_roomy(sft_s3_uploader_t *up)
+{
+    if (up->room_wake && !up->aborted) {
+        sft_post_event(up->room_wake);
+    }
+
+    up->room_wake = NULL;
+}
+
+
 /* as much of w as the held parts take; SFT_AGAIN with w moved on */
 
 static sft_int_t
@@ -625,6 +690,7 @@ static void
 sft_s3_gather(void)
 {
     u_char             *c;
+    sft_uint_t          max;
     sft_s3_part_t      *p;
     sft_s3_uploader_t  *up;
 
@@ -632,16 +698,30 @@ sft_s3_gather(void)
     sft_s3_gather_event.handler = sft_s3_gather_handler;
     sft_s3_gather_event.log = sft_cycle->log;
 
+    max = sft_s3_upload_chunks_max(sft_buffer_total());
+
     while ((p = sft_s3_gathering) != NULL) {
         up = p->up;
 
         while (p->held < p->need) {
+
+            /* the rest carries bytes into the held parts; a part that
+               alone needs more (grown past the pool) takes it alone */
+
+            if (sft_s3_held >= max && sft_s3_held > p->held) {
+                /* out of the pool's queue (a chunk taken for it goes
+                   back): a part that goes calls again */
+                sft_buffer_cancel(&sft_s3_gather_waiter);
+                return;
+            }
+
             c = sft_buffer_get(&sft_s3_gather_waiter);
             if (c == NULL) {
                 return;
             }
 
             p->chunk[p->held++] = c;
+            sft_s3_held++;
             up->chunks++;
             up->chunks_peak = sft_max(up->chunks_peak, up->chunks);
         }
@@ -656,6 +736,7 @@ sft_s3_gather(void)
         p->state = SFT_S3_PART_FILL;
 
         sft_post_event(&up->wake);
+        sft_s3_upload_roomy(up);
     }
 }
 
@@ -886,11 +967,16 @@ sft_s3_upload_release(sft_s3_part_t *p)
     }
 
     p->up->chunks -= p->held;
+    sft_s3_held -= p->held;
     p->held = 0;
 
     sft_free(p->chunk);
     p->chunk = NULL;
     p->state = SFT_S3_PART_FREE;
+
+    /* a slot free: a writer waiting for the next part asks again */
+
+    sft_s3_upload_roomy(p->up);
 
     if (sft_s3_gathering) {
         sft_s3_gather();
@@ -2074,6 +2160,7 @@ sft_s3_upload_fail(sft_s3_uploader_t *up, sft_uint_t err, const char *why)
     up->err = err;
 
     sft_s3_upload_stop(up);
+    sft_s3_upload_roomy(up);
 
     up->busy++;
 
@@ -2192,6 +2279,7 @@ sft_s3_upload_abort(sft_s3_uploader_t *up)
     }
 
     up->aborted = 1;
+    up->room_wake = NULL;
 
     if (!up->finished) {
         sft_s3_upload_stop(up);

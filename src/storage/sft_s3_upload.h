@@ -13,8 +13,11 @@
  * worker can each hold half of what they need while the pool is empty,
  * and every part that holds chunks can fill, go out and give them back:
  * waiting for memory never waits on another waiting upload of the same
- * worker.  The price is that an upload holds a whole part from its first
- * byte, even for a small object.
+ * worker.  The parts of a worker leave an eighth of the pool to the
+ * transfers that carry bytes into them, and a writer asks
+ * sft_s3_upload_room() before it takes a chunk, so no transfer holds a
+ * chunk while a part gathers.  The price is that an upload holds a whole
+ * part from its first byte, even for a small object.
  */
 
 #ifndef _SFT_S3_UPLOAD_H_INCLUDED_
@@ -34,6 +37,14 @@
 
 /* parts held at once by one upload, at most */
 #define SFT_S3_IN_FLIGHT_MAX   16
+
+/*
+ * Chunks of a pool of total that a worker's parts hold together, at
+ * most: the rest (an eighth) carries the bytes of transfers into them,
+ * so a part that holds its chunks can always fill.
+ */
+#define sft_s3_upload_chunks_max(total)                                      \
+    ((total) - sft_max((total) / 8, 1))
 
 /* the headers of a request that makes an object, at most */
 #define SFT_S3_OBJECT_HEADERS  12
@@ -163,6 +174,7 @@ struct sft_s3_uploader_s {
     sft_uint_t             copies_done;
     sft_s3_request_t      *copying[SFT_S3_IN_FLIGHT_MAX];
     sft_event_t            wake;              /* waiting writes again */
+    sft_event_t           *room_wake;         /* a writer's: more fits */
     sft_s3_request_t      *load;              /* a small append's GET */
     off_t                  loaded;
 
@@ -202,6 +214,18 @@ sft_int_t sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
  * upload unchanged; SFT_ERROR: the upload failed.
  */
 sft_int_t sft_s3_upload_write(sft_s3_uploader_t *up, sft_s3_write_t *w);
+
+/*
+ * Before a writer takes memory for len bytes at offset: how many of them
+ * the parts held now take, the parts they fall in asked for (gathering
+ * starts).  Below len, wake is posted once when more may fit (a part
+ * holds its chunks, a slot frees, the upload failed); NULL forgets it.
+ * A write the upload would refuse is len: it fails at once.  With one
+ * part in flight a write that reaches past the held part is len too:
+ * its rest waits for that part to go, nothing else can free the slot.
+ */
+size_t sft_s3_upload_room(sft_s3_uploader_t *up, off_t offset, size_t len,
+    sft_event_t *wake);
 
 /* a time for the object (x-amz-meta-mtime) before the commit */
 void sft_s3_upload_mtime(sft_s3_uploader_t *up, time_t mtime);

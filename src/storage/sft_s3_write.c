@@ -54,9 +54,9 @@ static void sft_s3_open_write_probed(sft_s3_op_t *op);
 static sft_storage_err_t sft_s3_writer_start(sft_s3_op_t *op,
     off_t append_size, sft_uint_t lazy);
 static sft_storage_err_t sft_s3_writer_upload(sft_s3_writer_t *wr,
-    sft_storage_req_t *req, off_t append_size);
+    sft_log_t *log, off_t append_size);
 static sft_storage_err_t sft_s3_writer_decide(sft_s3_writer_t *wr,
-    sft_storage_req_t *req);
+    off_t offset, sft_log_t *log);
 static void sft_s3_wrote(sft_s3_write_t *w, sft_int_t rc);
 static void sft_s3_committed(sft_s3_uploader_t *up, sft_int_t rc);
 static void sft_s3_write_event(sft_event_t *ev);
@@ -156,13 +156,13 @@ sft_s3_writer_start(sft_s3_op_t *op, off_t size, sft_uint_t lazy)
     chunk = sft_buffer_chunk_size();
     need = chunk ? (conf->part_size + chunk - 1) / chunk : 0;
 
-    if (chunk == 0 || need > sft_buffer_total()) {
+    if (chunk == 0 || need > sft_s3_upload_chunks_max(sft_buffer_total())) {
         sft_log_error(SFT_LOG_ERR, req->log, 0,
                       "S3 storage \"%.*s\": upload of \"%.*s\" refused: a "
                       "part of %zu bytes needs %zu chunks, the buffer pool "
-                      "has %zu", SFT_STR_FMT(&conf->storage->name),
+                      "lends uploads %zu", SFT_STR_FMT(&conf->storage->name),
                       SFT_STR_FMT(&op->key), conf->part_size, need,
-                      sft_buffer_total());
+                      sft_s3_upload_chunks_max(sft_buffer_total()));
         return SFT_STORAGE_NO_SPACE;
     }
 
@@ -191,7 +191,7 @@ sft_s3_writer_start(sft_s3_op_t *op, off_t size, sft_uint_t lazy)
                           == SFT_OK;
 
     if (!lazy) {
-        err = sft_s3_writer_upload(wr, req, size);
+        err = sft_s3_writer_upload(wr, req->log, size);
 
         if (err != SFT_STORAGE_OK) {
             sft_free(wr);
@@ -216,8 +216,7 @@ sft_s3_writer_start(sft_s3_op_t *op, off_t size, sft_uint_t lazy)
 /* the upload: a new object, or one going on from append_size old bytes */
 
 static sft_storage_err_t
-sft_s3_writer_upload(sft_s3_writer_t *wr, sft_storage_req_t *req,
-    off_t append_size)
+sft_s3_writer_upload(sft_s3_writer_t *wr, sft_log_t *log, off_t append_size)
 {
     sft_s3_upload_conf_t    uc;
     sft_s3_storage_conf_t  *conf;
@@ -244,7 +243,7 @@ sft_s3_writer_upload(sft_s3_writer_t *wr, sft_storage_req_t *req,
     uc.on_done = sft_s3_committed;
     uc.data = wr;
 
-    if (sft_s3_upload_open(&uc, req->log, &wr->up) != SFT_OK) {
+    if (sft_s3_upload_open(&uc, log, &wr->up) != SFT_OK) {
         if (wr->up) {
             sft_s3_upload_abort(wr->up);
             wr->up = NULL;
@@ -263,19 +262,18 @@ sft_s3_writer_upload(sft_s3_writer_t *wr, sft_storage_req_t *req,
  */
 
 static sft_storage_err_t
-sft_s3_writer_decide(sft_s3_writer_t *wr, sft_storage_req_t *req)
+sft_s3_writer_decide(sft_s3_writer_t *wr, off_t offset, sft_log_t *log)
 {
-    if (req->offset == wr->size || req->offset == 0) {
-        return sft_s3_writer_upload(wr, req,
-                                    req->offset ? wr->size : 0);
+    if (offset == wr->size || offset == 0) {
+        return sft_s3_writer_upload(wr, log, offset ? wr->size : 0);
     }
 
-    sft_log_error(SFT_LOG_INFO, req->log, 0,
+    sft_log_error(SFT_LOG_INFO, log, 0,
                   "S3 storage \"%.*s\": \"%.*s\" is written at 0 (a new "
                   "object) or at its end (%lld) only, not at %lld",
                   SFT_STR_FMT(&wr->conf->storage->name),
                   SFT_STR_FMT(&wr->key), (long long) wr->size,
-                  (long long) req->offset);
+                  (long long) offset);
 
     return SFT_STORAGE_UNSUPPORTED;
 }
@@ -296,7 +294,7 @@ sft_s3_write(sft_storage_req_t *req)
     }
 
     if (wr->up == NULL) {
-        req->err = sft_s3_writer_decide(wr, req);
+        req->err = sft_s3_writer_decide(wr, req->offset, req->log);
 
         if (req->err != SFT_STORAGE_OK) {
             return SFT_ERROR;
@@ -345,6 +343,37 @@ sft_s3_write(sft_storage_req_t *req)
     }
 
     return SFT_ERROR;
+}
+
+
+/*
+ * Room for a write (sft_storage_room()): the upload's answer.  The first
+ * write of an object opened in place decides here what the upload is, as
+ * the write itself would; one that cannot be is len, refused by it.
+ */
+
+size_t
+sft_s3_room(sft_storage_file_t *file, off_t offset, size_t len,
+    sft_event_t *wake)
+{
+    sft_s3_writer_t  *wr;
+
+    wr = file->data;
+
+    if (wr == NULL) {
+        return len;
+    }
+
+    if (wr->up == NULL) {
+        if (wake == NULL || len == 0 || (offset != 0 && offset != wr->size)
+            || sft_s3_writer_decide(wr, offset, wr->conf->log)
+               != SFT_STORAGE_OK)
+        {
+            return len;
+        }
+    }
+
+    return sft_s3_upload_room(wr->up, offset, len, wake);
 }
 
 
@@ -439,6 +468,10 @@ sft_s3_close_write(sft_storage_req_t *req)
     }
 
     wr->close = req;
+
+    if (wr->up) {
+        (void) sft_s3_upload_room(wr->up, 0, 0, NULL);
+    }
 
     if (wr->up == NULL) {
         req->file->data = NULL;             /* no write: the object stays */

@@ -610,6 +610,39 @@ sft_storage_file_fd(sft_storage_file_t *file)
 }
 
 
+size_t
+sft_storage_room(sft_storage_file_t *file, off_t offset, size_t len,
+    sft_event_t *wake)
+{
+    sft_storage_driver_t  *drv;
+
+    if (!file->opened || file->closed || !file->write) {
+        return len;
+    }
+
+    drv = file->storage->driver;
+
+    return drv->room ? drv->room(file, offset, len, wake) : len;
+}
+
+
+void
+sft_storage_room_forget(sft_storage_file_t *file)
+{
+    sft_storage_driver_t  *drv;
+
+    if (!file->opened || file->closed || !file->write) {
+        return;
+    }
+
+    drv = file->storage->driver;
+
+    if (drv->room) {
+        (void) drv->room(file, 0, 0, NULL);
+    }
+}
+
+
 /* what a capability allows, for the replies refusing it */
 
 const char *

@@ -300,6 +300,13 @@ struct sft_storage_driver_s {
     /* a driver built on another: its directives and instance serve this
        one's storages (NULL: its own) */
     sft_storage_driver_t  *base;
+
+    /* an open upload: how many of len bytes at offset it takes now
+       without waiting for memory; below len, wake is posted once when it
+       may take more (NULL: the wake set before is forgotten).  NULL: a
+       driver that takes any write at once */
+    size_t               (*room)(sft_storage_file_t *file, off_t offset,
+                                 size_t len, sft_event_t *wake);
 };
 
 
@@ -343,6 +350,18 @@ sft_int_t sft_storage_run(sft_storage_req_t *req);
 sft_int_t sft_storage_cancel(sft_storage_req_t *req);
 void sft_storage_complete(sft_storage_req_t *req);
 sft_fd_t sft_storage_file_fd(sft_storage_file_t *file);
+
+/*
+ * Before a protocol takes a buffer pool chunk for bytes of an upload:
+ * how many of len bytes at offset the file takes now.  Below len, wake
+ * is posted once when it may take more; the caller leaves the bytes
+ * where they are (the connection, its input) until then, so that no
+ * chunk waits for the driver's memory.  sft_storage_room_forget() before
+ * the wake event goes away.
+ */
+size_t sft_storage_room(sft_storage_file_t *file, off_t offset, size_t len,
+    sft_event_t *wake);
+void sft_storage_room_forget(sft_storage_file_t *file);
 const char *sft_storage_cap_text(sft_uint_t cap);
 sft_storage_err_t sft_storage_map_errno(int err);
 const char *sft_storage_strerror(sft_storage_err_t err);

@@ -156,7 +156,8 @@ sft_storage_driver_t  sft_storage_posix_driver = {
     sft_posix_fd,
     NULL,                                  /* cancel: the thread pool's */
     sft_posix_sweep,
-    NULL
+    NULL,
+    NULL                                   /* room: any write at once */
 };
 
 

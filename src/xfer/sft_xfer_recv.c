@@ -3,8 +3,9 @@
  * descriptor, without a rate, goes socket -> pipe -> file with splice(2);
  * everything else fills chunks of the shared buffer pool from the
  * connection (through the line-ending filter in text mode) and writes
- * each while the next one is received.  Every byte is charged to the quota
- * through the VFS before the file sees it.
+ * each while the next one is received, never more into a chunk than the
+ * file takes at once (sft_storage_room()).  Every byte is charged to the
+ * quota through the VFS before the file sees it.
  */
 
 #include <sft_config.h>
@@ -23,6 +24,7 @@
 
 
 static void sft_xfer_recv_copy(sft_xfer_stream_t *x);
+static sft_uint_t sft_xfer_recv_room(sft_xfer_stream_t *x);
 static void sft_xfer_recv_splice(sft_xfer_stream_t *x);
 static void sft_xfer_splice_cleanup(void *data);
 
@@ -64,6 +66,10 @@ sft_xfer_recv_copy(sft_xfer_stream_t *x)
                 return;
             }
 
+            if (!sft_xfer_recv_room(x)) {
+                return;     /* x->wake runs when the file takes more */
+            }
+
             x->chunk = sft_buffer_get(&x->waiter);
 
             if (x->chunk == NULL) {
@@ -74,19 +80,29 @@ sft_xfer_recv_copy(sft_xfer_stream_t *x)
             x->out_len = 0;
         }
 
-        if (x->eof && x->cr && x->out_len < x->chunk_size) {
+        if (x->out_len == 0 && (!x->eof || x->cr) && !sft_xfer_recv_room(x)) {
+            /* an empty chunk does not wait for the file */
+            sft_buffer_put(x->chunk);
+            x->chunk = NULL;
+            return;
+        }
+
+        if (x->eof && x->cr && x->out_len < x->room) {
             /* a CR at the very end is a lone CR */
             x->chunk[x->out_len++] = '\r';
             x->cr = 0;
         }
 
-        if (x->out_len + x->cr >= x->chunk_size || (x->eof && x->out_len)) {
+        if ((x->room && x->out_len + x->cr >= x->room)
+            || (x->eof && x->out_len))
+        {
 
             if (x->io.busy) {
                 return;     /* the running write's completion runs us */
             }
 
             rc = sft_xfer_write(&x->io, x->chunk, x->out_len, x->offset);
+            x->room = 0;
 
             if (rc == SFT_AGAIN) {
                 /* the next chunk is received while this one is written */
@@ -123,7 +139,7 @@ sft_xfer_recv_copy(sft_xfer_stream_t *x)
 
         /* a held CR keeps one byte free before the new data */
 
-        size = sft_xfer_stream_allow(x, x->chunk_size - x->out_len - x->cr);
+        size = sft_xfer_stream_allow(x, x->room - x->out_len - x->cr);
         if (size == 0) {
             return;     /* the rate timer comes back */
         }
@@ -164,6 +180,33 @@ sft_xfer_recv_copy(sft_xfer_stream_t *x)
             x->out_len += n;
         }
     }
+}
+
+
+/*
+ * What the file takes of the chunk about to fill (after the one being
+ * written): the chunk is filled no further, so it is written at once and
+ * never waits for the file's memory (an S3 part gathering).  0: the file
+ * takes nothing now (or only the byte a held CR needs), x->wake runs when
+ * it may.
+ */
+
+static sft_uint_t
+sft_xfer_recv_room(sft_xfer_stream_t *x)
+{
+    if (x->room) {
+        return 1;
+    }
+
+    x->room = sft_storage_room(x->file, x->offset + (off_t) x->wlen,
+                               sft_buffer_chunk_size(), &x->wake);
+
+    if (x->room <= x->cr) {
+        x->room = 0;
+        return 0;
+    }
+
+    return 1;
 }
 
 

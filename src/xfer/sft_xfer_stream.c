@@ -233,6 +233,10 @@ sft_xfer_stream_end(sft_xfer_stream_t *x, sft_uint_t reason,
 
     sft_buffer_cancel(&x->waiter);
 
+    if (x->direction == SFT_XFER_UPLOAD && x->file) {
+        sft_storage_room_forget(x->file);
+    }
+
     if (x->wake.posted) {
         sft_delete_posted_event(&x->wake);
     }

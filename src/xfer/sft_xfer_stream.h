@@ -96,6 +96,9 @@ struct sft_xfer_stream_s {
     size_t                        chunk_size;
     size_t                        out_len;
     size_t                        out_pos;
+    size_t                        room;        /* upload: the file takes
+                                                  this much of the chunk
+                                                  filling, 0: to ask */
     u_char                       *rbuf;        /* download: read ahead */
     size_t                        rlen;
     size_t                        rpos;
