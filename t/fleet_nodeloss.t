@@ -22,7 +22,7 @@ use lib 't/lib';
 use Test::More;
 use Digest::MD5;
 use POSIX qw/:sys_wait_h/;
-use Test::Siftpd qw/port port_range/;
+use Test::Siftpd qw/port port_range children/;
 use Test::Siftpd::Ceph;
 use Test::Siftpd::HAProxy qw/haproxy_binary haproxy_ftp/;
 
@@ -295,20 +295,6 @@ $ceph->stop();
 $na->stop_checked('node A: ');
 
 $nb->done();
-
-sub children {
-    my ($ppid) = @_;
-    my @c;
-
-    opendir my $dh, '/proc' or return ();
-    for my $p (grep { /^\d+$/ } readdir $dh) {
-        open my $fh, '<', "/proc/$p/stat" or next;
-        my ($pp) = (<$fh> // '') =~ /^\d+ \(.*\) \S (\d+)/;
-        push @c, $p if defined $pp && $pp == $ppid;
-    }
-
-    return @c;
-}
 
 # running: there, and not a zombie left for init to reap
 sub alive {

@@ -17,7 +17,7 @@ use lib 't/lib';
 use Test::More;
 use Time::HiRes qw/sleep time/;
 use IO::Socket::INET;
-use Test::Siftpd qw/port http_raw/;
+use Test::Siftpd qw/port http_raw children/;
 use Test::Siftpd::PgSQL;
 
 my $a = Test::Siftpd->new()->has('ftp', 'http', 'pgsql_user');
@@ -252,21 +252,6 @@ like(until_refused('B'), qr/^530 Too many sessions for this user/,
     'and B refuses a third again');
 
 # node A killed: its sessions stop counting after its heartbeat is old
-
-# the master and every process it started (workers, the sweeper)
-sub children {
-    my ($master) = @_;
-    my @c;
-    opendir my $dh, '/proc' or return ();
-    for my $p (grep { /^\d+$/ } readdir $dh) {
-        open my $fh, '<', "/proc/$p/stat" or next;
-        my ($ppid) = (<$fh> // '') =~ /^\d+ \(.*\) \S (\d+)/;
-        close $fh;
-        push @c, $p if defined $ppid && $ppid == $master;
-    }
-    closedir $dh;
-    return @c;
-}
 
 my $master = delete $a->{_pid};
 kill 'KILL', $master, children($master);

@@ -15,7 +15,7 @@ use POSIX qw/:sys_wait_h/;
 use Time::HiRes qw/sleep time/;
 use Test::More;
 
-our @EXPORT_OK = qw/http_get http_raw port port_range/;
+our @EXPORT_OK = qw/http_get http_raw port port_range children/;
 
 my %ports;
 my @port_locks;
@@ -315,6 +315,23 @@ sub workers {
 
     @w = sort { $a <=> $b } @w;
     return wantarray ? @w : scalar @w;
+}
+
+# every process whose parent is $ppid (a master's workers and sweeper)
+sub children {
+    my ($ppid) = @_;
+    my @c;
+
+    opendir my $dh, '/proc' or return ();
+    for my $p (grep { /^\d+$/ } readdir $dh) {
+        open my $fh, '<', "/proc/$p/stat" or next;
+        my ($pp) = (<$fh> // '') =~ /^\d+ \(.*\) \S (\d+)/;
+        close $fh;
+        push @c, $p if defined $pp && $pp == $ppid;
+    }
+    closedir $dh;
+
+    return @c;
 }
 
 # waits until a condition holds, at most $timeout seconds
