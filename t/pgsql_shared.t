@@ -5,8 +5,11 @@
 # node B at once, a ban lifted through B's admin API is lifted on A,
 # failures through A and through B add up to a ban; a user's
 # max_sessions counts the sessions open on both nodes, and a node killed
-# stops counting once its heartbeat is old; with the database stopped a
-# node still bans on its own, and its admin API still answers.
+# stops counting once its heartbeat is old; either node's /api/v1/nodes
+# lists both with their sessions per user, and a killed one as not alive;
+# rows that neither ban nor count failures any more are deleted; with the
+# database stopped a node still bans on its own, and its admin API still
+# answers.
 # The clients' addresses come in PROXY protocol headers, so that each
 # check has an address of its own.
 
@@ -17,6 +20,7 @@ use lib 't/lib';
 use Test::More;
 use Time::HiRes qw/sleep time/;
 use IO::Socket::INET;
+use JSON::PP;
 use Test::Siftpd qw/port http_raw children/;
 use Test::Siftpd::PgSQL;
 
@@ -153,6 +157,24 @@ sub api {
     return $r;
 }
 
+# GET /api/v1/nodes through a node: the answer decoded, or undef
+sub nodes {
+    my ($node) = @_;
+    my ($status, $body) = api($node, 'GET', 'nodes')
+        =~ m{^HTTP/1\.1 (\d+).*?\r\n\r\n(.*)}s or return undef;
+    return $status == 200 ? eval { decode_json($body) } : undef;
+}
+
+# "node-A:alive:self:bob=1,..." for each node of an answer
+sub nodes_text {
+    my ($l) = @_;
+    return 'none' unless $l;
+    return join(' ', map { join(':', $_->{name},
+        $_->{alive} ? 'alive' : 'gone', $_->{self} ? 'self' : 'other',
+        join(',', map { "$_->{name}=$_->{sessions}" } @{$_->{users}})) }
+        @{$l->{nodes}});
+}
+
 sub fail_times {
     my ($node, $src, $n) = @_;
     my @r = map { login($node, $src, 'alice', 'wrong') } 1 .. $n;
@@ -199,12 +221,32 @@ like(until_login('A', '198.51.100.9', $banned), $banned,
 like(until_login('B', '198.51.100.9', $banned), $banned,
     'and B');
 
+# rows past their ban and their failure window are deleted at a connect
+
+$pg->psql("INSERT INTO siftp_bans (source, failures, window_start, "
+    . "banned_until) VALUES "
+    . "('203.0.113.1', 3, now() - interval '1 day', now() - interval '1 h'), "
+    . "('203.0.113.2', 0, now() - interval '1 day', now() + interval '1 h'), "
+    . "('203.0.113.3', 2, now(), NULL), "
+    . "('203.0.113.4', 1, now() - interval '1 day', NULL)");
+
 # a node started later learns the bans held
 
 $b->stop();
 $b->run();
 like(until_login('B', '198.51.100.9', $banned), $banned,
     'B, started again, still refuses the address');
+
+my $left = '';
+my $end = time() + 20;
+for (1 .. 100) {
+    $left = $pg->psql("SELECT string_agg(source, ' ' ORDER BY source) "
+        . "FROM siftp_bans WHERE source LIKE '203.0.113.%'");
+    last if $left !~ /203\.0\.113\.[14]/ || time() > $end;
+    sleep 0.2;
+}
+is($left, '203.0.113.2 203.0.113.3',
+    'expired rows deleted; a ban and a failure window still running kept');
 
 # max_sessions 2 over both nodes
 
@@ -235,13 +277,24 @@ like($pg->psql("SELECT node, sessions FROM siftp_node_sessions "
     . "WHERE name = 'bob' ORDER BY node"), qr/^node-A\|1\nnode-B\|1$/,
     'the database holds one session of bob per node');
 
+my $nodes = nodes('B');
+is(nodes_text($nodes), 'node-A:alive:other:bob=1 node-B:alive:self:bob=1',
+    'B\'s API lists both nodes, one session of bob on each');
+ok($nodes && $nodes->{shared} && !$nodes->{truncated}
+    && $nodes->{nodes}[0]{master_pid} == $a->{_pid}
+    && $nodes->{nodes}[0]{heartbeat_age_ms} < 10000
+    && $nodes->{nodes}[0]{started} > 0,
+    'with A\'s master pid, a recent heartbeat and its start');
+is(nodes_text(nodes('A')),
+    'node-A:alive:self:bob=1 node-B:alive:other:bob=1', 'and so does A\'s');
+
 # one closed on B: a new one on A is let in
 
 $s2->print("QUIT\r\n");
 close $s2;
 
 my ($s3, $r3);
-my $end = time() + 20;
+$end = time() + 20;
 for (1 .. 100) {
     ($s3, $r3) = session('A', '198.51.100.20', 'bob', 'bob-pw');
     last if $s3 || time() > $end;
@@ -267,6 +320,8 @@ for (1 .. 200) {
 like($r4, qr/^230/, 'A killed: B lets bob in once A\'s beat is old');
 my ($s5, $r5) = session('B', '198.51.100.20', 'bob', 'bob-pw');
 like($r5, qr/^230/, 'twice');
+like(nodes_text(nodes('B')), qr/^node-A:gone:other:\S* node-B:alive:self:/,
+    'B lists A as gone');
 close $_ for grep { $_ } $s1, $s3, $s4, $s5;
 
 $a->run();
@@ -283,6 +338,8 @@ ok($a->wait_log(qr/PostgreSQL user store: (read|write|query) failed/, 30),
 my @st = map { (api('A', 'GET', 'stats', 'wrong-token-0123456789') =~
     /^HTTP\/1\.1 (\d+)/)[0] // 'none' } 1 .. 4;
 is("@st", '401 401 401 401', 'database down: four wrong tokens through A');
+like(api('B', 'GET', 'nodes'), qr/^HTTP\/1\.1 503/,
+    'database down: B cannot list the nodes, and says so');
 like(api('A', 'GET', 'stats'), qr/^HTTP\/1\.1 429/,
     'A bans 127.0.0.1 on its own, and its admin API answers');
 is(login('A', '198.51.100.11', 'alice', 'alice-pw'), 'ok',

@@ -9,6 +9,8 @@
  * "siftp_bans" and applied to the shared memory that every check reads
  * (sft_auth.c), as are the bans the database holds at each connect.  A
  * node keeps its own bans whatever the database says or whether it is up.
+ * Rows that neither ban nor count failures any more are deleted at each
+ * connect and every SFT_PGSQL_BANS_SWEEP_MSEC.
  */
 
 #include <sft_config.h>
@@ -20,6 +22,7 @@
 
 #define SFT_PGSQL_BANS_CHANNEL   "siftp_bans"
 #define SFT_PGSQL_BANS_MAX       256     /* not told yet, per worker */
+#define SFT_PGSQL_BANS_SWEEP_MSEC  600000 /* rows past ban and window go */
 
 #define SFT_PGSQL_BAN_FAILED     0
 #define SFT_PGSQL_BAN_BANNED     1
@@ -48,6 +51,8 @@ static void sft_pgsql_bans_sent(sft_pgsql_query_t *q, PGresult *res);
 static void sft_pgsql_bans_loaded(sft_pgsql_query_t *q, PGresult *res);
 static void sft_pgsql_bans_notify(sft_str_t *payload, void *data);
 static void sft_pgsql_bans_state(sft_uint_t up, void *data);
+static void sft_pgsql_bans_sweep(sft_event_t *ev);
+static void sft_pgsql_bans_swept(sft_pgsql_query_t *q, PGresult *res);
 
 
 static sft_command_t  sft_pgsql_bans_commands[] = {
@@ -116,6 +121,10 @@ static struct {
     sft_pgsql_query_t      q;
     sft_pgsql_query_t      load;
     sft_uint_t             loading;
+    sft_pgsql_query_t      sweep;
+    sft_uint_t             sweeping;
+    sft_event_t            timer;
+    char                   window[24];     /* the numbers of sweep */
     sft_pgsql_listener_t   listener;
     sft_users_conf_t      *ucf;
     sft_log_t             *log;
@@ -203,6 +212,10 @@ sft_pgsql_bans_init_process(sft_cycle_t *cycle)
 
     sft_auth_share(&sft_pgsql_bans_share);
 
+    sft_pgsql_bans.timer.handler = sft_pgsql_bans_sweep;
+    sft_pgsql_bans.timer.log = cycle->log;
+    sft_add_timer(&sft_pgsql_bans.timer, SFT_PGSQL_BANS_SWEEP_MSEC);
+
     return SFT_OK;
 }
 
@@ -213,6 +226,10 @@ sft_pgsql_bans_exit_process(sft_cycle_t *cycle)
     (void) cycle;
 
     sft_auth_share(NULL);
+
+    if (sft_pgsql_bans.timer.timer_set) {
+        sft_del_timer(&sft_pgsql_bans.timer);
+    }
 }
 
 
@@ -514,4 +531,60 @@ sft_pgsql_bans_state(sft_uint_t up, void *data)
     }
 
     sft_pgsql_bans_send();
+    sft_pgsql_bans_sweep(NULL);
+}
+
+
+/*
+ * At each connect and every SFT_PGSQL_BANS_SWEEP_MSEC: the rows that
+ * neither ban nor count failures any more are deleted, so an attack from
+ * many addresses does not grow the table for ever.
+ */
+
+static void
+sft_pgsql_bans_sweep(sft_event_t *ev)
+{
+    sft_pgsql_query_t  *q;
+
+    if (ev != NULL) {
+        ev->timedout = 0;
+        sft_add_timer(ev, SFT_PGSQL_BANS_SWEEP_MSEC);
+    }
+
+    if (sft_pgsql_bans.sweeping) {
+        return;
+    }
+
+    snprintf(sft_pgsql_bans.window, sizeof(sft_pgsql_bans.window), "%ld",
+             (long) sft_min(sft_pgsql_bans.ucf->failure_window,
+                            (time_t) INT32_MAX));
+
+    q = &sft_pgsql_bans.sweep;
+    sft_memzero(q, sizeof(sft_pgsql_query_t));
+    q->sql = "DELETE FROM siftp_bans "
+             "WHERE (banned_until IS NULL OR banned_until <= now()) "
+             "AND window_start + make_interval(secs => $1::integer) "
+             "<= now()";
+    q->nparams = 1;
+    q->params[0] = sft_pgsql_bans.window;
+    q->done = sft_pgsql_bans_swept;
+
+    if (sft_pgsql_query(q) == SFT_AGAIN) {
+        sft_pgsql_bans.sweeping = 1;
+    }
+}
+
+
+static void
+sft_pgsql_bans_swept(sft_pgsql_query_t *q, PGresult *res)
+{
+    (void) q;
+
+    sft_pgsql_bans.sweeping = 0;
+
+    if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK) {
+        sft_log_error(SFT_LOG_ERR, sft_pgsql_bans.log, 0,
+                      "shared bans: deleting the expired bans failed: %s",
+                      PQresultErrorMessage(res));
+    }
 }

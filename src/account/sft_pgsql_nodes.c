@@ -19,7 +19,6 @@
 
 #define SFT_PGSQL_NODES_CHANNEL    "siftp_sessions"
 #define SFT_PGSQL_NODE_BEAT_MSEC   2000
-#define SFT_PGSQL_NODE_TIMEOUT     "10"     /* seconds without a beat */
 #define SFT_PGSQL_NODE_NUM_LEN     (sizeof("2147483647") - 1)
 
 
@@ -107,6 +106,7 @@ sft_pgsql_nodes_init_process(sft_cycle_t *cycle)
     sft_add_timer(&sft_pgsql_nodes.timer, SFT_PGSQL_NODE_BEAT_MSEC);
 
     sft_usage_share(sft_pgsql_nodes_changed);
+    sft_nodes_lister(sft_pgsql_nodes_list);
     sft_pgsql_nodes.started = 1;
 
     return SFT_OK;
@@ -123,6 +123,7 @@ sft_pgsql_nodes_exit_process(sft_cycle_t *cycle)
     }
 
     sft_usage_share(NULL);
+    sft_nodes_lister(NULL);
 
     if (sft_pgsql_nodes.timer.timer_set) {
         sft_del_timer(&sft_pgsql_nodes.timer);

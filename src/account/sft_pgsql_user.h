@@ -11,6 +11,7 @@
 #include <sft_users.h>
 #include <sft_user_store.h>
 #include <sft_pgsql.h>
+#include <sft_nodes.h>
 
 
 #define SFT_PGSQL_USER_CHANNEL   "siftp_users"
@@ -20,6 +21,8 @@
 #define SFT_PGSQL_USER_ORDER                                                 \
     "ORDER BY name COLLATE \"C\", key, path NULLS FIRST, value"
 
+#define SFT_PGSQL_NODE_TIMEOUT   "10"   /* seconds without a heartbeat */
+
 /* the fleet's settings, directives of sft_pgsql_bans_module */
 typedef struct {
     sft_flag_t             shared_bans;
@@ -27,6 +30,9 @@ typedef struct {
 } sft_pgsql_fleet_conf_t;
 
 extern sft_module_t  sft_pgsql_bans_module;
+
+/* the nodes on the database, for sft_nodes_list() */
+sft_int_t sft_pgsql_nodes_list(sft_nodes_req_t *req);
 
 /* "user_store postgresql" is the cycle's store */
 sft_uint_t sft_pgsql_user_configured(sft_cycle_t *cycle);

@@ -1,6 +1,6 @@
 /*
  * sft_http_api.c -- what the /api/v1/ routes share: the routes of the
- * sessions, bans, server, recount, token and OpenAPI files added from
+ * sessions, nodes, bans, server, recount, token and OpenAPI files added from
  * their tables (the users module adds its own), a JSON error or answer
  * sent on the loop with its log line, the audit log ("api_audit_log"):
  * one line a change requested, made or refused, with the client, the
@@ -32,6 +32,7 @@ static char *sft_http_api_init_main_conf(sft_conf_t *cf, void *conf);
 
 static const sft_http_api_route_t  *sft_http_api_tables[] = {
     sft_http_api_sessions_routes,
+    sft_http_api_nodes_routes,
     sft_http_api_bans_routes,
     sft_http_api_server_routes,
     sft_http_api_recount_routes,

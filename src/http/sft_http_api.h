@@ -40,6 +40,7 @@ sft_int_t sft_http_api_refuse(sft_http_request_t *r, sft_str_t *user,
 
 /* the routes of the API's files, added by sft_http_api_module */
 extern const sft_http_api_route_t  sft_http_api_sessions_routes[];
+extern const sft_http_api_route_t  sft_http_api_nodes_routes[];
 extern const sft_http_api_route_t  sft_http_api_bans_routes[];
 extern const sft_http_api_route_t  sft_http_api_server_routes[];
 extern const sft_http_api_route_t  sft_http_api_recount_routes[];
