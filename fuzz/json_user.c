@@ -48,13 +48,13 @@ static const char  fuzz_users[] =
     "home = /bob\n";
 
 
-sft_int_t __wrap_sft_auth_hash_password(u_char *pw, size_t len,
-    uint32_t m_kib, uint32_t t_cost, char *out, size_t size);
+sft_int_t __wrap_sft_auth_hash_password(sft_users_conf_t *ucf, u_char *pw,
+    size_t len, char *out, size_t size);
 
 
 sft_int_t
-__wrap_sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib,
-    uint32_t t_cost, char *out, size_t size)
+__wrap_sft_auth_hash_password(sft_users_conf_t *ucf, u_char *pw, size_t len,
+    char *out, size_t size)
 {
     assert(len >= 1 && len <= SFT_AUTH_MAX_PASSWORD);
     assert(sizeof(FUZZ_HASH) <= size);

@@ -34,8 +34,8 @@ ok(defined $pw && length($pw) == 20, 'a 20-character password is printed');
 
 my $users = $t->read_file('users');
 like($users, qr/^\[admin\]$/m, 'the users file has the user');
-like($users, qr/^password = \$argon2id\$v=19\$m=65536,t=3,p=1\$/m,
-    'with a default-cost argon2id hash');
+like($users, qr/^password = \$argon2id\$v=19\$m=19456,t=2,p=1\$/m,
+    'with an argon2id hash at the configured cost');
 unlike($users, qr/\Q$pw\E/, 'and not the password itself') if defined $pw;
 my ($notice) = $stderr =~ /^(.*\[notice\] created the first user.*)$/m;
 ok(defined $notice, 'the creation is logged');

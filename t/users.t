@@ -2,7 +2,8 @@
 
 # users.t -- "siftpd hash-password" and "siftpd user ..." end to end: the
 # hash is a PHC string libargon2 verifies, add/list/show/passwd/del round
-# trip on the configured users file, bad input exits 1 with a message.
+# trip on the configured users file, bad input exits 1 with a message;
+# new hashes cost what password_hash_memory and password_hash_passes say.
 
 use warnings;
 use strict;
@@ -50,7 +51,7 @@ sub run {
     return ($rc, $out, $err);
 }
 
-plan(tests => 24);
+plan(tests => 29);
 
 # hash-password
 
@@ -96,7 +97,19 @@ my $file = do { local $/; <$fh> };
 close $fh;
 my ($h1) = $file =~ /\[alice\]\npassword = (\S+)/;
 ok($h1, 'the file has alice\'s hash');
+like($h1 // '', qr/^\$argon2id\$v=19\$m=65536,t=3,p=1\$/,
+    'at the default cost');
 
+# a cost of its own for the hashes made from now on
+
+sub conf {
+    open my $c, '>', "$dir/conf/siftpd.conf" or die $!;
+    print $c "daemon off;\nerror_log stderr;\n"
+        . "events { worker_connections 64; }\nusers conf/users;\n@_";
+    close $c;
+}
+
+conf("password_hash_memory 32m;\npassword_hash_passes 4;\n");
 ($rc) = run("pw-new\n", qw/user passwd alice/);
 is($rc, 0, 'user passwd');
 
@@ -110,6 +123,23 @@ SKIP: {
     ok($h1 ne $h2 && system("$dir/verify", $h2, 'pw-new') == 0,
         'the new password verifies');
 }
+like($h2 // '', qr/^\$argon2id\$v=19\$m=32768,t=4,p=1\$/,
+    'at the configured cost');
+
+# below the cost a login accepts, or above 4g: refused
+conf("password_hash_memory 8m;\n");
+($rc, $out, $err) = run(undef, qw/user list/);
+ok($rc == 1 && $err =~ /"password_hash_memory" must be 19m to 4g/,
+    'password_hash_memory 8m refused') or diag($err);
+conf("password_hash_passes 1;\n");
+($rc, $out, $err) = run(undef, qw/user list/);
+ok($rc == 1 && $err =~ /"password_hash_passes" must be 2 to 64/,
+    'password_hash_passes 1 refused') or diag($err);
+conf("password_hash_memory 5g;\n");
+($rc, $out, $err) = run(undef, qw/user list/);
+ok($rc == 1 && $err =~ /"password_hash_memory" must be 19m to 4g/,
+    'password_hash_memory 5g refused') or diag($err);
+conf('');
 
 ($rc) = run(undef, qw/user del bob/);
 is($rc, 0, 'user del bob');

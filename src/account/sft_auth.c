@@ -124,6 +124,7 @@ static sft_str_t  sft_auth_zone_name = sft_string("sft_auth");
 static void sft_auth_thread(void *data, sft_log_t *log);
 static void sft_auth_looked_up(sft_user_lookup_t *lk);
 static sft_int_t sft_auth_check(sft_auth_job_t *job);
+static sft_int_t sft_auth_set_dummy_cost(uint32_t m_kib, uint32_t t);
 static void sft_auth_done(sft_event_t *ev);
 static void sft_auth_timer_handler(sft_event_t *ev);
 static void sft_auth_run_queue(void);
@@ -281,7 +282,8 @@ sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
         return SFT_ERROR;
     }
 
-    return sft_auth_set_dummy_cost(SFT_AUTH_M_COST, SFT_AUTH_T_COST);
+    return sft_auth_set_dummy_cost(ucf->hash_memory / 1024,
+                                   ucf->hash_passes);
 }
 
 
@@ -310,10 +312,11 @@ sft_auth_exit_process(void)
 
 /*
  * The hash unknown users are checked against: random salt and tag with the
- * default cost, so the work is the same and no password can match it.
+ * cost new hashes are made with, so the work is the same as a user's and
+ * no password can match it.
  */
 
-sft_int_t
+static sft_int_t
 sft_auth_set_dummy_cost(uint32_t m_kib, uint32_t t)
 {
     u_char  salt[16], tag[32];
@@ -335,11 +338,15 @@ sft_auth_set_dummy_cost(uint32_t m_kib, uint32_t t)
 
 
 sft_int_t
-sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib, uint32_t t,
+sft_auth_hash_password(sft_users_conf_t *ucf, u_char *pw, size_t len,
     char *out, size_t outlen)
 {
-    int     rc;
-    u_char  salt[16];
+    int       rc;
+    u_char    salt[16];
+    uint32_t  m_kib, t;
+
+    m_kib = ucf ? ucf->hash_memory / 1024 : SFT_AUTH_M_COST;
+    t = ucf ? ucf->hash_passes : SFT_AUTH_T_COST;
 
     if (sodium_init() < 0) {
         return SFT_ERROR;

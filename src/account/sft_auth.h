@@ -26,6 +26,8 @@
 #define SFT_AUTH_MIN_T_COST        2
 #define SFT_AUTH_M_COST            65536    /* the default cost */
 #define SFT_AUTH_T_COST            3
+#define SFT_AUTH_MAX_M_COST        4194304  /* KiB: 4 GiB */
+#define SFT_AUTH_MAX_T_COST        64
 #define SFT_AUTH_HASH_LEN          128      /* room for a PHC string */
 #define SFT_AUTH_MAX_PASSWORD      1024
 
@@ -108,9 +110,10 @@ sft_int_t sft_auth_ban_source(const char *source, time_t secs,
     sft_uint_t failures, sft_log_t *log);
 sft_int_t sft_auth_unban_source(const char *source);
 
-/* hashing, for the CLI and the API */
-sft_int_t sft_auth_hash_password(u_char *pw, size_t len, uint32_t m_kib,
-    uint32_t t, char *out, size_t outlen);
+/* hashing at the configured cost (ucf NULL: the default), for the CLI
+   and the API */
+sft_int_t sft_auth_hash_password(sft_users_conf_t *ucf, u_char *pw,
+    size_t len, char *out, size_t outlen);
 sft_int_t sft_auth_verify_now(sft_str_t *phc, u_char *pw, size_t len);
 
 /* setting up: the module, or a test */
@@ -121,7 +124,6 @@ void sft_auth_process_exited(sft_uint_t slot, pid_t pid);
 sft_int_t sft_auth_init_process(sft_users_conf_t *ucf, void *shm,
     sft_thread_pool_t *tp, sft_log_t *log);
 void sft_auth_exit_process(void);
-sft_int_t sft_auth_set_dummy_cost(uint32_t m_kib, uint32_t t);
 void sft_auth_users_changed(sft_users_ident_t *ident, sft_log_t *log);
 void sft_auth_clear_cache(void);
 void sft_auth_get_stats(sft_auth_stats_t *st);

@@ -210,6 +210,28 @@ static sft_command_t  sft_users_commands[] = {
           "IPv6 clients in one prefix of this length (1 to 128) count as "
           "one source.") },
 
+    { sft_string("password_hash_memory"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_size_slot,
+      0,
+      offsetof(sft_users_conf_t, hash_memory),
+      NULL,
+      sft_command_doc("size", "64m",
+          "The memory of each argon2id hash siftpd makes (\"siftpd user\", "
+          "the admin API, the first user), 19m to 4g; a login checks a "
+          "hash at the cost it was made with.  Also the cost of the check "
+          "unknown users get.") },
+
+    { sft_string("password_hash_passes"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_num_slot,
+      0,
+      offsetof(sft_users_conf_t, hash_passes),
+      NULL,
+      sft_command_doc("number", "3",
+          "The passes over that memory of each argon2id hash siftpd makes, "
+          "2 to 64.") },
+
     { sft_string("deny_pattern"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_users_set_pattern,
@@ -281,6 +303,8 @@ sft_users_create_conf(sft_cycle_t *cycle)
     ucf->max_conns_per_addr = SFT_CONF_UNSET;
     ucf->dir = -1;
     ucf->ipv6_prefix = SFT_CONF_UNSET;
+    ucf->hash_memory = SFT_CONF_UNSET_SIZE;
+    ucf->hash_passes = SFT_CONF_UNSET;
 
     /* the file is always a store; modules register theirs after it */
 
@@ -310,10 +334,31 @@ sft_users_init_conf(sft_cycle_t *cycle, void *conf)
     sft_conf_init_value(ucf->ban_time, 900);
     sft_conf_init_value(ucf->max_conns_per_addr, 32);
     sft_conf_init_value(ucf->ipv6_prefix, 64);
+    sft_conf_init_size_value(ucf->hash_memory,
+                             (size_t) SFT_AUTH_M_COST * 1024);
+    sft_conf_init_value(ucf->hash_passes, SFT_AUTH_T_COST);
 
     if (ucf->ipv6_prefix < 1 || ucf->ipv6_prefix > 128) {
         sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
                       "\"login_ipv6_prefix\" must be 1 to 128");
+        return SFT_CONF_ERROR;
+    }
+
+    /* below the minimum logins refuse the hash: never made so */
+
+    if (ucf->hash_memory < (size_t) SFT_AUTH_MIN_M_COST * 1024
+        || ucf->hash_memory > (size_t) SFT_AUTH_MAX_M_COST * 1024)
+    {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
+                      "\"password_hash_memory\" must be 19m to 4g");
+        return SFT_CONF_ERROR;
+    }
+
+    if (ucf->hash_passes < SFT_AUTH_MIN_T_COST
+        || ucf->hash_passes > SFT_AUTH_MAX_T_COST)
+    {
+        sft_log_error(SFT_LOG_EMERG, cycle->log, 0,
+                      "\"password_hash_passes\" must be 2 to 64");
         return SFT_CONF_ERROR;
     }
 
@@ -441,8 +486,7 @@ sft_users_create_first(sft_users_conf_t *ucf, sft_cycle_t *cycle)
 
     pw[i] = '\0';
 
-    if (sft_auth_hash_password(pw, sizeof(pw) - 1, SFT_AUTH_M_COST,
-                               SFT_AUTH_T_COST, hash, sizeof(hash))
+    if (sft_auth_hash_password(ucf, pw, sizeof(pw) - 1, hash, sizeof(hash))
         != SFT_OK)
     {
         goto done;

@@ -94,6 +94,8 @@ typedef struct {
     time_t             ban_time;
     sft_int_t          max_conns_per_addr;
     sft_int_t          ipv6_prefix;     /* bits of a login source */
+    size_t             hash_memory;     /* of new password hashes */
+    sft_int_t          hash_passes;
     sft_array_t       *ban_exempt;      /* sft_user_cidr_t, or NULL */
     sft_user_regex_t  *deny;
     sft_user_regex_t  *hide;

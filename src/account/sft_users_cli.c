@@ -20,9 +20,10 @@
 
 static sft_int_t sft_cli_read_password(u_char *buf, size_t size, size_t *len,
     sft_log_t *log);
-static sft_int_t sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log);
-static sft_int_t sft_cli_set_password(sft_users_t *users, sft_user_t *u,
-    sft_log_t *log);
+static sft_int_t sft_cli_new_hash(sft_users_conf_t *ucf, char *out,
+    size_t outlen, sft_log_t *log);
+static sft_int_t sft_cli_set_password(sft_users_conf_t *ucf,
+    sft_users_t *users, sft_user_t *u, sft_log_t *log);
 static int sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv);
 static const char *sft_cli_make_home(sft_cycle_t *cycle, sft_user_t *u,
     sft_log_t *log);
@@ -56,7 +57,9 @@ sft_users_cli(sft_cycle_t *init_cycle, int argc, char *const *argv)
     char     hash[SFT_AUTH_HASH_LEN + 1];
 
     if (strcmp(argv[0], "hash-password") == 0 && argc == 1) {
-        if (sft_cli_new_hash(hash, sizeof(hash), init_cycle->log) != SFT_OK) {
+        if (sft_cli_new_hash(NULL, hash, sizeof(hash), init_cycle->log)
+            != SFT_OK)
+        {
             return 1;
         }
 
@@ -150,7 +153,8 @@ sft_cli_read_password(u_char *buf, size_t size, size_t *len, sft_log_t *log)
 
 
 static sft_int_t
-sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log)
+sft_cli_new_hash(sft_users_conf_t *ucf, char *out, size_t outlen,
+    sft_log_t *log)
 {
     size_t     len;
     sft_int_t  rc;
@@ -160,8 +164,7 @@ sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log)
         return SFT_ERROR;
     }
 
-    rc = sft_auth_hash_password(pw, len, SFT_AUTH_M_COST, SFT_AUTH_T_COST,
-                                out, outlen);
+    rc = sft_auth_hash_password(ucf, pw, len, out, outlen);
 
     sft_explicit_memzero(pw, sizeof(pw));
 
@@ -176,11 +179,12 @@ sft_cli_new_hash(char *out, size_t outlen, sft_log_t *log)
 /* a new argon2id hash for u, of a password read from stdin */
 
 static sft_int_t
-sft_cli_set_password(sft_users_t *users, sft_user_t *u, sft_log_t *log)
+sft_cli_set_password(sft_users_conf_t *ucf, sft_users_t *users,
+    sft_user_t *u, sft_log_t *log)
 {
     char  hash[SFT_AUTH_HASH_LEN + 1];
 
-    if (sft_cli_new_hash(hash, sizeof(hash), log) != SFT_OK) {
+    if (sft_cli_new_hash(ucf, hash, sizeof(hash), log) != SFT_OK) {
         return SFT_ERROR;
     }
 
@@ -339,7 +343,7 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
             return 1;
         }
 
-        if (sft_cli_set_password(users, u, log) != SFT_OK) {
+        if (sft_cli_set_password(ucf, users, u, log) != SFT_OK) {
             return 1;
         }
 
@@ -403,7 +407,7 @@ sft_cli_user(sft_cycle_t *init_cycle, int argc, char *const *argv)
         }
     }
 
-    if (sft_cli_set_password(users, u, log) != SFT_OK) {
+    if (sft_cli_set_password(ucf, users, u, log) != SFT_OK) {
         return 1;
     }
 

@@ -477,9 +477,8 @@ sft_http_api_password(sft_http_api_job_t *job, sft_users_t *users,
                                  "%d bytes", SFT_AUTH_MAX_PASSWORD);
     }
 
-    if (sft_auth_hash_password((u_char *) json_string_value(v),
-                               json_string_length(v), SFT_AUTH_M_COST,
-                               SFT_AUTH_T_COST, hash, sizeof(hash))
+    if (sft_auth_hash_password(job->ucf, (u_char *) json_string_value(v),
+                               json_string_length(v), hash, sizeof(hash))
         != SFT_OK)
     {
         return sft_http_api_fail(job, 500, "password", "hashing failed");

@@ -174,6 +174,7 @@ sft_http_api_users(sft_http_request_t *r)
 
     job = task->ctx;
     job->request = r;
+    job->ucf = ucf;
     job->store = ucf->store ? ucf->store : &sft_user_store_file;
     job->arg = ucf->store ? ucf->store_arg : ucf->file;
 

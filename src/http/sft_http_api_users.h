@@ -26,6 +26,7 @@ typedef struct {
     sft_http_request_t  *request;
     sft_uint_t           op;
     sft_user_store_t    *store;
+    sft_users_conf_t    *ucf;          /* the cost of new hashes */
     sft_str_t            arg;          /* the users file, or the store's
                                           "user_store" argument */
     sft_str_t            name;         /* from the path, or the new user's */

@@ -157,7 +157,6 @@ child(sft_int_t slot, sft_users_conf_t *conf, void *shm)
         _exit(2);
     }
 
-    sft_auth_set_dummy_cost(M_COST, T_COST);
     done = 0;
 }
 
@@ -215,7 +214,7 @@ main(void)
     sft_uint_t           cached, all;
     sft_users_t         *users;
     sft_auth_stats_t     st;
-    sft_users_conf_t     conf;
+    sft_users_conf_t     conf, weak_conf;
     struct sockaddr_in6  sin, sin_a, sin_b;
     sft_users_ident_t    ident;
     sft_auth_request_t   reqs[3], flood[SFT_AUTH_MAX_QUEUE_PER_SOURCE + 2];
@@ -243,6 +242,11 @@ main(void)
     conf.ban_time = 900;
     conf.max_conns_per_addr = 2;
     conf.ipv6_prefix = 64;
+    conf.hash_memory = (size_t) M_COST * 1024;
+    conf.hash_passes = T_COST;
+    weak_conf = conf;
+    weak_conf.hash_memory = 8192 * 1024;     /* below the minimum */
+    weak_conf.hash_passes = 1;
 
     sft_memzero(&tp, sizeof(tp));
     sft_str_set(&tp.name, "default");
@@ -255,16 +259,14 @@ main(void)
         return 1;
     }
 
-    sft_auth_set_dummy_cost(M_COST, T_COST);
-
-    ok(sft_auth_hash_password((u_char *) "pw1", 3, M_COST, T_COST, h1,
-                              sizeof(h1)) == SFT_OK
-       && sft_auth_hash_password((u_char *) "pw1", 3, M_COST, T_COST, h2,
-                                 sizeof(h2)) == SFT_OK
-       && sft_auth_hash_password((u_char *) "pw1", 3, 8192, 1, weak,
+    ok(sft_auth_hash_password(&conf, (u_char *) "pw1", 3, h1, sizeof(h1))
+       == SFT_OK
+       && sft_auth_hash_password(&conf, (u_char *) "pw1", 3, h2, sizeof(h2))
+          == SFT_OK
+       && sft_auth_hash_password(&weak_conf, (u_char *) "pw1", 3, weak,
                                  sizeof(weak)) == SFT_OK
        && strncmp(h1, "$argon2id$v=19$m=19456,t=2,p=1$", 31) == 0,
-       "hashes made");
+       "hashes made at the configured cost");
 
     s.data = (u_char *) h1;
     s.len = strlen(h1);
@@ -521,8 +523,7 @@ main(void)
     pids[1] = fork();
 
     if (pids[1] == 0) {
-        child(2, &conf, shm);
-        sft_auth_set_dummy_cost(8192, 1);
+        child(2, &weak_conf, shm);         /* a cheap dummy check */
         r = runs();
 
         if (start(&other, "nobody", "x", addr("10.7.7.2", &sin))
