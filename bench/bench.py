@@ -684,6 +684,10 @@ def ftp_parallel(ctx, srv):
     port = ctx.endpoint(srv, "ftp")
     n, size = ctx.p["par_n"], ctx.p["par_size"]
     cmd = ctx.curl_base() + ["-w", CURL_W, "-o", "/dev/null", f"ftp://127.0.0.1:{port}/mid.bin"]
+    # the row times transfers, not 16 first password checks queued at once:
+    # log in before the clock starts, twice for a balancer's two nodes
+    for _ in range(2):
+        ftp_login_once(ctx, port, FIRST_LOGIN_TIMEOUT_S)
     stalled = 0
     for attempt in range(2):
         procs = []
