@@ -33,6 +33,7 @@ struct sft_s3_part_s {
     u_char               **chunk;
     sft_uint_t             need;
     sft_uint_t             held;
+    sft_uint_t             reserved;     /* need, once the pool lent it */
     sft_uint_t             queued;
     sft_s3_request_t      *r;
     sft_event_t            retry;
@@ -125,15 +126,17 @@ static void sft_s3_abort_done(sft_s3_request_t *r);
 static void sft_s3_crc_base64(uint32_t crc, u_char *buf, sft_str_t *out);
 
 
-/* the worker's parts gathering chunks, first come first served */
+/*
+ * The worker's parts gathering chunks, first come first served: the
+ * head reserves its chunks in the pool (one cap for the parts of all
+ * workers), then takes them.
+ */
 
 static sft_s3_part_t        *sft_s3_gathering;
 static sft_s3_part_t       **sft_s3_gathering_tail = &sft_s3_gathering;
 static sft_event_t           sft_s3_gather_event;
 static sft_buffer_waiter_t   sft_s3_gather_waiter;
-
-/* the chunks the worker's parts hold */
-static sft_uint_t            sft_s3_held;
+static sft_buffer_waiter_t   sft_s3_reserve_waiter;
 
 
 sft_int_t
@@ -684,17 +687,25 @@ sft_s3_upload_hold(sft_s3_uploader_t *up, sft_uint_t index)
 }
 
 
-/* the head of the queue takes chunks until it has all it needs */
+/*
+ * The head of the queue reserves all the chunks it needs, then takes
+ * them.  The reservations of all workers' parts stay within all but an
+ * eighth of the pool (the rest carries the bytes of transfers into
+ * them), and a part that alone needs more (grown past that) reserves
+ * only while no other part holds any: so parts whose chunks are all
+ * lent always fill, whatever the number of workers.
+ */
 
 static void
 sft_s3_gather(void)
 {
     u_char             *c;
-    sft_uint_t          max;
+    size_t              max;
     sft_s3_part_t      *p;
     sft_s3_uploader_t  *up;
 
     sft_s3_gather_waiter.event = &sft_s3_gather_event;
+    sft_s3_reserve_waiter.event = &sft_s3_gather_event;
     sft_s3_gather_event.handler = sft_s3_gather_handler;
     sft_s3_gather_event.log = sft_cycle->log;
 
@@ -703,25 +714,23 @@ sft_s3_gather(void)
     while ((p = sft_s3_gathering) != NULL) {
         up = p->up;
 
-        while (p->held < p->need) {
-
-            /* the rest carries bytes into the held parts; a part that
-               alone needs more (grown past the pool) takes it alone */
-
-            if (sft_s3_held >= max && sft_s3_held > p->held) {
-                /* out of the pool's queue (a chunk taken for it goes
-                   back): a part that goes calls again */
-                sft_buffer_cancel(&sft_s3_gather_waiter);
-                return;
+        if (p->reserved == 0) {
+            if (sft_buffer_reserve(&sft_s3_reserve_waiter, p->need, max)
+                != SFT_OK)
+            {
+                return;                 /* a release anywhere calls again */
             }
 
+            p->reserved = p->need;
+        }
+
+        while (p->held < p->need) {
             c = sft_buffer_get(&sft_s3_gather_waiter);
             if (c == NULL) {
                 return;
             }
 
             p->chunk[p->held++] = c;
-            sft_s3_held++;
             up->chunks++;
             up->chunks_peak = sft_max(up->chunks_peak, up->chunks);
         }
@@ -948,9 +957,11 @@ sft_s3_upload_release(sft_s3_part_t *p)
             sft_s3_gathering_tail = &(*sft_s3_gathering_tail)->next;
         }
 
-        /* a chunk taken for the waiter goes to the next part */
+        /* a chunk taken for the waiter goes to the next part, which
+           asks for its own reservation */
 
         sft_buffer_cancel(&sft_s3_gather_waiter);
+        sft_buffer_cancel(&sft_s3_reserve_waiter);
     }
 
     if (p->r) {
@@ -967,8 +978,12 @@ sft_s3_upload_release(sft_s3_part_t *p)
     }
 
     p->up->chunks -= p->held;
-    sft_s3_held -= p->held;
     p->held = 0;
+
+    if (p->reserved) {
+        sft_buffer_unreserve(p->reserved);
+        p->reserved = 0;
+    }
 
     sft_free(p->chunk);
     p->chunk = NULL;

@@ -39,9 +39,10 @@
 #define SFT_S3_IN_FLIGHT_MAX   16
 
 /*
- * Chunks of a pool of total that a worker's parts hold together, at
- * most: the rest (an eighth) carries the bytes of transfers into them,
- * so a part that holds its chunks can always fill.
+ * Chunks of a pool of total that the parts of all workers hold
+ * together, at most (reserved in the pool): the rest (an eighth)
+ * carries the bytes of transfers into them, so a part that holds its
+ * chunks can always fill.
  */
 #define sft_s3_upload_chunks_max(total)                                      \
     ((total) - sft_max((total) / 8, 1))
