@@ -54,6 +54,7 @@ typedef struct {
 } sft_s3_part_done_t;
 
 
+static sft_int_t sft_s3_upload_keep(sft_pool_t *pool, sft_str_t *s);
 static void sft_s3_upload_geometry(sft_s3_uploader_t *up, sft_uint_t index,
     off_t *start, size_t *size);
 static sft_uint_t sft_s3_upload_part_of(sft_s3_uploader_t *up, off_t off);
@@ -188,15 +189,14 @@ sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
     up->wake.data = up;
     up->wake.log = log;
 
-    up->conf.key.data = sft_pstrdup(pool, &conf->key);
-    up->conf.copy_source.data = conf->copy_source.len
-                                ? sft_pstrdup(pool, &conf->copy_source)
-                                : NULL;
     up->parts = sft_pcalloc(pool, conf->parts_in_flight
                                   * sizeof(sft_s3_part_t));
 
-    if (up->conf.key.data == NULL || up->parts == NULL
-        || (conf->copy_source.len && up->conf.copy_source.data == NULL)
+    if (sft_s3_upload_keep(pool, &up->conf.key) != SFT_OK
+        || sft_s3_upload_keep(pool, &up->conf.copy_source) != SFT_OK
+        || sft_s3_upload_keep(pool, &up->conf.copy_source_etag) != SFT_OK
+        || sft_s3_upload_keep(pool, &up->conf.content_type) != SFT_OK
+        || up->parts == NULL
         || sft_array_init(&up->done, pool, 16, sizeof(sft_s3_part_done_t))
            != SFT_OK)
     {
@@ -241,6 +241,22 @@ sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
     sft_s3_upload_create(up);
 
     return up->failed ? SFT_ERROR : SFT_OK;
+}
+
+
+/* a string of the caller's, in the upload's own pool from now on */
+
+static sft_int_t
+sft_s3_upload_keep(sft_pool_t *pool, sft_str_t *s)
+{
+    if (s->len == 0) {
+        s->data = NULL;
+        return SFT_OK;
+    }
+
+    s->data = sft_pstrdup(pool, s);
+
+    return s->data ? SFT_OK : SFT_ERROR;
 }
 
 
@@ -1127,6 +1143,13 @@ sft_s3_object_headers(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
         }
     }
 
+    if (uc->content_type.len
+        && sft_s3_object_header(r, "Content-Type", &uc->content_type)
+           != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
     if (crc) {
         v.data = buf;
         v.len = sft_slprintf(buf, buf + sizeof(buf), "%08x",
@@ -1142,18 +1165,18 @@ sft_s3_object_headers(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
 
 
 /*
- * r, a PUT of uc's key, made a CopyObject of the object onto itself with
- * the metadata of uc and crc instead of its own: content_type kept (when
- * given), and only while its ETag is etag (when given).
+ * r, a PUT of uc's key, made a CopyObject of source (NULL: the object
+ * itself) with the metadata of uc and crc instead of the source's, and
+ * only while the source's ETag is etag (when given).
  */
 
 sft_int_t
 sft_s3_object_restamp(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
-    uint32_t *crc, sft_str_t *etag, sft_str_t *content_type)
+    sft_str_t *source, uint32_t *crc, sft_str_t *etag)
 {
     sft_str_t  v;
 
-    if (sft_s3_copy_source(r, &r->key, &v) != SFT_OK
+    if (sft_s3_copy_source(r, source ? source : &r->key, &v) != SFT_OK
         || sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK)
     {
         return SFT_ERROR;
@@ -1164,9 +1187,6 @@ sft_s3_object_restamp(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
     if (sft_s3_object_header(r, "x-amz-metadata-directive", &v) != SFT_OK
         || (etag && etag->len
             && sft_s3_object_header(r, "x-amz-copy-source-if-match", etag)
-               != SFT_OK)
-        || (content_type && content_type->len
-            && sft_s3_object_header(r, "Content-Type", content_type)
                != SFT_OK))
     {
         return SFT_ERROR;
@@ -1307,6 +1327,10 @@ sft_s3_upload_copy_next(sft_s3_uploader_t *up)
         if (sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK
             || sft_s3_object_header(r, "x-amz-copy-source-range", &range)
                != SFT_OK
+            || (up->conf.copy_source_etag.len
+                && sft_s3_object_header(r, "x-amz-copy-source-if-match",
+                                        &up->conf.copy_source_etag)
+                   != SFT_OK)
             || sft_s3_upload_query(r, &up->upload_id, number) != SFT_OK
             || sft_s3_request_start(r) != SFT_OK)
         {
@@ -2064,9 +2088,9 @@ sft_s3_upload_restamp(sft_s3_uploader_t *up)
     }
 
     if (r == NULL
-        || sft_s3_object_restamp(&up->conf, r,
+        || sft_s3_object_restamp(&up->conf, r, NULL,
                                  up->crc32c_known ? &up->crc32c : NULL,
-                                 &up->etag, NULL)
+                                 &up->etag)
            != SFT_OK
         || sft_s3_request_start(r) != SFT_OK)
     {
