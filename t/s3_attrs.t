@@ -4,7 +4,8 @@
 # driver against moto (t/s3_storage.py, its "upload" bucket) through the
 # stand-in proxy, whose request log shows what reached S3: FTP MFMT and
 # SFTP SETSTAT set the time MDTM and stat show, keeping the object's
-# content type and bytes; a directory's time and SITE CHMOD refused as
+# content type and bytes, above s3_copy_threshold by a multipart copy
+# onto itself; a directory's time and SITE CHMOD refused as
 # unsupported, SFTP chmod with SSH_FX_OP_UNSUPPORTED, SITE CHMOD taken
 # with s3_ignore_chmod on; OpenSSH "put -p" of a multipart object keeps
 # its time; HASH CRC32C of a PutObject, of a multipart object and of it
@@ -37,6 +38,7 @@ worker_processes 1;
 users %%TESTDIR%%/users;
 @{[ s3_storage('cloud', $proxy, 's3_part_size 5m', 's3_retries 1', 's3_timeout 30s') ]}
 @{[ s3_storage('loose', $proxy, 's3_part_size 5m', 's3_ignore_chmod on') ]}
+@{[ s3_storage('parted', $proxy, 's3_part_size 5m', 's3_copy_threshold 5m') ]}
 ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
 sftp {
     server {
@@ -49,6 +51,8 @@ EOF
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
 $t->user_add('eve', 'pw', perms => 'all', storage => 'loose',
+    home => '/bob');
+$t->user_add('ann', 'pw', perms => 'all', storage => 'parted',
     home => '/bob');
 my $key = $t->user_key('bob');
 $t->user_key('eve');
@@ -199,6 +203,28 @@ like($out, qr/^SITE CHMOD 600 small => 200/m,
     'SITE CHMOD with s3_ignore_chmod on: taken');
 like($out, qr/^SITE CHMOD 600 none => 550/m,
     'SITE CHMOD with s3_ignore_chmod on: a missing name 550');
+
+# MFMT of an object above s3_copy_threshold: a multipart copy onto
+# itself (CreateMultipartUpload with the new time and the content type,
+# UploadPartCopy, CompleteMultipartUpload), the bytes kept
+
+$t->write_file('big', s3_bytes(7, 6 * 1024 * 1024));
+s3_put($s3, 'srv/bob/big', "$d/big", 'application/x-big');
+my $posts = requests('POST', 'big');
+$out = ftp('ann', 'MFMT 20200102030405 big', 'MDTM big');
+like($out, qr/^MFMT \d+ big => 213 Modify=20200102030405; big$/m,
+    'MFMT above the copy threshold') or diag($out);
+like($out, qr/^MDTM big => 213 20200102030405$/m,
+    'MFMT above the copy threshold: MDTM');
+is(head('big'), 'application/x-big 6291456 1577934245 -',
+    'MFMT above the copy threshold: the content type kept, the time set');
+is(md5_hex(s3_object($s3, 'srv/bob/big') // ''),
+   md5_hex($t->read_file('big')),
+   'MFMT above the copy threshold: the bytes kept');
+like((s3_head($s3, 'srv/bob/big') // {})->{etag} // '', qr/-1"?$/,
+    'MFMT above the copy threshold: a multipart object of one part');
+ok(requests('POST', 'big') >= $posts + 2,
+    'MFMT above the copy threshold: created and completed');
 
 # OpenSSH put -p: FSETSTAT with the mode and the times before CLOSE of a
 # multipart upload

@@ -9,8 +9,14 @@
 # the clients killed (SIGKILL) once bytes move: the pool has every chunk
 # back, the multipart uploads are aborted, nothing is under the SFTP
 # names (an FTP upload ends with its data connection: a prefix), and an
-# upload afterwards completes.  Every wait is bounded; the sanitizer
-# build runs fewer sessions.  Every process is stopped by pid.
+# upload afterwards completes.  Then all of it again with two workers,
+# whose parts share one cap (buffer_pool.reserved, at most all but an
+# eighth of the pool for the parts of every worker together; with a cap
+# per worker the two workers' parts took the whole pool and every upload
+# stalled), and a worker killed (SIGKILL) while its parts hold chunks:
+# the master takes its chunks and its reservations back.  Every wait is
+# bounded; the sanitizer build runs fewer sessions.  Every process is
+# stopped by pid.
 
 use warnings;
 use strict;
@@ -33,6 +39,9 @@ s3_storage_moto($t, $s3, port(8901), $d, 'upload');
 # time limits are for a machine busy with other tests, not a speed bound
 my $san = `@{[ $t->binary() ]} -V 2>&1` =~ /--with-sanitizers/;
 my ($nsftp, $nftp) = $san ? (6, 2) : (16, 4);
+
+# what a client may take at most (a stalled pool fails within it)
+my $limit = 200;
 
 $t->write_file_expand('siftpd.conf', <<"EOF");
 %%TEST_GLOBALS%%
@@ -133,7 +142,7 @@ from sftp_raw import pkt, s, reply
 import sftp_raw
 
 port, key, src, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
-name = sys.argv[6]
+name, limit = sys.argv[6], int(sys.argv[7])
 STEP, WINDOW = 32768, 48
 
 def handle_of(r):
@@ -145,7 +154,7 @@ def upload(i, out):
         body = open('%s/s%d' % (src, i), 'rb').read()
         tr = sftp_raw.login(port, key, user='bob')
         ch = sftp_raw.channel(tr)
-        ch.settimeout(240)
+        ch.settimeout(limit - 20)
         ch.sendall(pkt(3, s(('%ss%d' % (name, i)).encode())
                        + struct.pack('>II', 0x1a, 0), 1))
         h = handle_of(reply(ch))
@@ -177,7 +186,7 @@ ts = [threading.Thread(target=upload, args=(i, out)) for i in range(n)]
 for th in ts:
     th.start()
 for th in ts:
-    th.join(300)
+    th.join(limit)
 print('sessions %d fine %d' % (n, len([r for r in out if r == 0])))
 for r in out:
     if r != 0:
@@ -198,7 +207,7 @@ sub clients {
         open(STDOUT, '>', "$d/sftp-$tag.out") or die;
         open(STDERR, '>&', \*STDOUT) or die;
         exec('/usr/bin/python3', "$d/up.py", $sftp, $key, "$d/src", $nsftp,
-             $lib, $prefix) or die;
+             $lib, $prefix, $limit) or die;
     }
     push @pids, $pid;
 
@@ -207,7 +216,7 @@ sub clients {
         if ($pid == 0) {
             open(STDOUT, '>', "$d/ftp-$tag-$i.out") or die;
             open(STDERR, '>&', \*STDOUT) or die;
-            exec('curl', '-s', '-S', '--max-time', '400', '-T', "$d/src/f$i",
+            exec('curl', '-s', '-S', '--max-time', $limit, '-T', "$d/src/f$i",
                  "ftp://bob:pw\@127.0.0.1:$ftp/${prefix}f$i") or die;
         }
         push @pids, $pid;
@@ -216,35 +225,42 @@ sub clients {
     return @pids;
 }
 
-# all of them together: every upload completes, byte-identical
+# all of them together: every upload completes, byte-identical; the
+# checks' names begin with $who
 
-my @pids = clients('all', '');
-my %rc;
-for my $pid (@pids) {
-    waitpid($pid, 0);
-    $rc{$pid} = $? >> 8;
+sub all_at_once {
+    my ($who, $tag, $prefix) = @_;
+
+    my @pids = clients($tag, $prefix);
+    my %rc;
+    for my $pid (@pids) {
+        waitpid($pid, 0);
+        $rc{$pid} = $? >> 8;
+    }
+
+    like($t->read_file("sftp-$tag.out"), qr/^sessions $nsftp fine $nsftp$/m,
+        "$who$nsftp SFTP uploads with 48 WRITEs in flight each completed")
+        or diag(substr($t->read_file("sftp-$tag.out"), 0, 2000));
+    is(join(',', map { $rc{$_} } @pids[1 .. $#pids]), join(',', (0) x $nftp),
+        "$who$nftp FTP uploads at the same time completed");
+
+    my @bad = grep {
+        md5_hex(s3_object($s3, "srv/bob/$prefix$_") // '')
+            ne md5_hex($t->read_file("src/$_"))
+    } (map({ "s$_" } 0 .. $nsftp - 1), map({ "f$_" } 0 .. $nftp - 1));
+    is("@bad", '', "${who}every object is byte-identical");
+
+    is(s3_uploads($s3), 0, "${who}no multipart upload left");
+    $t->wait_for(\&pool_back, 60);
+    ok(pool_back(), "${who}every chunk back in the pool")
+        or diag(encode_json(stats()->{buffer_pool} // {}));
 }
 
-like($t->read_file('sftp-all.out'), qr/^sessions $nsftp fine $nsftp$/m,
-    "$nsftp SFTP uploads with 48 WRITEs in flight each completed")
-    or diag(substr($t->read_file('sftp-all.out'), 0, 2000));
-is(join(',', map { $rc{$_} } @pids[1 .. $#pids]), join(',', (0) x $nftp),
-    "$nftp FTP uploads at the same time completed");
-
-my @bad = grep {
-    md5_hex(s3_object($s3, "srv/bob/$_") // '')
-        ne md5_hex($t->read_file("src/$_"))
-} (map({ "s$_" } 0 .. $nsftp - 1), map({ "f$_" } 0 .. $nftp - 1));
-is("@bad", '', 'every object is byte-identical');
-
-is(s3_uploads($s3), 0, 'no multipart upload left');
-$t->wait_for(\&pool_back, 60);
-ok(pool_back(), 'every chunk back in the pool')
-    or diag(encode_json(stats()->{buffer_pool} // {}));
+all_at_once('', 'all', '');
 
 # the same clients killed once bytes move: everything is given back
 
-@pids = clients('kill', 'k');
+my @pids = clients('kill', 'k');
 $t->wait_for(sub { $t->read_file('sftp-kill.out') =~ /^moving/m }, 120);
 ok($t->read_file('sftp-kill.out') =~ /^moving/m, 'the killed uploads moved');
 kill('KILL', @pids);
@@ -262,7 +278,7 @@ is(join(' ', sort keys %keys), '', 'killed: nothing under the SFTP names');
 # sent is the object, a prefix of the file
 
 %keys = s3_keys($s3, 'srv/bob/kf');
-@bad = grep {
+my @bad = grep {
     my $o = s3_object($s3, $_) // 'none';
     $o ne substr($t->read_file('src/' . s{.*/k}{}r), 0, length $o);
 } sort keys %keys;
@@ -277,6 +293,57 @@ is(md5_hex(s3_object($s3, 'srv/bob/after') // ''),
    md5_hex($t->read_file('src/f0')), 'and is byte-identical');
 $t->wait_for(\&pool_back, 60);
 ok(pool_back(), 'the pool whole again');
+is(stats()->{buffer_pool}{reserved}, 0, 'nothing reserved by parts');
+
+# two workers: their parts together within one cap, the uploads spread
+# over both (each worker's uploads logged their own lines)
 
 $t->stop();
-done_testing();
+($conf = $t->read_file('siftpd.conf'))
+    =~ s/worker_processes 1;/worker_processes 2;/ or die;
+$t->write_file('siftpd.conf', $conf);
+$t->run();
+$t->wait_for(sub { $t->workers() == 2 }, 30);
+is(scalar $t->workers(), 2, 'two workers');
+
+my $logged = length $t->read_file('error.log');
+all_at_once('two workers: ', 'two', 'w');
+
+my %by = map { $_ => 1 }
+    substr($t->read_file('error.log'), $logged) =~ /^\S+ \S+ \[\w+\] (\d+)#/mg;
+is(scalar(grep { $by{$_} } $t->workers()), 2,
+    'two workers: both served uploads');
+is(stats()->{buffer_pool}{reserved}, 0, 'two workers: nothing reserved');
+
+# a worker killed while its parts hold chunks: the master takes back its
+# chunks and its reservations, the other worker goes on
+
+@pids = clients('wkill', 'x');
+$t->wait_for(sub { $t->read_file('sftp-wkill.out') =~ /^moving/m
+                   && (stats()->{buffer_pool}{reserved} // 0) > 0 }, 120);
+my $reserved = stats()->{buffer_pool}{reserved} // 0;
+ok($reserved > 0, "two workers: parts reserved $reserved chunks");
+
+my @w = $t->workers();
+my $victim = $t->conn_owner($pids[0], @w) // $w[0];
+kill('KILL', $victim);
+$t->wait_for(sub { $t->workers() == 2 && !grep { $_ == $victim }
+                   $t->workers() }, 30);
+kill('KILL', @pids);
+waitpid($_, 0) for @pids;
+
+$t->wait_for(sub { pool_back()
+                   && stats()->{buffer_pool}{reserved} == 0 }, 120);
+ok(pool_back(), 'worker killed: every chunk back in the pool')
+    or diag(encode_json(stats()->{buffer_pool} // {}));
+is(stats()->{buffer_pool}{reserved}, 0,
+    'worker killed: its reservations given back');
+like($t->read_file('error.log'), qr/took back \d+ buffer pool chunks/,
+    'worker killed: the master took its chunks back');
+
+system("curl -s -S --max-time 120 -T $d/src/f0 "
+       . "ftp://bob:pw\@127.0.0.1:$ftp/wafter");
+is(md5_hex(s3_object($s3, 'srv/bob/wafter') // ''),
+   md5_hex($t->read_file('src/f0')), 'worker killed: an upload afterwards');
+
+$t->done();

@@ -1,7 +1,8 @@
 /*
  * sft_buffer.c -- the "sft_buffer_pool" zone (buffer_pool_bytes split into
  * transfer_chunk_bytes chunks) and its use in a worker: a per-process cache,
- * a queue of waiting transfers, and the pool's wake-up eventfd in epoll.
+ * a queue of waiting transfers, a queue of holders waiting for a
+ * reservation, and the pool's wake-up eventfd in epoll.
  */
 
 #include <sft_config.h>
@@ -15,6 +16,7 @@ static void sft_buffer_zone_fini(sft_shm_zone_t *zone);
 static sft_int_t sft_buffer_init_process(sft_cycle_t *cycle);
 static void sft_buffer_exit_process(sft_cycle_t *cycle);
 static void sft_buffer_wake_handler(sft_event_t *ev);
+static void sft_buffer_enqueue(sft_buffer_queue_t *q, sft_buffer_waiter_t *w);
 static void sft_buffer_dequeue(sft_buffer_waiter_t *w);
 static uint64_t sft_buffer_stat_read(const sft_stat_def_t *def);
 
@@ -25,14 +27,28 @@ enum {
     SFT_BUFFER_STAT_FREE,
     SFT_BUFFER_STAT_IN_USE,
     SFT_BUFFER_STAT_WAITS,
-    SFT_BUFFER_STAT_WAITERS
+    SFT_BUFFER_STAT_WAITERS,
+    SFT_BUFFER_STAT_RESERVED
+};
+
+
+/* a queue of waiters; cancel drops the process's registration with it */
+
+struct sft_buffer_queue_s {
+    sft_buffer_waiter_t   *head;
+    sft_buffer_waiter_t  **tail;
+    void                 (*cancel)(sft_bufpool_cache_t *c);
 };
 
 
 static sft_bufpool_t        *sft_buffer_pool;
 static sft_bufpool_cache_t   sft_buffer_cache;
-static sft_buffer_waiter_t  *sft_buffer_waiters;
-static sft_buffer_waiter_t **sft_buffer_waiters_tail = &sft_buffer_waiters;
+static sft_buffer_queue_t    sft_buffer_waiters = {
+    NULL, &sft_buffer_waiters.head, sft_bufpool_cancel_wait
+};
+static sft_buffer_queue_t    sft_buffer_reservers = {
+    NULL, &sft_buffer_reservers.head, sft_bufpool_cancel_reserve_wait
+};
 static sft_uint_t            sft_buffer_attached;
 static sft_uint_t            sft_buffer_stat_waits;
 
@@ -56,6 +72,11 @@ static const sft_stat_def_t  sft_buffer_stats[] = {
       .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_WAITS },
     { .json = "buffer_pool.waiters", .type = SFT_STAT_GAUGE,
       .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_WAITERS },
+    { .name = "buffer_pool_reserved_chunks", .json = "buffer_pool.reserved",
+      .type = SFT_STAT_GAUGE,
+      .help = "Chunks reserved by holders that keep them long (S3 upload "
+              "parts), all workers together.",
+      .read = sft_buffer_stat_read, .data = SFT_BUFFER_STAT_RESERVED },
 };
 
 
@@ -219,20 +240,21 @@ sft_buffer_exit_process(sft_cycle_t *cycle)
 
 
 static void
-sft_buffer_enqueue(sft_buffer_waiter_t *w)
+sft_buffer_enqueue(sft_buffer_queue_t *q, sft_buffer_waiter_t *w)
 {
     if (w->prev) {
         return;
     }
 
+    w->queue = q;
     w->next = NULL;
-    w->prev = sft_buffer_waiters_tail;
-    *sft_buffer_waiters_tail = w;
-    sft_buffer_waiters_tail = &w->next;
+    w->prev = q->tail;
+    *q->tail = w;
+    q->tail = &w->next;
 }
 
 
-/* the waiter leaves the queue, and gives back a chunk taken for it */
+/* the waiter leaves its queue, and gives back a chunk taken for it */
 
 void
 sft_buffer_cancel(sft_buffer_waiter_t *w)
@@ -249,24 +271,27 @@ sft_buffer_cancel(sft_buffer_waiter_t *w)
 static void
 sft_buffer_dequeue(sft_buffer_waiter_t *w)
 {
+    sft_buffer_queue_t  *q;
+
     if (w->prev == NULL) {
         return;
     }
 
+    q = w->queue;
     *w->prev = w->next;
 
     if (w->next) {
         w->next->prev = w->prev;
 
     } else {
-        sft_buffer_waiters_tail = w->prev;
+        q->tail = w->prev;
     }
 
     w->prev = NULL;
     w->next = NULL;
 
-    if (sft_buffer_waiters == NULL && sft_buffer_attached) {
-        sft_bufpool_cancel_wait(&sft_buffer_cache);
+    if (q->head == NULL && sft_buffer_attached) {
+        q->cancel(&sft_buffer_cache);
     }
 }
 
@@ -296,7 +321,7 @@ sft_buffer_get(sft_buffer_waiter_t *w)
         return chunk;
     }
 
-    sft_buffer_enqueue(w);
+    sft_buffer_enqueue(&sft_buffer_waiters, w);
     sft_stat_add(sft_buffer_stat_waits, 1);
 
     while (sft_bufpool_wait(&sft_buffer_cache) == 1) {
@@ -316,6 +341,46 @@ void
 sft_buffer_put(void *chunk)
 {
     sft_bufpool_put(&sft_buffer_cache, chunk);
+}
+
+
+/*
+ * n chunks reserved for a holder that keeps them long, within max for
+ * all workers together (or n alone when nobody holds any): SFT_OK, or
+ * SFT_AGAIN with the waiter queued: its event is posted when a
+ * reservation was given back in any worker, and it asks again.  The
+ * chunks themselves are then taken with sft_buffer_get(), through
+ * another waiter (a waiter waits for one thing at a time).
+ */
+
+sft_int_t
+sft_buffer_reserve(sft_buffer_waiter_t *w, size_t n, size_t max)
+{
+    uint32_t  k, m;
+
+    /* counts of the pool's chunks, which are fewer than 2^32 */
+
+    k = (uint32_t) sft_min(n, UINT32_MAX);
+    m = (uint32_t) sft_min(max, UINT32_MAX);
+
+    if (!sft_bufpool_reserve(&sft_buffer_cache, k, m)) {
+        sft_buffer_enqueue(&sft_buffer_reservers, w);
+
+        if (!sft_bufpool_reserve_wait(&sft_buffer_cache, k, m)) {
+            return SFT_AGAIN;
+        }
+    }
+
+    sft_buffer_dequeue(w);
+
+    return SFT_OK;
+}
+
+
+void
+sft_buffer_unreserve(size_t n)
+{
+    sft_bufpool_unreserve(&sft_buffer_cache, (uint32_t) n);
 }
 
 
@@ -392,8 +457,11 @@ sft_buffer_stat_read(const sft_stat_def_t *def)
     case SFT_BUFFER_STAT_WAITS:
         return st.waits;
 
-    default: /* SFT_BUFFER_STAT_WAITERS */
+    case SFT_BUFFER_STAT_WAITERS:
         return st.waiters;
+
+    default: /* SFT_BUFFER_STAT_RESERVED */
+        return st.reserved;
     }
 }
 
@@ -416,7 +484,7 @@ sft_buffer_wake_handler(sft_event_t *ev)
     sft_bufpool_woken(&sft_buffer_cache);
 
     do {
-        while ((w = sft_buffer_waiters) != NULL) {
+        while ((w = sft_buffer_waiters.head) != NULL) {
             chunk = sft_bufpool_get(&sft_buffer_cache);
             if (chunk == NULL) {
                 break;
@@ -427,6 +495,13 @@ sft_buffer_wake_handler(sft_event_t *ev)
             sft_post_event(w->event);
         }
 
-    } while (sft_buffer_waiters
+    } while (sft_buffer_waiters.head
              && sft_bufpool_wait(&sft_buffer_cache) == 1);
+
+    /* who waits for a reservation asks again (and registers again) */
+
+    while ((w = sft_buffer_reservers.head) != NULL) {
+        sft_buffer_dequeue(w);
+        sft_post_event(w->event);
+    }
 }

@@ -86,6 +86,24 @@
  * waiter is then woken by the next put to the shared list, which every
  * put after its registration is.
  *
+ * Reservations.  Holders that keep chunks long (an S3 upload's parts,
+ * which hold a part's chunks until S3 took it) reserve them first, in
+ * one counter for all processes: sft_bufpool_reserve() adds n with a
+ * compare-and-swap only if the total stays within the caller's max (or
+ * nothing is reserved at all: a reservation larger than max goes
+ * alone), so whatever the number of workers, the chunks held that way
+ * never leave less than the rest of the pool to the transfers that
+ * fill them.  Each slot also counts its own reservations, written by
+ * its owner only: the master takes a dead process's count back from the
+ * total in sft_bufpool_reclaim().  A reservation adds to the total
+ * first and to the slot second, a release subtracts from the slot
+ * first and the total second, so a process killed between the two
+ * steps leaves the total too high by that one reservation, never too
+ * low: the cap can only get stricter, never be passed.  A process that
+ * was refused registers in sft_bufpool_reserve_wait(), which works as
+ * the chunk wait above, with flags and a count of its own and the same
+ * wake fd: every release (unreserve, reclaim) is P1 to its W3.
+ *
  * Counters: gets, puts, waits and cached live in the slot's own cache
  * line and are written only by the slot's owner (relaxed load + store,
  * no locked instruction); sft_bufpool_stats() sums the slots.  The shared
@@ -111,7 +129,7 @@
 
 
 #define SFT_BUFPOOL_MAGIC    0x4c4f4f5046554253ULL      /* "SBUFPOOL" */
-#define SFT_BUFPOOL_VERSION  1
+#define SFT_BUFPOOL_VERSION  2
 #define SFT_BUFPOOL_LINE     64
 
 #define sft_bufpool_align(n, a)   (((n) + ((a) - 1)) & ~((size_t) (a) - 1))
@@ -128,6 +146,7 @@ struct sft_bufpool_slot_s {
     _Atomic uint64_t     puts;
     _Atomic uint64_t     waits;
     _Atomic uint32_t     cached;
+    _Atomic uint32_t     reserved;
 };
 
 
@@ -159,6 +178,14 @@ struct sft_bufpool_s {
     _Alignas(SFT_BUFPOOL_LINE)
     _Atomic uint32_t     waiting[SFT_BUFPOOL_MAX_PROCS];
 
+    /* reservations and their wait protocol */
+    _Alignas(SFT_BUFPOOL_LINE)
+    _Atomic uint64_t     reserved;
+    _Atomic uint32_t     reserve_waiters;
+
+    _Alignas(SFT_BUFPOOL_LINE)
+    _Atomic uint32_t     reserve_waiting[SFT_BUFPOOL_MAX_PROCS];
+
     sft_bufpool_slot_t   slot[SFT_BUFPOOL_MAX_PROCS];
 };
 
@@ -169,7 +196,12 @@ static uint32_t sft_bufpool_pop(sft_bufpool_t *pool, uint32_t *out,
     uint32_t want, unsigned slot);
 static void sft_bufpool_push(sft_bufpool_t *pool, const uint32_t *idx,
     uint32_t n);
-static void sft_bufpool_wake(sft_bufpool_t *pool);
+static void sft_bufpool_wake(sft_bufpool_t *pool, _Atomic uint32_t *count,
+    _Atomic uint32_t *flags);
+static void sft_bufpool_register(_Atomic uint32_t *count,
+    _Atomic uint32_t *flag);
+static void sft_bufpool_unregister(_Atomic uint32_t *count,
+    _Atomic uint32_t *flag);
 static void sft_bufpool_flush(sft_bufpool_cache_t *c);
 
 
@@ -350,10 +382,12 @@ sft_bufpool_init(void *region, size_t region_size, size_t chunk_bytes,
     for (i = 0; i < SFT_BUFPOOL_MAX_PROCS; i++) {
         pool->wake_fd[i] = -1;
         atomic_init(&pool->waiting[i], 0);
+        atomic_init(&pool->reserve_waiting[i], 0);
         atomic_init(&pool->slot[i].gets, 0);
         atomic_init(&pool->slot[i].puts, 0);
         atomic_init(&pool->slot[i].waits, 0);
         atomic_init(&pool->slot[i].cached, 0);
+        atomic_init(&pool->slot[i].reserved, 0);
     }
 
     next = sft_bufpool_next(pool);
@@ -364,6 +398,8 @@ sft_bufpool_init(void *region, size_t region_size, size_t chunk_bytes,
     }
 
     atomic_init(&pool->waiters, 0);
+    atomic_init(&pool->reserved, 0);
+    atomic_init(&pool->reserve_waiters, 0);
     atomic_init(&pool->shared, (int64_t) n);
     atomic_init(&pool->head, sft_head_make(0, 0));
 
@@ -558,8 +594,7 @@ sft_bufpool_flush(sft_bufpool_cache_t *c)
 int
 sft_bufpool_wait(sft_bufpool_cache_t *c)
 {
-    sft_bufpool_t     *pool;
-    _Atomic uint32_t  *flag;
+    sft_bufpool_t  *pool;
 
     pool = c->pool;
 
@@ -567,17 +602,7 @@ sft_bufpool_wait(sft_bufpool_cache_t *c)
         return 1;
     }
 
-    flag = &pool->waiting[c->slot_no];
-
-    /*
-     * Only the owner sets the flag, others only clear it; the count goes
-     * up before the flag is set, so waiters >= flags set.
-     */
-
-    if (atomic_load(flag) == 0) {
-        atomic_fetch_add(&pool->waiters, 1);
-        atomic_store(flag, 1);
-    }
+    sft_bufpool_register(&pool->waiters, &pool->waiting[c->slot_no]);
 
     /* re-check after registering: see "no lost wake-up" above */
 
@@ -595,12 +620,103 @@ sft_bufpool_wait(sft_bufpool_cache_t *c)
 void
 sft_bufpool_cancel_wait(sft_bufpool_cache_t *c)
 {
+    sft_bufpool_unregister(&c->pool->waiters, &c->pool->waiting[c->slot_no]);
+}
+
+
+int
+sft_bufpool_reserve(sft_bufpool_cache_t *c, uint32_t n, uint32_t max)
+{
+    uint64_t        old;
+    sft_bufpool_t  *pool;
+
+    pool = c->pool;
+    old = atomic_load(&pool->reserved);
+
+    do {
+        if (old != 0 && (n > max || old > max - n)) {
+            return 0;
+        }
+
+    } while (!atomic_compare_exchange_weak(&pool->reserved, &old, old + n));
+
+    /* the total first: a crash in between leaves it too high, see above */
+
+    atomic_store_explicit(&c->slot->reserved,
+                          atomic_load_explicit(&c->slot->reserved,
+                                               memory_order_relaxed)
+                          + n,
+                          memory_order_relaxed);
+
+    return 1;
+}
+
+
+void
+sft_bufpool_unreserve(sft_bufpool_cache_t *c, uint32_t n)
+{
+    uint32_t        mine;
+    sft_bufpool_t  *pool;
+
+    pool = c->pool;
+    mine = atomic_load_explicit(&c->slot->reserved, memory_order_relaxed);
+
+    if (n > mine) {
+        abort();
+    }
+
+    atomic_store_explicit(&c->slot->reserved, mine - n, memory_order_relaxed);
+    atomic_fetch_sub(&pool->reserved, n);
+
+    sft_bufpool_wake(pool, &pool->reserve_waiters, pool->reserve_waiting);
+}
+
+
+int
+sft_bufpool_reserve_wait(sft_bufpool_cache_t *c, uint32_t n, uint32_t max)
+{
     sft_bufpool_t  *pool;
 
     pool = c->pool;
 
-    if (atomic_exchange(&pool->waiting[c->slot_no], 0) == 1) {
-        atomic_fetch_sub(&pool->waiters, 1);
+    sft_bufpool_register(&pool->reserve_waiters,
+                         &pool->reserve_waiting[c->slot_no]);
+
+    /* re-check after registering, as in sft_bufpool_wait() */
+
+    return sft_bufpool_reserve(c, n, max);
+}
+
+
+void
+sft_bufpool_cancel_reserve_wait(sft_bufpool_cache_t *c)
+{
+    sft_bufpool_unregister(&c->pool->reserve_waiters,
+                           &c->pool->reserve_waiting[c->slot_no]);
+}
+
+
+/*
+ * Only the owner sets a flag, others only clear it; the count goes up
+ * before the flag is set and down after it was cleared, so the count is
+ * never below the flags set.
+ */
+
+static void
+sft_bufpool_register(_Atomic uint32_t *count, _Atomic uint32_t *flag)
+{
+    if (atomic_load(flag) == 0) {
+        atomic_fetch_add(count, 1);
+        atomic_store(flag, 1);
+    }
+}
+
+
+static void
+sft_bufpool_unregister(_Atomic uint32_t *count, _Atomic uint32_t *flag)
+{
+    if (atomic_exchange(flag, 0) == 1) {
+        atomic_fetch_sub(count, 1);
     }
 }
 
@@ -628,6 +744,7 @@ sft_bufpool_woken(sft_bufpool_cache_t *c)
     }
 
     sft_bufpool_cancel_wait(c);
+    sft_bufpool_cancel_reserve_wait(c);
 }
 
 
@@ -718,19 +835,22 @@ sft_bufpool_stats(sft_bufpool_t *pool, sft_bufpool_stats_t *st)
     }
 
     st->waiters = atomic_load(&pool->waiters);
+    st->reserved = atomic_load(&pool->reserved);
+    st->reserve_waiters = atomic_load(&pool->reserve_waiters);
 }
 
 
 /*
  * In the master, after the process in "slot" has died: every chunk it held,
- * cached or in use, goes back to the shared list.  The dead process cannot
- * race; a chunk it gave to another process was re-owned by that put.
+ * cached or in use, goes back to the shared list, and what it reserved
+ * leaves the total.  The dead process cannot race; a chunk it gave to
+ * another process was re-owned by that put.
  */
 
 uint32_t
 sft_bufpool_reclaim(sft_bufpool_t *pool, unsigned slot)
 {
-    uint32_t           i, n, total, cached, batch[64];
+    uint32_t           i, n, total, cached, reserved, batch[64];
     _Atomic uint16_t  *owner;
 
     if (slot >= pool->max_procs) {
@@ -774,10 +894,19 @@ sft_bufpool_reclaim(sft_bufpool_t *pool, unsigned slot)
                           memory_order_relaxed);
     atomic_store_explicit(&pool->slot[slot].cached, 0, memory_order_relaxed);
 
-    /* a wait the dead process registered is dropped, keeping the count */
+    /* the waits the dead process registered are dropped with the count */
 
-    if (atomic_exchange(&pool->waiting[slot], 0) == 1) {
-        atomic_fetch_sub(&pool->waiters, 1);
+    sft_bufpool_unregister(&pool->waiters, &pool->waiting[slot]);
+    sft_bufpool_unregister(&pool->reserve_waiters,
+                           &pool->reserve_waiting[slot]);
+
+    /* and its reservations, whose release wakes who waits for them */
+
+    reserved = atomic_exchange(&pool->slot[slot].reserved, 0);
+
+    if (reserved) {
+        atomic_fetch_sub(&pool->reserved, reserved);
+        sft_bufpool_wake(pool, &pool->reserve_waiters, pool->reserve_waiting);
     }
 
     return total;
@@ -904,19 +1033,22 @@ sft_bufpool_push(sft_bufpool_t *pool, const uint32_t *idx, uint32_t n)
 
     atomic_fetch_add_explicit(&pool->shared, n, memory_order_relaxed);
 
-    sft_bufpool_wake(pool);
+    sft_bufpool_wake(pool, &pool->waiters, pool->waiting);
 }
 
 
+/* the processes registered in flags (count of them) are woken */
+
 static void
-sft_bufpool_wake(sft_bufpool_t *pool)
+sft_bufpool_wake(sft_bufpool_t *pool, _Atomic uint32_t *count,
+    _Atomic uint32_t *flags)
 {
     int       fd;
     ssize_t   n;
     unsigned  i;
     uint64_t  one;
 
-    if (atomic_load(&pool->waiters) == 0) {
+    if (atomic_load(count) == 0) {
         return;
     }
 
@@ -926,15 +1058,15 @@ sft_bufpool_wake(sft_bufpool_t *pool)
 
         /* seq_cst load (a plain load on x86): must see W2, see above */
 
-        if (atomic_load(&pool->waiting[i]) == 0) {
+        if (atomic_load(&flags[i]) == 0) {
             continue;
         }
 
-        if (atomic_exchange(&pool->waiting[i], 0) == 0) {
+        if (atomic_exchange(&flags[i], 0) == 0) {
             continue;
         }
 
-        atomic_fetch_sub(&pool->waiters, 1);
+        atomic_fetch_sub(count, 1);
 
         fd = pool->wake_fd[i];
 

@@ -51,10 +51,24 @@
  * away) may call sft_bufpool_cancel_wait(); if it does not, it is only
  * woken once more for nothing.
  *
+ * Reserving chunks held long (the parts of S3 uploads), one cap for all
+ * processes, before getting them:
+ *       if (!sft_bufpool_reserve(&cache, n, max)) {
+ *           queue the holder;
+ *           if (sft_bufpool_reserve_wait(&cache, n, max) == 1) {
+ *               it has them: dequeue it;
+ *           }
+ *       }
+ *       ... n sft_bufpool_get() calls, later n sft_bufpool_put() ...
+ *       sft_bufpool_unreserve(&cache, n);
+ *   and when the wake fd is readable (the same fd): the queued holders
+ *   ask again.
+ *
  * A cache is used by one thread only; the pool itself is safe for any
  * number of processes.  The chunks of a process that dies without
  * sft_bufpool_detach() are taken back by sft_bufpool_reclaim() in the
- * master, which tracks which slot holds each chunk.
+ * master, which tracks which slot holds each chunk and how many each
+ * slot reserved.
  */
 
 #ifndef _SFT_BUFPOOL_H_INCLUDED_
@@ -111,7 +125,11 @@ typedef struct {
  *           cumulative since init; gets - puts = chunks in use;
  *   waits   sft_bufpool_wait() calls that returned 0 (the pool was
  *           empty and the caller had to sleep on its wake fd);
- *   waiters processes registered as waiting right now.
+ *   waiters processes registered as waiting right now;
+ *   reserved
+ *           chunks reserved by all processes (sft_bufpool_reserve());
+ *   reserve_waiters
+ *           processes registered as waiting for a reservation.
  */
 typedef struct {
     uint64_t             total;
@@ -122,6 +140,8 @@ typedef struct {
     uint64_t             puts;
     uint64_t             waits;
     uint64_t             waiters;
+    uint64_t             reserved;
+    uint64_t             reserve_waiters;
 } sft_bufpool_stats_t;
 
 
@@ -192,16 +212,46 @@ int sft_bufpool_wait(sft_bufpool_cache_t *c);
 /* drops the waiting registration, if any */
 void sft_bufpool_cancel_wait(sft_bufpool_cache_t *c);
 
+/*
+ * Reserves n chunks for a holder that keeps them long, counted in the
+ * pool for all processes together: returns 1 if the reservations of all
+ * processes stay within max with these, or none was made at all (a
+ * reservation above max goes alone), else 0 and nothing changes.  It
+ * gets no chunk: the holder takes them with sft_bufpool_get().
+ */
+int sft_bufpool_reserve(sft_bufpool_cache_t *c, uint32_t n, uint32_t max);
+
+/*
+ * Gives back n reserved chunks of the process's own (more than it
+ * reserved aborts the process) and wakes who waits for a reservation.
+ */
+void sft_bufpool_unreserve(sft_bufpool_cache_t *c, uint32_t n);
+
+/*
+ * Registers the process as waiting for a reservation, after
+ * sft_bufpool_reserve() returned 0, and tries again.  Returns 1 if it
+ * got the reservation now (it stays registered: it is woken once more
+ * for nothing unless it calls sft_bufpool_cancel_reserve_wait()), or
+ * 0: the wake fd becomes readable as soon as a reservation is given
+ * back in any process.
+ */
+int sft_bufpool_reserve_wait(sft_bufpool_cache_t *c, uint32_t n,
+    uint32_t max);
+
+/* drops the registration for a reservation, if any */
+void sft_bufpool_cancel_reserve_wait(sft_bufpool_cache_t *c);
+
 /* the wake fd of the cache's slot (for epoll), or -1 */
 int sft_bufpool_wake_fd(sft_bufpool_cache_t *c);
 
-/* drains the wake fd and drops the waiting registration, if any */
+/* drains the wake fd and drops both waiting registrations, if any */
 void sft_bufpool_woken(sft_bufpool_cache_t *c);
 
 /*
  * In the master, after the process that used "slot" died without detaching:
  * returns every chunk it held (cached or in use) to the shared list and
- * says how many.  Must not run while a live process uses the slot.
+ * says how many, and gives back what it had reserved (waking who waits
+ * for a reservation).  Must not run while a live process uses the slot.
  */
 uint32_t sft_bufpool_reclaim(sft_bufpool_t *pool, unsigned slot);
 

@@ -2,19 +2,22 @@
  * sft_s3_attr.c -- the times and modes of the s3 driver's names.  S3
  * keeps nothing but an object's metadata, which only a copy changes:
  * SETMTIME copies the object onto itself with a new x-amz-meta-mtime
- * (its content type, stored CRC-32C, storage class and encryption kept,
- * and only while it is the object the HEAD saw), up to the 5 GiB of one
- * CopyObject; directories, prefixes, have no time.  CHMOD, offered only
+ * (sft_s3_copy.c: its content type, storage class and encryption kept,
+ * and only while it is the object the HEAD saw; one CopyObject that
+ * keeps its stored CRC-32C up to s3_copy_threshold, a multipart copy
+ * above); directories, prefixes, have no time.  CHMOD, offered only
  * with s3_ignore_chmod on, looks the name up and changes nothing.
  */
 
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_s3_storage.h>
+#include <sft_s3_copy.h>
 
 
 static void sft_s3_setmtime_probed(sft_s3_op_t *op);
-static void sft_s3_setmtime_copied(sft_s3_op_t *op);
+static void sft_s3_setmtime_copied(sft_s3_copy_t *c, sft_int_t rc);
+static void sft_s3_setmtime_cleanup(sft_s3_op_t *op);
 static void sft_s3_chmod_probed(sft_s3_op_t *op);
 
 
@@ -35,11 +38,10 @@ sft_s3_setmtime(sft_storage_req_t *req)
 static void
 sft_s3_setmtime_probed(sft_s3_op_t *op)
 {
-    uint32_t                crc;
-    sft_uint_t              known;
+    sft_s3_copy_t          *c;
     sft_s3_request_t       *head;
     sft_storage_req_t      *req;
-    sft_s3_upload_conf_t    uc;
+    sft_s3_copy_conf_t      cc;
     sft_s3_storage_conf_t  *conf;
 
     req = op->req;
@@ -50,77 +52,78 @@ sft_s3_setmtime_probed(sft_s3_op_t *op)
         return;
     }
 
-    if (op->found == SFT_S3_FOUND_DIR || req->st.size > SFT_S3_PART_MAX) {
+    if (op->found == SFT_S3_FOUND_DIR) {
         sft_log_error(SFT_LOG_INFO, req->log, 0,
                       "S3 storage \"%.*s\": the time of \"%.*s\" is not "
-                      "set: %s", SFT_STR_FMT(&conf->storage->name),
-                      SFT_STR_FMT(&op->key),
-                      op->found == SFT_S3_FOUND_DIR
-                      ? "a directory has no time"
-                      : "an object over 5 GiB cannot be copied at once");
+                      "set: a directory has no time",
+                      SFT_STR_FMT(&conf->storage->name),
+                      SFT_STR_FMT(&op->key));
         sft_s3_op_finish(op, SFT_STORAGE_UNSUPPORTED);
         return;
     }
 
-    /* the HEAD's answer stays until the copy took what it needs */
+    /* the object copied onto itself, while it is the one the HEAD saw */
 
     head = op->r;
-    op->r = NULL;
-    known = sft_s3_request_crc32c(head, &crc) == SFT_OK;
 
-    sft_memzero(&uc, sizeof(sft_s3_upload_conf_t));
-    uc.storage_class = conf->storage_class;
-    uc.sse = conf->sse;
-    uc.kms_key_id = conf->sse_key;
-    uc.checksum = conf->checksum;
-    uc.mtime = req->mtime;
+    sft_memzero(&cc, sizeof(sft_s3_copy_conf_t));
+    cc.object.client = &conf->client;
+    cc.object.key = op->key;
+    cc.object.parts_in_flight = sft_min(conf->parts_in_flight,
+                                        SFT_S3_IN_FLIGHT_MAX);
+    cc.object.storage_class = conf->storage_class;
+    cc.object.sse = conf->sse;
+    cc.object.kms_key_id = conf->sse_key;
+    cc.object.checksum = conf->checksum;
+    cc.object.mtime = req->mtime;
+    cc.object.content_type = head->content_type;
+    cc.source = op->key;
+    cc.size = req->st.size;
+    cc.etag = head->etag;
+    cc.crc32c_known = sft_s3_request_crc32c(head, &cc.crc32c) == SFT_OK;
+    cc.threshold = (off_t) conf->copy_threshold;
+    cc.on_done = sft_s3_setmtime_copied;
+    cc.data = op;
 
-    if (sft_s3_op_request(op, "PUT", &op->key, sft_s3_setmtime_copied)
-        != SFT_OK
-        || (op->r->headers = sft_pcalloc(op->r->pool, SFT_S3_OBJECT_HEADERS
-                                                     * sizeof(sft_s3_pair_t)))
-           == NULL
-        || sft_s3_object_restamp(&uc, op->r, known ? &crc : NULL,
-                                 &head->etag, &head->content_type)
-           != SFT_OK
-        || sft_s3_request_start(op->r) != SFT_OK)
-    {
-        sft_s3_request_free(head);
+    if (sft_s3_copy_start(&cc, req->log, &c) != SFT_OK) {
         sft_s3_op_finish(op, SFT_STORAGE_IO);
         return;
     }
 
+    /* the copy took what it needs of the HEAD's answer */
+
     sft_s3_request_free(head);
+    op->r = NULL;
+    op->data = c;
+    op->cleanup = sft_s3_setmtime_cleanup;
 }
 
 
-/* 412: the object was replaced since the HEAD; a 200 may carry an
-   <Error> that came late */
+/* SFT_DECLINED: the object was replaced since the HEAD */
 
 static void
-sft_s3_setmtime_copied(sft_s3_op_t *op)
+sft_s3_setmtime_copied(sft_s3_copy_t *c, sft_int_t rc)
 {
-    sft_s3_error_t     err;
-    sft_s3_result_t    res;
-    sft_s3_request_t  *r;
+    sft_s3_op_t  *op = c->conf.data;
 
-    r = op->r;
+    op->data = NULL;
+    op->cleanup = NULL;
 
-    if (r->rc == SFT_OK && r->status == 412) {
-        sft_s3_op_finish(op, SFT_STORAGE_BUSY);
-        return;
-    }
+    sft_s3_op_finish(op, rc == SFT_OK ? SFT_STORAGE_OK
+                         : rc == SFT_DECLINED ? SFT_STORAGE_BUSY
+                         : SFT_STORAGE_IO);
+}
 
-    if (r->rc != SFT_OK || r->status != 200
-        || sft_s3_xml_result(r->response.data, r->response.len, r->pool,
-                             &res, &err)
-           != SFT_OK)
-    {
-        sft_s3_op_fail(op, "CopyObject");
-        return;
-    }
 
-    sft_s3_op_finish(op, SFT_STORAGE_OK);
+/* the op freed before the copy ended: the copy stops */
+
+static void
+sft_s3_setmtime_cleanup(sft_s3_op_t *op)
+{
+    sft_s3_copy_cancel(op->data);
+
+    op->data = NULL;
+    op->cleanup = NULL;
 }
 
 

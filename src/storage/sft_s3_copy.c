@@ -1,5 +1,6 @@
 /*
- * sft_s3_copy.c -- server-side copies: a CopyObject (its 200 may still
+ * sft_s3_copy.c -- server-side copies, of a key to another or of an
+ * object onto itself with a new time: a CopyObject (its 200 may still
  * carry an <Error>), or, above the threshold, an upload object that
  * begins with the source's bytes copied in ranges and is committed with
  * nothing written (sft_s3_upload.c does the multipart upload, its
@@ -11,6 +12,7 @@
 #include <sft_s3_copy.h>
 
 
+static u_char *sft_s3_copy_keep(u_char *p, sft_str_t *s);
 static sft_int_t sft_s3_copy_object(sft_s3_copy_t *c);
 static void sft_s3_copy_object_done(sft_s3_request_t *r);
 static sft_int_t sft_s3_copy_multipart(sft_s3_copy_t *c);
@@ -21,6 +23,7 @@ sft_int_t
 sft_s3_copy_start(sft_s3_copy_conf_t *conf, sft_log_t *log,
     sft_s3_copy_t **out)
 {
+    u_char         *p;
     sft_int_t       rc;
     sft_s3_copy_t  *c;
 
@@ -33,7 +36,8 @@ sft_s3_copy_start(sft_s3_copy_conf_t *conf, sft_log_t *log,
     }
 
     c = sft_alloc(sizeof(sft_s3_copy_t) + conf->source.len
-                  + conf->object.key.len, log);
+                  + conf->object.key.len + conf->etag.len
+                  + conf->object.content_type.len, log);
     if (c == NULL) {
         return SFT_ERROR;
     }
@@ -42,13 +46,12 @@ sft_s3_copy_start(sft_s3_copy_conf_t *conf, sft_log_t *log,
     c->conf = *conf;
     c->log = log;
 
-    /* the keys live as long as the copy */
+    /* the strings live as long as the copy */
 
-    c->conf.source.data = (u_char *) (c + 1);
-    c->conf.object.key.data = sft_cpymem(c->conf.source.data,
-                                         conf->source.data, conf->source.len);
-    sft_memcpy(c->conf.object.key.data, conf->object.key.data,
-               conf->object.key.len);
+    p = sft_s3_copy_keep((u_char *) (c + 1), &c->conf.source);
+    p = sft_s3_copy_keep(p, &c->conf.object.key);
+    p = sft_s3_copy_keep(p, &c->conf.etag);
+    (void) sft_s3_copy_keep(p, &c->conf.object.content_type);
 
     if (c->conf.threshold <= 0 || c->conf.threshold > SFT_S3_PART_MAX) {
         c->conf.threshold = SFT_S3_PART_MAX;
@@ -65,6 +68,23 @@ sft_s3_copy_start(sft_s3_copy_conf_t *conf, sft_log_t *log,
     *out = c;
 
     return SFT_OK;
+}
+
+
+/* s, the caller's, copied to p: the end of it */
+
+static u_char *
+sft_s3_copy_keep(u_char *p, sft_str_t *s)
+{
+    if (s->len == 0) {
+        s->data = NULL;
+        return p;
+    }
+
+    sft_memcpy(p, s->data, s->len);
+    s->data = p;
+
+    return p + s->len;
 }
 
 
@@ -108,24 +128,30 @@ sft_s3_copy_object(sft_s3_copy_t *c)
     r->on_done = sft_s3_copy_object_done;
     r->data = c;
 
-    if (r->key.data == NULL || r->headers == NULL
-        || sft_s3_copy_source(r, &c->conf.source, &v) != SFT_OK
-        || sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK)
-    {
+    if (r->key.data == NULL || r->headers == NULL) {
         return SFT_ERROR;
     }
 
-    if (c->conf.object.mtime > 0) {
-        sft_str_set(&v, "REPLACE");
+    /* a new time: new metadata; else the source's kept */
 
-        if (sft_s3_object_header(r, "x-amz-metadata-directive", &v)
+    if (c->conf.object.mtime > 0) {
+        if (sft_s3_object_restamp(&c->conf.object, r, &c->conf.source,
+                                  c->conf.crc32c_known ? &c->conf.crc32c
+                                                       : NULL,
+                                  &c->conf.etag)
             != SFT_OK)
         {
             return SFT_ERROR;
         }
-    }
 
-    if (sft_s3_object_headers(&c->conf.object, r, NULL) != SFT_OK) {
+    } else if (sft_s3_copy_source(r, &c->conf.source, &v) != SFT_OK
+               || sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK
+               || (c->conf.etag.len
+                   && sft_s3_object_header(r, "x-amz-copy-source-if-match",
+                                           &c->conf.etag)
+                      != SFT_OK)
+               || sft_s3_object_headers(&c->conf.object, r, NULL) != SFT_OK)
+    {
         return SFT_ERROR;
     }
 
@@ -150,11 +176,14 @@ sft_s3_copy_object_done(sft_s3_request_t *r)
                                &res, &err);
         code = err.code;
 
+    } else if (r->rc == SFT_OK && r->status == 412 && c->conf.etag.len) {
+        rc = SFT_DECLINED;          /* the source was replaced meanwhile */
+
     } else {
         code = r->error.code;
     }
 
-    if (rc != SFT_OK) {
+    if (rc == SFT_ERROR) {
         if (code.len == 0) {
             sft_str_set(&code, "-");
         }
@@ -188,6 +217,7 @@ sft_s3_copy_multipart(sft_s3_copy_t *c)
     uc.mtime = uc.mtime ? uc.mtime : c->conf.source_mtime;
     uc.append_crc32c_known = 0;
     uc.copy_source = c->conf.source;
+    uc.copy_source_etag = c->conf.etag;
     uc.copy_part_size = sft_max(c->conf.threshold,
                                 (c->conf.size + SFT_S3_PARTS_MAX - 1)
                                 / SFT_S3_PARTS_MAX);

@@ -33,6 +33,7 @@ struct sft_s3_part_s {
     u_char               **chunk;
     sft_uint_t             need;
     sft_uint_t             held;
+    sft_uint_t             reserved;     /* need, once the pool lent it */
     sft_uint_t             queued;
     sft_s3_request_t      *r;
     sft_event_t            retry;
@@ -53,6 +54,7 @@ typedef struct {
 } sft_s3_part_done_t;
 
 
+static sft_int_t sft_s3_upload_keep(sft_pool_t *pool, sft_str_t *s);
 static void sft_s3_upload_geometry(sft_s3_uploader_t *up, sft_uint_t index,
     off_t *start, size_t *size);
 static sft_uint_t sft_s3_upload_part_of(sft_s3_uploader_t *up, off_t off);
@@ -125,15 +127,17 @@ static void sft_s3_abort_done(sft_s3_request_t *r);
 static void sft_s3_crc_base64(uint32_t crc, u_char *buf, sft_str_t *out);
 
 
-/* the worker's parts gathering chunks, first come first served */
+/*
+ * The worker's parts gathering chunks, first come first served: the
+ * head reserves its chunks in the pool (one cap for the parts of all
+ * workers), then takes them.
+ */
 
 static sft_s3_part_t        *sft_s3_gathering;
 static sft_s3_part_t       **sft_s3_gathering_tail = &sft_s3_gathering;
 static sft_event_t           sft_s3_gather_event;
 static sft_buffer_waiter_t   sft_s3_gather_waiter;
-
-/* the chunks the worker's parts hold */
-static sft_uint_t            sft_s3_held;
+static sft_buffer_waiter_t   sft_s3_reserve_waiter;
 
 
 sft_int_t
@@ -185,15 +189,14 @@ sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
     up->wake.data = up;
     up->wake.log = log;
 
-    up->conf.key.data = sft_pstrdup(pool, &conf->key);
-    up->conf.copy_source.data = conf->copy_source.len
-                                ? sft_pstrdup(pool, &conf->copy_source)
-                                : NULL;
     up->parts = sft_pcalloc(pool, conf->parts_in_flight
                                   * sizeof(sft_s3_part_t));
 
-    if (up->conf.key.data == NULL || up->parts == NULL
-        || (conf->copy_source.len && up->conf.copy_source.data == NULL)
+    if (sft_s3_upload_keep(pool, &up->conf.key) != SFT_OK
+        || sft_s3_upload_keep(pool, &up->conf.copy_source) != SFT_OK
+        || sft_s3_upload_keep(pool, &up->conf.copy_source_etag) != SFT_OK
+        || sft_s3_upload_keep(pool, &up->conf.content_type) != SFT_OK
+        || up->parts == NULL
         || sft_array_init(&up->done, pool, 16, sizeof(sft_s3_part_done_t))
            != SFT_OK)
     {
@@ -238,6 +241,22 @@ sft_s3_upload_open(sft_s3_upload_conf_t *conf, sft_log_t *log,
     sft_s3_upload_create(up);
 
     return up->failed ? SFT_ERROR : SFT_OK;
+}
+
+
+/* a string of the caller's, in the upload's own pool from now on */
+
+static sft_int_t
+sft_s3_upload_keep(sft_pool_t *pool, sft_str_t *s)
+{
+    if (s->len == 0) {
+        s->data = NULL;
+        return SFT_OK;
+    }
+
+    s->data = sft_pstrdup(pool, s);
+
+    return s->data ? SFT_OK : SFT_ERROR;
 }
 
 
@@ -684,17 +703,25 @@ sft_s3_upload_hold(sft_s3_uploader_t *up, sft_uint_t index)
 }
 
 
-/* the head of the queue takes chunks until it has all it needs */
+/*
+ * The head of the queue reserves all the chunks it needs, then takes
+ * them.  The reservations of all workers' parts stay within all but an
+ * eighth of the pool (the rest carries the bytes of transfers into
+ * them), and a part that alone needs more (grown past that) reserves
+ * only while no other part holds any: so parts whose chunks are all
+ * lent always fill, whatever the number of workers.
+ */
 
 static void
 sft_s3_gather(void)
 {
     u_char             *c;
-    sft_uint_t          max;
+    size_t              max;
     sft_s3_part_t      *p;
     sft_s3_uploader_t  *up;
 
     sft_s3_gather_waiter.event = &sft_s3_gather_event;
+    sft_s3_reserve_waiter.event = &sft_s3_gather_event;
     sft_s3_gather_event.handler = sft_s3_gather_handler;
     sft_s3_gather_event.log = sft_cycle->log;
 
@@ -703,25 +730,23 @@ sft_s3_gather(void)
     while ((p = sft_s3_gathering) != NULL) {
         up = p->up;
 
-        while (p->held < p->need) {
-
-            /* the rest carries bytes into the held parts; a part that
-               alone needs more (grown past the pool) takes it alone */
-
-            if (sft_s3_held >= max && sft_s3_held > p->held) {
-                /* out of the pool's queue (a chunk taken for it goes
-                   back): a part that goes calls again */
-                sft_buffer_cancel(&sft_s3_gather_waiter);
-                return;
+        if (p->reserved == 0) {
+            if (sft_buffer_reserve(&sft_s3_reserve_waiter, p->need, max)
+                != SFT_OK)
+            {
+                return;                 /* a release anywhere calls again */
             }
 
+            p->reserved = p->need;
+        }
+
+        while (p->held < p->need) {
             c = sft_buffer_get(&sft_s3_gather_waiter);
             if (c == NULL) {
                 return;
             }
 
             p->chunk[p->held++] = c;
-            sft_s3_held++;
             up->chunks++;
             up->chunks_peak = sft_max(up->chunks_peak, up->chunks);
         }
@@ -948,9 +973,11 @@ sft_s3_upload_release(sft_s3_part_t *p)
             sft_s3_gathering_tail = &(*sft_s3_gathering_tail)->next;
         }
 
-        /* a chunk taken for the waiter goes to the next part */
+        /* a chunk taken for the waiter goes to the next part, which
+           asks for its own reservation */
 
         sft_buffer_cancel(&sft_s3_gather_waiter);
+        sft_buffer_cancel(&sft_s3_reserve_waiter);
     }
 
     if (p->r) {
@@ -967,8 +994,12 @@ sft_s3_upload_release(sft_s3_part_t *p)
     }
 
     p->up->chunks -= p->held;
-    sft_s3_held -= p->held;
     p->held = 0;
+
+    if (p->reserved) {
+        sft_buffer_unreserve(p->reserved);
+        p->reserved = 0;
+    }
 
     sft_free(p->chunk);
     p->chunk = NULL;
@@ -1112,6 +1143,13 @@ sft_s3_object_headers(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
         }
     }
 
+    if (uc->content_type.len
+        && sft_s3_object_header(r, "Content-Type", &uc->content_type)
+           != SFT_OK)
+    {
+        return SFT_ERROR;
+    }
+
     if (crc) {
         v.data = buf;
         v.len = sft_slprintf(buf, buf + sizeof(buf), "%08x",
@@ -1127,18 +1165,18 @@ sft_s3_object_headers(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
 
 
 /*
- * r, a PUT of uc's key, made a CopyObject of the object onto itself with
- * the metadata of uc and crc instead of its own: content_type kept (when
- * given), and only while its ETag is etag (when given).
+ * r, a PUT of uc's key, made a CopyObject of source (NULL: the object
+ * itself) with the metadata of uc and crc instead of the source's, and
+ * only while the source's ETag is etag (when given).
  */
 
 sft_int_t
 sft_s3_object_restamp(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
-    uint32_t *crc, sft_str_t *etag, sft_str_t *content_type)
+    sft_str_t *source, uint32_t *crc, sft_str_t *etag)
 {
     sft_str_t  v;
 
-    if (sft_s3_copy_source(r, &r->key, &v) != SFT_OK
+    if (sft_s3_copy_source(r, source ? source : &r->key, &v) != SFT_OK
         || sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK)
     {
         return SFT_ERROR;
@@ -1149,9 +1187,6 @@ sft_s3_object_restamp(sft_s3_upload_conf_t *uc, sft_s3_request_t *r,
     if (sft_s3_object_header(r, "x-amz-metadata-directive", &v) != SFT_OK
         || (etag && etag->len
             && sft_s3_object_header(r, "x-amz-copy-source-if-match", etag)
-               != SFT_OK)
-        || (content_type && content_type->len
-            && sft_s3_object_header(r, "Content-Type", content_type)
                != SFT_OK))
     {
         return SFT_ERROR;
@@ -1292,6 +1327,10 @@ sft_s3_upload_copy_next(sft_s3_uploader_t *up)
         if (sft_s3_object_header(r, "x-amz-copy-source", &v) != SFT_OK
             || sft_s3_object_header(r, "x-amz-copy-source-range", &range)
                != SFT_OK
+            || (up->conf.copy_source_etag.len
+                && sft_s3_object_header(r, "x-amz-copy-source-if-match",
+                                        &up->conf.copy_source_etag)
+                   != SFT_OK)
             || sft_s3_upload_query(r, &up->upload_id, number) != SFT_OK
             || sft_s3_request_start(r) != SFT_OK)
         {
@@ -2049,9 +2088,9 @@ sft_s3_upload_restamp(sft_s3_uploader_t *up)
     }
 
     if (r == NULL
-        || sft_s3_object_restamp(&up->conf, r,
+        || sft_s3_object_restamp(&up->conf, r, NULL,
                                  up->crc32c_known ? &up->crc32c : NULL,
-                                 &up->etag, NULL)
+                                 &up->etag)
            != SFT_OK
         || sft_s3_request_start(r) != SFT_OK)
     {

@@ -39,9 +39,10 @@
 #define SFT_S3_IN_FLIGHT_MAX   16
 
 /*
- * Chunks of a pool of total that a worker's parts hold together, at
- * most: the rest (an eighth) carries the bytes of transfers into them,
- * so a part that holds its chunks can always fill.
+ * Chunks of a pool of total that the parts of all workers hold
+ * together, at most (reserved in the pool): the rest (an eighth)
+ * carries the bytes of transfers into them, so a part that holds its
+ * chunks can always fill.
  */
 #define sft_s3_upload_chunks_max(total)                                      \
     ((total) - sft_max((total) / 8, 1))
@@ -98,18 +99,21 @@ typedef struct {
     sft_str_t              kms_key_id;
     sft_uint_t             checksum;          /* sft_s3_checksum_e */
     time_t                 mtime;             /* x-amz-meta-mtime, 0: none */
+    sft_str_t              content_type;      /* empty: the server's */
     sft_flag_t             no_clobber;        /* If-None-Match: * */
 
     /*
      * append: the new object begins with the append_size bytes of the
      * object under copy_source (empty: key), copied by the server in
      * pieces of at most copy_part_size (0: 5 GiB), or read into the first
-     * part when they are fewer than 5 MiB
+     * part when they are fewer than 5 MiB; the pieces are copied only
+     * while the source's ETag is copy_source_etag (when given)
      */
     off_t                  append_size;
     uint32_t               append_crc32c;
     sft_flag_t             append_crc32c_known;
     sft_str_t              copy_source;
+    sft_str_t              copy_source_etag;
     off_t                  copy_part_size;
 
     sft_s3_write_done_pt   on_write;          /* a write that waited */
@@ -239,9 +243,9 @@ void sft_s3_upload_abort(sft_s3_uploader_t *up);
 /*
  * One header, its value copied into r's pool; and the headers of a
  * request that makes an object (PutObject, CreateMultipartUpload,
- * CopyObject): uc's storage class, encryption, x-amz-meta-mtime, and
- * x-amz-meta-crc32c when crc is given.  r->headers has room for
- * SFT_S3_OBJECT_HEADERS.
+ * CopyObject): uc's storage class, encryption, x-amz-meta-mtime,
+ * content type (when given), and x-amz-meta-crc32c when crc is given.
+ * r->headers has room for SFT_S3_OBJECT_HEADERS.
  */
 sft_int_t sft_s3_object_header(sft_s3_request_t *r, const char *name,
     sft_str_t *value);
@@ -249,13 +253,12 @@ sft_int_t sft_s3_object_headers(sft_s3_upload_conf_t *uc,
     sft_s3_request_t *r, uint32_t *crc);
 
 /*
- * r, a PUT of its key, made a CopyObject onto itself that replaces the
- * object's metadata with uc's and crc (above), keeps content_type, and
- * holds only while the object's ETag is etag (each when given).
+ * r, a PUT of its key, made a CopyObject of source (NULL: itself) that
+ * replaces the object's metadata with uc's and crc (above), and holds
+ * only while the source's ETag is etag (when given).
  */
 sft_int_t sft_s3_object_restamp(sft_s3_upload_conf_t *uc,
-    sft_s3_request_t *r, uint32_t *crc, sft_str_t *etag,
-    sft_str_t *content_type);
+    sft_s3_request_t *r, sft_str_t *source, uint32_t *crc, sft_str_t *etag);
 
 
 /* the sweep of multipart uploads older than age under a prefix */

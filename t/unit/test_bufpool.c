@@ -24,7 +24,7 @@
 #include "sft_bufpool.h"
 
 
-#define T_PLAN         56
+#define T_PLAN         64
 
 #define T_CHUNK        4096
 #define T_UNIT_CHUNKS  64            /* single-process tests */
@@ -235,6 +235,119 @@ t_reclaim(void)
     t_ok(t_free_list_ok(pool, 64) && sft_bufpool_reclaim(pool, 1) == 0,
          "reclaim: each chunk once on the list, nothing twice");
 
+    munmap(region, size);
+}
+
+
+/*
+ * Reservations: one cap for the holders of all slots, a reservation
+ * above the cap only alone, a refused slot woken by a release in
+ * another, and a holder killed with a reservation (and a registered
+ * wait for one): the master's reclaim gives it back and wakes the slot
+ * that waits.
+ */
+
+static void
+t_reserve(void)
+{
+    int                  status, ok;
+    pid_t                pid;
+    size_t               size;
+    void                *region;
+    sft_bufpool_t       *pool;
+    sft_bufpool_stats_t  st;
+    sft_bufpool_cache_t  a, b, c;
+
+    size = sft_bufpool_region_size(64 * 4096, 4096);
+    region = t_map(size);
+    pool = sft_bufpool_init(region, size, 4096, 3);
+
+    if (pool == NULL || sft_bufpool_create_wake_fds(pool) != 0
+        || sft_bufpool_attach(pool, &a, 0) != 0
+        || sft_bufpool_attach(pool, &b, 1) != 0)
+    {
+        exit(2);
+    }
+
+    ok = sft_bufpool_reserve(&a, 20, 56) && sft_bufpool_reserve(&b, 20, 56)
+         && !sft_bufpool_reserve(&a, 20, 56)
+         && sft_bufpool_reserve(&a, 16, 56);
+    sft_bufpool_stats(pool, &st);
+
+    t_ok(ok && st.reserved == 56,
+         "reserve: two slots together up to the cap, not past it (%llu)",
+         (unsigned long long) st.reserved);
+
+    ok = sft_bufpool_reserve_wait(&b, 20, 56) == 0
+         && !t_readable(sft_bufpool_wake_fd(&b), 0);
+    sft_bufpool_stats(pool, &st);
+
+    t_ok(ok && st.reserve_waiters == 1 && st.waiters == 0,
+         "reserve: a refused slot registers as waiting, not woken yet");
+
+    sft_bufpool_unreserve(&a, 16);
+    sft_bufpool_stats(pool, &st);
+
+    t_ok(t_readable(sft_bufpool_wake_fd(&b), 0)
+         && !t_readable(sft_bufpool_wake_fd(&a), 0)
+         && st.reserve_waiters == 0 && st.reserved == 40,
+         "reserve: a release in another slot wakes it");
+
+    sft_bufpool_woken(&b);
+    sft_bufpool_unreserve(&a, 20);
+    sft_bufpool_unreserve(&b, 20);
+
+    ok = sft_bufpool_reserve(&a, 60, 56) && !sft_bufpool_reserve(&b, 1, 56);
+    sft_bufpool_unreserve(&a, 60);
+    sft_bufpool_stats(pool, &st);
+
+    t_ok(ok && st.reserved == 0,
+         "reserve: past the cap only alone, then nothing else");
+
+    /* a holder killed with a reservation and a wait registered */
+
+    t_ok(sft_bufpool_reserve(&a, 40, 56), "reserve: the survivor holds 40");
+
+    pid = fork();
+
+    if (pid == 0) {
+        if (sft_bufpool_attach(pool, &c, 2) != 0
+            || !sft_bufpool_reserve(&c, 16, 56)
+            || sft_bufpool_reserve_wait(&c, 16, 56) != 0)
+        {
+            _exit(2);
+        }
+
+        kill(getpid(), SIGKILL);
+        _exit(3);
+    }
+
+    waitpid(pid, &status, 0);
+
+    ok = sft_bufpool_reserve_wait(&a, 10, 56) == 0;
+    sft_bufpool_stats(pool, &st);
+
+    t_ok(WIFSIGNALED(status) && ok && st.reserved == 56
+         && st.reserve_waiters == 2,
+         "reserve: the killed holder's 16 are still counted");
+
+    (void) sft_bufpool_reclaim(pool, 2);
+    sft_bufpool_stats(pool, &st);
+
+    t_ok(st.reserved == 40 && st.reserve_waiters == 0,
+         "reserve: reclaim takes them back and its wait (%llu, %llu)",
+         (unsigned long long) st.reserved,
+         (unsigned long long) st.reserve_waiters);
+
+    t_ok(t_readable(sft_bufpool_wake_fd(&a), 0)
+         && sft_bufpool_reserve(&a, 10, 56),
+         "reserve: the reclaim wakes the slot that waits, it reserves");
+
+    sft_bufpool_woken(&a);
+    sft_bufpool_unreserve(&a, 50);
+    sft_bufpool_detach(&a);
+    sft_bufpool_detach(&b);
+    sft_bufpool_close_wake_fds(pool);
     munmap(region, size);
 }
 
@@ -1047,6 +1160,7 @@ main(int argc, char **argv)
     t_stress("uncached", iters, 16, 0);
     t_race(T_RACE_ROUNDS);
     t_reclaim();
+    t_reserve();
 
     if (t_n != T_PLAN) {
         printf("# planned %d tests, ran %u\n", T_PLAN, t_n);
