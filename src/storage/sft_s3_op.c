@@ -119,6 +119,10 @@ sft_s3_op_free(sft_s3_op_t *op)
         sft_s3_request_free(op->r);
     }
 
+    if (op->ev.posted) {
+        sft_delete_posted_event(&op->ev);
+    }
+
     if (op->cleanup) {
         op->cleanup(op);
     }
@@ -154,6 +158,22 @@ sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err)
 
     req = op->req;
     req->err = err;
+
+    switch (req->op) {
+
+    case SFT_STORAGE_OPEN_WRITE:
+    case SFT_STORAGE_MKDIR:
+    case SFT_STORAGE_RMDIR:
+    case SFT_STORAGE_UNLINK:
+    case SFT_STORAGE_RENAME:
+    case SFT_STORAGE_SETMTIME:
+    case SFT_STORAGE_CHMOD:
+        sft_s3_memo_forget(op->conf);
+        break;
+
+    default:
+        break;
+    }
 
     if (op->keep) {
         op->req = NULL;                     /* no cancel finds it now */
@@ -571,6 +591,7 @@ sft_s3_probe_head(sft_s3_op_t *op)
     if (r->rc == SFT_OK && r->status == 200) {
         sft_s3_stat_head(op->conf, &op->key, r, &op->req->st);
         op->found = SFT_S3_FOUND_FILE;
+        sft_s3_memo_put(op->conf, &op->key, op->found, &op->req->st, r);
         op->then(op);
         return;
     }
@@ -607,6 +628,7 @@ sft_s3_probe_list(sft_s3_op_t *op)
         op->found = SFT_S3_FOUND_NONE;
     }
 
+    sft_s3_memo_put(op->conf, &op->key, op->found, &op->req->st, NULL);
     op->then(op);
 }
 

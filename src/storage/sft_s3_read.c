@@ -61,7 +61,8 @@ typedef struct {
 
 
 static void sft_s3_open_headed(sft_s3_op_t *op);
-static sft_s3_reader_t *sft_s3_reader_create(sft_s3_op_t *op);
+static sft_s3_reader_t *sft_s3_reader_create(sft_s3_op_t *op,
+    sft_str_t *etag);
 static void sft_s3_reader_free(sft_s3_reader_t *rd);
 static void sft_s3_read_serve(sft_s3_reader_t *rd);
 static sft_uint_t sft_s3_read_take(sft_s3_reader_t *rd,
@@ -74,9 +75,12 @@ static void sft_s3_read_got(sft_s3_request_t *r);
 static void sft_s3_read_event(sft_event_t *ev);
 
 
+/* the file the memo knows (a client's stat just asked), else a HEAD */
+
 sft_int_t
 sft_s3_open_read(sft_storage_req_t *req)
 {
+    sft_int_t     rc;
     sft_s3_op_t  *op;
 
     op = sft_s3_op_below(req, SFT_STORAGE_IS_DIR);
@@ -84,14 +88,22 @@ sft_s3_open_read(sft_storage_req_t *req)
         return SFT_ERROR;
     }
 
-    return sft_s3_op_again(op, sft_s3_op_head(op, &op->key,
-                                              sft_s3_open_headed));
+    rc = sft_s3_memo_answer(op, sft_s3_open_headed, 1);
+
+    if (rc == SFT_DECLINED) {
+        rc = sft_s3_op_head(op, &op->key, sft_s3_open_headed);
+    }
+
+    return sft_s3_op_again(op, rc);
 }
 
 
 static void
 sft_s3_open_headed(sft_s3_op_t *op)
 {
+    uint32_t            crc32c = 0;
+    sft_str_t           etag;
+    sft_uint_t          crc32c_known;
     sft_s3_request_t   *r;
     sft_s3_reader_t    *rd;
     sft_storage_req_t  *req;
@@ -99,21 +111,34 @@ sft_s3_open_headed(sft_s3_op_t *op)
     r = op->r;
     req = op->req;
 
-    if (r->rc != SFT_OK || r->status != 200) {
-        sft_s3_op_fail(op, "HeadObject");
-        return;
+    if (op->memo_used) {
+        etag.data = op->memo.etag;
+        etag.len = op->memo.etag_len;
+        crc32c = op->memo.crc32c;
+        crc32c_known = op->memo.crc32c_known;
+
+    } else {
+        if (r->rc != SFT_OK || r->status != 200) {
+            sft_s3_op_fail(op, "HeadObject");
+            return;
+        }
+
+        sft_s3_stat_head(op->conf, &op->key, r, &req->st);
+        sft_s3_memo_put(op->conf, &op->key, SFT_S3_FOUND_FILE, &req->st, r);
+
+        etag = r->etag;
+        crc32c_known = sft_s3_request_crc32c(r, &crc32c) == SFT_OK;
     }
 
-    sft_s3_stat_head(op->conf, &op->key, r, &req->st);
-
-    rd = sft_s3_reader_create(op);
+    rd = sft_s3_reader_create(op, &etag);
     if (rd == NULL) {
         sft_s3_op_finish(op, SFT_STORAGE_IO);
         return;
     }
 
     rd->sequential = (req->flags & SFT_STORAGE_READ_SEQUENTIAL) != 0;
-    rd->crc32c_known = sft_s3_request_crc32c(r, &rd->crc32c) == SFT_OK;
+    rd->crc32c_known = crc32c_known;
+    rd->crc32c = crc32c;
 
     req->file->storage = req->storage;
     req->file->data = rd;
@@ -126,12 +151,12 @@ sft_s3_open_headed(sft_s3_op_t *op)
 
 
 static sft_s3_reader_t *
-sft_s3_reader_create(sft_s3_op_t *op)
+sft_s3_reader_create(sft_s3_op_t *op, sft_str_t *etag)
 {
     size_t            elen;
     sft_s3_reader_t  *rd;
 
-    elen = op->r->etag.len;
+    elen = etag->len;
 
     rd = sft_alloc(sizeof(sft_s3_reader_t) + op->key.len + elen,
                    op->req->log);
@@ -158,7 +183,7 @@ sft_s3_reader_create(sft_s3_op_t *op)
     sft_memcpy(rd->key.data, op->key.data, op->key.len);
     rd->etag.data = rd->key.data + op->key.len;
     rd->etag.len = elen;
-    sft_memcpy(rd->etag.data, op->r->etag.data, elen);
+    sft_memcpy(rd->etag.data, etag->data, elen);
 
     rd->ev.handler = sft_s3_read_event;
     rd->ev.data = rd;

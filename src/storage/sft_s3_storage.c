@@ -297,6 +297,17 @@ static sft_command_t  sft_s3_storage_commands[] = {
           "reason that may pass (5xx, 429, a lost connection), 0 to "
           "20.") },
 
+    { sft_string("s3_metadata_reuse"),
+      SFT_STORAGE_CONF|SFT_CONF_TAKE1,
+      sft_conf_set_msec_slot,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      sft_s3_conf(memo_time),
+      NULL,
+      sft_command_doc("time", "1s",
+          "How long a worker's HEAD of a name answers the open that "
+          "follows a client's stat of it (an SFTP put or get), instead "
+          "of another HEAD; 0: every open asks S3.  Stats always ask.") },
+
     { sft_string("s3_multipart_sweep_age"),
       SFT_STORAGE_CONF|SFT_CONF_TAKE1,
       sft_conf_set_sec_slot,
@@ -365,6 +376,7 @@ sft_s3_storage_create_conf(sft_conf_t *cf)
     scf->client.path_style = SFT_CONF_UNSET_UINT;
     scf->client.insecure = SFT_CONF_UNSET;
     scf->client.timeout = SFT_CONF_UNSET_MSEC;
+    scf->memo_time = SFT_CONF_UNSET_MSEC;
     scf->client.retries = SFT_CONF_UNSET_UINT;
     scf->part_size = SFT_CONF_UNSET_SIZE;
     scf->parts_in_flight = SFT_CONF_UNSET_UINT;
@@ -760,6 +772,7 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
 
     sft_conf_init_size_value(scf->part_size, 8 * 1024 * 1024);
     sft_conf_init_uint_value(scf->parts_in_flight, 2);
+    sft_conf_init_msec_value(scf->memo_time, 1000);
     sft_conf_init_uint_value(scf->checksum, SFT_S3_CHECKSUM_CRC32C);
     sft_conf_init_value(scf->sweep_age, 86400);
     sft_conf_init_uint_value(scf->rename_max_objects, 1000);
@@ -920,6 +933,8 @@ sft_s3_storage_exit_process(sft_cycle_t *cycle)
             sft_s3_sts_stop(scf->web);
             scf->web = NULL;
         }
+
+        sft_s3_memo_free(scf);
     }
 }
 

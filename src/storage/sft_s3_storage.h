@@ -34,6 +34,22 @@ typedef struct sft_s3_op_s  sft_s3_op_t;
 typedef void (*sft_s3_op_pt)(sft_s3_op_t *op);
 
 
+#define SFT_S3_MEMO_ETAG        80       /* longer ETags are not kept */
+
+/* what a HEAD (and listing) of a name answered: sft_s3_memo.c */
+typedef struct {
+    sft_str_t              key;           /* own memory; NULL: free slot */
+    uint64_t               hash;
+    sft_msec_t             until;
+    sft_uint_t             found;         /* SFT_S3_FOUND_* */
+    sft_storage_stat_t     st;
+    uint32_t               crc32c;
+    unsigned               crc32c_known:1;
+    size_t                 etag_len;
+    u_char                 etag[SFT_S3_MEMO_ETAG];
+} sft_s3_memo_t;
+
+
 /* a storage block of driver s3: its settings, then its worker state */
 
 typedef struct {
@@ -54,6 +70,7 @@ typedef struct {
     sft_uint_t             rename_max_objects;
     size_t                 copy_threshold;  /* larger: multipart copies */
     sft_flag_t             ignore_chmod;
+    sft_msec_t             memo_time;     /* s3_metadata_reuse, 0: off */
     sft_s3_sts_conf_t      sts;           /* SFT_S3_CREDS_WEB */
 
     sft_storage_t         *storage;
@@ -66,6 +83,7 @@ typedef struct {
     sft_s3_sweep_t        *sweep;         /* running, in slot 0 */
     sft_pool_t            *pool;          /* the worker's cycle's */
     sft_uint_t             looked;        /* the first keys came */
+    sft_s3_memo_t         *memo;          /* SFT_S3_MEMO_SLOTS, at need */
     sft_log_t             *log;
 } sft_s3_storage_conf_t;
 
@@ -82,11 +100,15 @@ struct sft_s3_op_s {
     sft_str_t              key;           /* prefix + path, in the op */
     sft_str_t              key2;          /* rename: prefix + path2 */
     sft_uint_t             found;         /* a probe: SFT_S3_FOUND_* */
+    sft_s3_memo_t          memo;          /* a probe answered by the memo
+                                             (its key not kept) */
+    sft_event_t            ev;            /* ... goes on from here */
     sft_str_t              token;         /* a listing's next page, own
                                              memory */
     void                  *data;
     unsigned               keep:1;        /* a directory's: outlives its
                                              requests, freed by CLOSEDIR */
+    unsigned               memo_used:1;
 
     sft_s3_op_t           *prev;
     sft_s3_op_t           *next;
@@ -132,6 +154,14 @@ sft_int_t sft_s3_page(sft_s3_op_t *op, sft_s3_list_t *list);
 sft_int_t sft_s3_op_next_page(sft_s3_op_t *op, sft_s3_op_pt handler);
 sft_int_t sft_s3_cancel(sft_storage_req_t *req);
 uint64_t sft_s3_key_hash(u_char *p, size_t n);
+
+/* sft_s3_memo.c: a name's last HEAD, for the open that follows */
+void sft_s3_memo_put(sft_s3_storage_conf_t *conf, sft_str_t *key,
+    sft_uint_t found, sft_storage_stat_t *st, sft_s3_request_t *r);
+sft_int_t sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then,
+    sft_uint_t file_only);
+void sft_s3_memo_forget(sft_s3_storage_conf_t *conf);
+void sft_s3_memo_free(sft_s3_storage_conf_t *conf);
 
 /* sft_s3_confine.c: what the workers read, declared to Landlock */
 sft_int_t sft_s3_confine(sft_cycle_t *cycle, sft_s3_storage_conf_t *scf);

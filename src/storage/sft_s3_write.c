@@ -64,9 +64,12 @@ static void sft_s3_writer_free(sft_s3_writer_t *wr);
 static sft_storage_err_t sft_s3_upload_error(sft_s3_uploader_t *up);
 
 
+/* a plain create or replace may take what the memo says is there */
+
 sft_int_t
 sft_s3_open_write(sft_storage_req_t *req)
 {
+    sft_int_t     rc;
     sft_s3_op_t  *op;
 
     op = sft_s3_op_below(req, SFT_STORAGE_IS_DIR);
@@ -74,7 +77,20 @@ sft_s3_open_write(sft_storage_req_t *req)
         return SFT_ERROR;
     }
 
-    return sft_s3_op_again(op, sft_s3_probe(op, sft_s3_open_write_probed));
+    rc = SFT_DECLINED;
+
+    if (!(req->flags & (SFT_STORAGE_WRITE_EXCL|SFT_STORAGE_WRITE_APPEND
+                        |SFT_STORAGE_WRITE_INPLACE
+                        |SFT_STORAGE_WRITE_NOREPLACE)))
+    {
+        rc = sft_s3_memo_answer(op, sft_s3_open_write_probed, 0);
+    }
+
+    if (rc == SFT_DECLINED) {
+        rc = sft_s3_probe(op, sft_s3_open_write_probed);
+    }
+
+    return sft_s3_op_again(op, rc);
 }
 
 
@@ -432,6 +448,8 @@ static void
 sft_s3_committed(sft_s3_uploader_t *up, sft_int_t rc)
 {
     sft_s3_writer_t  *wr = up->conf.data;
+
+    sft_s3_memo_forget(wr->conf);
 
     if (wr->close == NULL) {
         return;

@@ -1,0 +1,198 @@
+/*
+ * sft_s3_memo.c -- what a worker's last HEAD (and listing) of a name
+ * answered, kept for s3_metadata_reuse (1s by default) so that the open
+ * which follows a client's stat does not ask again: an SFTP put is a stat
+ * then an open, a get a stat then an open, each probe a HEAD and maybe a
+ * listing.  Stats always ask S3; only opens read the memo, and only where
+ * an answer a second old cannot do harm: an open for reading takes a file
+ * with its ETag (its GETs ask for that ETag, so an object replaced since
+ * is refused, never mixed), a plain create or replace takes whatever was
+ * there.  Every change this worker makes forgets the whole memo.  A
+ * fixed table of SFT_S3_MEMO_SLOTS, one name per slot.
+ */
+
+#include <sft_config.h>
+#include <sft_core.h>
+#include <sft_s3_storage.h>
+
+
+#define SFT_S3_MEMO_SLOTS  64
+
+
+static sft_s3_memo_t *sft_s3_memo_get(sft_s3_storage_conf_t *conf,
+    sft_str_t *key);
+static void sft_s3_memo_event(sft_event_t *ev);
+
+
+static sft_s3_memo_t *
+sft_s3_memo_slot(sft_s3_storage_conf_t *conf, sft_str_t *key, uint64_t *hash)
+{
+    if (conf->memo == NULL) {
+        conf->memo = sft_calloc(SFT_S3_MEMO_SLOTS * sizeof(sft_s3_memo_t),
+                                conf->log);
+        if (conf->memo == NULL) {
+            return NULL;
+        }
+    }
+
+    *hash = sft_s3_key_hash(key->data, key->len);
+
+    return &conf->memo[*hash % SFT_S3_MEMO_SLOTS];
+}
+
+
+static void
+sft_s3_memo_clear(sft_s3_memo_t *m)
+{
+    sft_free(m->key.data);
+    sft_memzero(m, sizeof(sft_s3_memo_t));
+}
+
+
+/* a probe's answer for key: found, st, and the HEAD r when it was a file */
+
+void
+sft_s3_memo_put(sft_s3_storage_conf_t *conf, sft_str_t *key,
+    sft_uint_t found, sft_storage_stat_t *st, sft_s3_request_t *r)
+{
+    uint64_t        hash;
+    sft_s3_memo_t  *m;
+
+    if (conf->memo_time == 0 || conf->log == NULL) {
+        return;
+    }
+
+    m = sft_s3_memo_slot(conf, key, &hash);
+    if (m == NULL) {
+        return;
+    }
+
+    sft_s3_memo_clear(m);
+
+    if (found == SFT_S3_FOUND_FILE
+        && (r == NULL || r->etag.len == 0 || r->etag.len > SFT_S3_MEMO_ETAG))
+    {
+        return;                         /* no ETag to read it by */
+    }
+
+    m->key.data = sft_alloc(key->len, conf->log);
+    if (m->key.data == NULL) {
+        return;
+    }
+
+    sft_memcpy(m->key.data, key->data, key->len);
+    m->key.len = key->len;
+    m->hash = hash;
+    m->until = sft_current_msec + conf->memo_time;
+    m->found = found;
+    m->st = *st;
+
+    if (found == SFT_S3_FOUND_FILE) {
+        sft_memcpy(m->etag, r->etag.data, r->etag.len);
+        m->etag_len = r->etag.len;
+        m->crc32c_known = sft_s3_request_crc32c(r, &m->crc32c) == SFT_OK;
+    }
+}
+
+
+/* what key was a moment ago, or NULL */
+
+static sft_s3_memo_t *
+sft_s3_memo_get(sft_s3_storage_conf_t *conf, sft_str_t *key)
+{
+    uint64_t        hash;
+    sft_s3_memo_t  *m;
+
+    if (conf->memo_time == 0) {
+        return NULL;
+    }
+
+    m = sft_s3_memo_slot(conf, key, &hash);
+
+    if (m == NULL || m->key.data == NULL || m->hash != hash
+        || m->key.len != key->len
+        || sft_memcmp(m->key.data, key->data, key->len) != 0)
+    {
+        return NULL;
+    }
+
+    if (m->until <= (sft_msec_t) sft_current_msec) {
+        sft_s3_memo_clear(m);
+        return NULL;
+    }
+
+    return m;
+}
+
+
+/* this worker changed something: all of it forgotten, names below a
+   renamed directory too */
+
+void
+sft_s3_memo_forget(sft_s3_storage_conf_t *conf)
+{
+    sft_uint_t  i;
+
+    if (conf->memo == NULL) {
+        return;
+    }
+
+    for (i = 0; i < SFT_S3_MEMO_SLOTS; i++) {
+        sft_s3_memo_clear(&conf->memo[i]);
+    }
+}
+
+
+void
+sft_s3_memo_free(sft_s3_storage_conf_t *conf)
+{
+    if (conf->memo) {
+        sft_s3_memo_forget(conf);
+        sft_free(conf->memo);
+        conf->memo = NULL;
+    }
+}
+
+
+/*
+ * A probe (sft_s3_probe()) answered by the memo if it knows the name
+ * (file_only: as a file): found and req->st set, op->memo a copy, then()
+ * run from a posted event, as a request's answer would be; SFT_DECLINED:
+ * S3 must be asked.
+ */
+
+sft_int_t
+sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then, sft_uint_t file_only)
+{
+    sft_s3_memo_t  *m;
+
+    m = sft_s3_memo_get(op->conf, &op->key);
+
+    if (m == NULL || (file_only && m->found != SFT_S3_FOUND_FILE)) {
+        return SFT_DECLINED;
+    }
+
+    op->memo = *m;
+    op->memo.key.data = NULL;
+    op->memo.key.len = 0;
+    op->memo_used = 1;
+    op->found = m->found;
+    op->req->st = m->st;
+    op->then = then;
+
+    op->ev.handler = sft_s3_memo_event;
+    op->ev.data = op;
+    op->ev.log = op->conf->log;
+    sft_post_event(&op->ev);
+
+    return SFT_OK;
+}
+
+
+static void
+sft_s3_memo_event(sft_event_t *ev)
+{
+    sft_s3_op_t  *op = ev->data;
+
+    op->then(op);
+}
