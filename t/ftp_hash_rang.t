@@ -74,7 +74,7 @@ my $s = ftp_connect($port);
 
 my $feat = ftp_cmd($s, 'FEAT');
 like($feat, qr/^ RANG STREAM\r$/m, 'FEAT lists RANG STREAM');
-like($feat, qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C\r$/m,
+like($feat, qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C;SHA-512\r$/m,
     'FEAT lists CRC32C among the HASH algorithms');
 like(ftp_cmd($s, 'RANG 0 9'), qr/^530 /, 'RANG before login: 530');
 
@@ -125,7 +125,7 @@ like(ftp_cmd($s, 'RANG'), qr/^501 /, 'RANG without arguments: 501');
 # CRC32C
 
 like(ftp_cmd($s, 'OPTS HASH CRC32C'), qr/^200 CRC32C\r/, 'OPTS HASH CRC32C');
-like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1;MD5;CRC32;CRC32C\*\r$/m,
+like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1;MD5;CRC32;CRC32C\*;SHA-512\r$/m,
     'FEAT: CRC32C starred');
 
 for my $r (@ranges) {
