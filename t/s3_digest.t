@@ -202,14 +202,28 @@ is($n, 14, 'the HASH checks ran') or diag($out);
     Cwd::getcwd() . '/t/lib', $d);
 is($n, 6, 'the check-file checks ran') or diag($out);
 
-# a client leaves while its HASH waits: the first 16 MiB window is
-# hashed, the GET of the rest held by the stand-in
+# the object's GETs that reached S3, from the stand-in's log
+sub gets {
+    my ($name) = @_;
+    my $log = `curl -s --max-time 30 http://127.0.0.1:$proxy/__log`;
+    return scalar(grep { m{^GET /files/srv/bob/\Q$name\E(\?|$)} }
+        split(/\n/, $log));
+}
+
+# a whole object is read ahead in one GET, a RANG in windows of 16 MiB:
+# HASH long, then its RANG across the first window's end
+
+is(gets('long'), 2, 'HASH of a whole object: one GET');
+
+# a client leaves while its HASH of a RANG waits: the first 16 MiB
+# window is hashed, the GET of the rest held by the stand-in
 
 sub held {
     return `curl -s --max-time 10 http://127.0.0.1:$proxy/__held` // 0;
 }
 
 my $s = ftp_login($ftp, 'bob', 'pw');
+ftp_cmd($s, "RANG 0 @{[ $size{'stall-big'} - 1 ]}");
 print $s "HASH stall-big\r\n";
 ok($t->wait_for(sub { held() == 1 }, 120), 'the HASH waits for a GET');
 close $s;

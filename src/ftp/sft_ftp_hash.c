@@ -131,6 +131,11 @@ sft_ftp_hash(sft_ftp_session_t *s)
 
     r->buf = (u_char *) h;
 
+    if (h->digest.end == -1) {
+        /* the whole file, front to back: the driver may read ahead */
+        r->flags = SFT_STORAGE_READ_SEQUENTIAL;
+    }
+
     rc = sft_vfs_open_read(&s->vfs, r, &h->file, s->arg.data, s->arg.len);
 
     return sft_ftp_op_result(s, rc, sft_ftp_hash_opened);
