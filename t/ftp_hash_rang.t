@@ -37,19 +37,8 @@ my @ranges = ([0, 99], [100, 199], [0, 0], [65530, 131080],
 open my $py, '>', "$d/ref.py" or die;
 print $py <<'EOF';
 import hashlib, sys
-
-def crc32c(data, crc=0):
-    # bitwise reflected Castagnoli 0x82f63b78, table-driven
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
-        table.append(c)
-    crc ^= 0xffffffff
-    for b in data:
-        crc = table[(crc ^ b) & 0xff] ^ (crc >> 8)
-    return crc ^ 0xffffffff
+sys.path.insert(0, 't/lib')
+from crc32c import crc32c
 
 print('check %08x' % crc32c(b'123456789'))
 b = open(sys.argv[1], 'rb').read()
@@ -74,7 +63,7 @@ my $s = ftp_connect($port);
 
 my $feat = ftp_cmd($s, 'FEAT');
 like($feat, qr/^ RANG STREAM\r$/m, 'FEAT lists RANG STREAM');
-like($feat, qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C\r$/m,
+like($feat, qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C;SHA-512\r$/m,
     'FEAT lists CRC32C among the HASH algorithms');
 like(ftp_cmd($s, 'RANG 0 9'), qr/^530 /, 'RANG before login: 530');
 
@@ -125,7 +114,7 @@ like(ftp_cmd($s, 'RANG'), qr/^501 /, 'RANG without arguments: 501');
 # CRC32C
 
 like(ftp_cmd($s, 'OPTS HASH CRC32C'), qr/^200 CRC32C\r/, 'OPTS HASH CRC32C');
-like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1;MD5;CRC32;CRC32C\*\r$/m,
+like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1;MD5;CRC32;CRC32C\*;SHA-512\r$/m,
     'FEAT: CRC32C starred');
 
 for my $r (@ranges) {

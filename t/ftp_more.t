@@ -101,22 +101,23 @@ print('sha256', hashlib.sha256(b).hexdigest())
 print('sha1', hashlib.sha1(b).hexdigest())
 print('md5', hashlib.md5(b).hexdigest())
 print('crc32', '%08x' % (zlib.crc32(b) & 0xffffffff))
+print('sha512', hashlib.sha512(b).hexdigest())
 EOF
 my %want = $want =~ /^(\w+) ([0-9a-f]+)$/mg;
-is(scalar(keys %want), 4, 'python digests') or diag($want);
+is(scalar(keys %want), 5, 'python digests') or diag($want);
 
 my ($s) = ctl();
-like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C\r$/m,
+like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256\*;SHA-1;MD5;CRC32;CRC32C;SHA-512\r$/m,
     'FEAT: HASH, SHA-256 selected');
 like(ftp_cmd($s, 'HASH rand.bin'), qr/^530 /, 'HASH before login: 530');
 like(ftp_cmd($s, 'OPTS HASH'), qr/^200 SHA-256\r/, 'OPTS HASH: current');
-like(ftp_cmd($s, 'OPTS HASH SHA-512'), qr/^501 /, 'OPTS HASH unknown: 501');
+like(ftp_cmd($s, 'OPTS HASH SHA-384'), qr/^501 /, 'OPTS HASH unknown: 501');
 ftp_cmd($s, 'USER alice');
 like(ftp_cmd($s, 'PASS pw-a'), qr/^230 /, 'login');
 like(ftp_cmd($s, 'HASH rand.bin'),
     qr/^213 SHA-256 0-3145727 $want{sha256} rand.bin\r$/m, 'HASH SHA-256');
 like(ftp_cmd($s, 'OPTS HASH SHA-1'), qr/^200 SHA-1\r/, 'OPTS HASH SHA-1');
-like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1\*;MD5;CRC32;CRC32C\r$/m,
+like(ftp_cmd($s, 'FEAT'), qr/^ HASH SHA-256;SHA-1\*;MD5;CRC32;CRC32C;SHA-512\r$/m,
     'FEAT: SHA-1 starred');
 like(ftp_cmd($s, 'HASH /rand.bin'),
     qr/^213 SHA-1 0-3145727 $want{sha1} \/rand.bin\r$/m, 'HASH SHA-1');
@@ -126,6 +127,10 @@ like(ftp_cmd($s, 'HASH rand.bin'),
 like(ftp_cmd($s, 'OPTS HASH CRC32'), qr/^200 CRC32\r/, 'OPTS HASH CRC32');
 like(ftp_cmd($s, 'HASH rand.bin'),
     qr/^213 CRC32 0-3145727 $want{crc32} rand.bin\r$/m, 'HASH CRC32');
+like(ftp_cmd($s, 'OPTS HASH sha-512'), qr/^200 SHA-512\r/,
+    'OPTS HASH sha-512');
+like(ftp_cmd($s, 'HASH rand.bin'),
+    qr/^213 SHA-512 0-3145727 $want{sha512} rand.bin\r$/m, 'HASH SHA-512');
 like(ftp_cmd($s, 'HASH missing.bin'), qr/^550 /, 'HASH missing file: 550');
 like(ftp_cmd($s, 'HASH ../ro/r.txt'), qr/^550 /, 'HASH outside home: 550');
 like(ftp_cmd($s, 'HASH'), qr/^501 /, 'HASH without a path: 501');

@@ -17,8 +17,10 @@
 # listings of multipart uploads the times they were really initiated
 # (moto says 2010-11-10 for all).  As a proxy it also holds every request
 # of a key with "hang" in its name, unanswered, until GET /__release (at
-# most 300 s; GET /__held tells how many it holds), and answers every
-# request of a key with "slowdown" in its name 503 SlowDown.
+# most 300 s; GET /__held tells how many it holds), and the same with
+# the ranged GETs of a key with "stall" in its name that do not start at
+# its first byte (a download stalled midway), and answers every request
+# of a key with "slowdown" in its name 503 SlowDown.
 
 import base64
 import datetime
@@ -154,7 +156,7 @@ class Proxy(Answer):
             self.answer(200, b'released')
         elif 'slowdown' in path:
             self.answer(503, SLOW)
-        elif 'hang' in path:
+        elif 'hang' in path or self.stalled(path):
             with self.lock:
                 self.held[0] += 1
             self.release.wait(300)
@@ -164,6 +166,10 @@ class Proxy(Answer):
         else:
             return False
         return True
+
+    def stalled(self, path):
+        return ('stall' in path and self.command == 'GET'
+                and not self.headers.get('Range', '').startswith('bytes=0-'))
 
     def forward(self):
         length = int(self.headers.get('Content-Length') or 0)

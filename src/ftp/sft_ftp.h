@@ -49,7 +49,8 @@
 #define SFT_FTP_HASH_MD5          2
 #define SFT_FTP_HASH_CRC32        3
 #define SFT_FTP_HASH_CRC32C       4        /* Castagnoli, sft_crc32c() */
-#define SFT_FTP_HASH_N            5
+#define SFT_FTP_HASH_SHA512       5
+#define SFT_FTP_HASH_N            6
 
 /* MLSD and MLST facts, in output order (OPTS MLST turns them off) */
 #define SFT_FTP_FACT_TYPE         0x01

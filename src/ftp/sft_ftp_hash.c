@@ -2,8 +2,8 @@
  * sft_ftp_hash.c -- HASH and OPTS HASH (draft-bryan-ftpext-hash): the file
  * (or the octets a RANG selected) is opened through the VFS (the
  * "download" permission), digested by the storage digest (SHA-256,
- * SHA-1, MD5, CRC-32, CRC-32C, on the worker's thread pool) and closed
- * through the VFS again; the reply names the octets digested.
+ * SHA-1, MD5, CRC-32, CRC-32C, SHA-512) and closed through the VFS
+ * again; the reply names the octets digested.
  */
 
 #include <sft_config.h>
@@ -32,12 +32,12 @@ static void sft_ftp_hash_reply(sft_ftp_session_t *s, sft_ftp_hash_ctx_t *h);
 
 
 static const char  *sft_ftp_hash_names[SFT_FTP_HASH_N] = {
-    "SHA-256", "SHA-1", "MD5", "CRC32", "CRC32C"
+    "SHA-256", "SHA-1", "MD5", "CRC32", "CRC32C", "SHA-512"
 };
 
 static const sft_digest_algo_t  sft_ftp_hash_algos[SFT_FTP_HASH_N] = {
     SFT_DIGEST_SHA256, SFT_DIGEST_SHA1, SFT_DIGEST_MD5, SFT_DIGEST_CRC32,
-    SFT_DIGEST_CRC32C
+    SFT_DIGEST_CRC32C, SFT_DIGEST_SHA512
 };
 
 
@@ -68,7 +68,10 @@ sft_ftp_hash_select(sft_ftp_session_t *s, u_char *name, size_t len)
 }
 
 
-/* " HASH SHA-256*;SHA-1;MD5;CRC32;CRC32C\r\n", the selected one starred */
+/*
+ * " HASH SHA-256*;SHA-1;MD5;CRC32;CRC32C;SHA-512\r\n", the selected one
+ * starred
+ */
 
 u_char *
 sft_ftp_hash_feat(sft_ftp_session_t *s, u_char *p, u_char *last)
@@ -127,6 +130,11 @@ sft_ftp_hash(sft_ftp_session_t *s)
     h->path_len = s->arg.len;
 
     r->buf = (u_char *) h;
+
+    if (h->digest.end == -1) {
+        /* the whole file, front to back: the driver may read ahead */
+        r->flags = SFT_STORAGE_READ_SEQUENTIAL;
+    }
 
     rc = sft_vfs_open_read(&s->vfs, r, &h->file, s->arg.data, s->arg.len);
 

@@ -1,8 +1,10 @@
 /*
  * sft_storage_digest.h -- the digest of a byte range of an open storage
  * file (SHA-256, SHA-1, MD5, SHA-512, CRC-32, CRC-32C), one or one per
- * block, computed on the thread pool through the driver's read operation;
- * FTP HASH and SFTP check-file are its protocol ends.
+ * block, computed through the driver's read operation: on the thread
+ * pool for a driver whose operations block, from its asynchronous reads
+ * on the event loop for one whose do not; FTP HASH and SFTP check-file
+ * are its protocol ends.
  */
 
 #ifndef _SFT_STORAGE_DIGEST_H_INCLUDED_
@@ -16,6 +18,7 @@
 
 #define SFT_DIGEST_CHUNK     65536     /* the read buffer of one digest */
 #define SFT_DIGEST_MAX_SIZE  64        /* bytes of the longest (SHA-512) */
+#define SFT_DIGEST_READS     4         /* reads in flight on the loop */
 
 
 typedef enum {
@@ -65,7 +68,14 @@ struct sft_storage_digest_s {
     off_t                  done;        /* the bytes digested */
     size_t                 out_len;
 
-    u_char                *buf;         /* SFT_DIGEST_CHUNK */
+    /* the digest's own */
+    u_char                *buf;         /* SFT_DIGEST_CHUNK, the thread's */
+    off_t                  pos;         /* the next byte to hash */
+    off_t                  last;        /* the end of the range */
+    off_t                  block_end;   /* of the digest being computed */
+    void                  *md;          /* its EVP_MD_CTX; NULL: a CRC */
+    uint32_t               crc;
+    unsigned               fed:1;       /* it has bytes */
 };
 
 
@@ -74,6 +84,25 @@ sft_int_t sft_storage_digest(sft_storage_digest_t *d, sft_pool_t *pool,
 void sft_storage_digest_run(sft_storage_digest_t *d);
 size_t sft_storage_digest_size(sft_digest_algo_t algo);
 uint32_t sft_crc32(uint32_t crc, const u_char *p, size_t len);
+
+/*
+ * The steps every way of reading shares.  begin: the range of a file of
+ * size bytes, SFT_OK to hash from d->pos to d->last, SFT_DONE when the
+ * driver's stored digest answered, or SFT_ERROR (d->err).  update: the
+ * next len bytes at d->pos, at most d->last - d->pos, a digest put out at
+ * each end of a block.  finish: the last digest, if it is owed and no
+ * error came; the state freed, whatever happened.  complete: on the
+ * loop, the handler (a stop the owner asked for logged first).
+ */
+sft_int_t sft_storage_digest_begin(sft_storage_digest_t *d, off_t size);
+sft_int_t sft_storage_digest_update(sft_storage_digest_t *d,
+    const u_char *p, size_t len);
+void sft_storage_digest_finish(sft_storage_digest_t *d);
+void sft_storage_digest_complete(sft_storage_digest_t *d);
+
+/* a driver whose operations do not block: its reads on the loop */
+sft_int_t sft_storage_digest_async(sft_storage_digest_t *d,
+    sft_pool_t *pool);
 
 
 #endif /* _SFT_STORAGE_DIGEST_H_INCLUDED_ */

@@ -3,7 +3,14 @@
  * CRC-32 against known values, in pieces and a bitwise reference; every
  * algorithm against the published values, ranges, an empty range, a
  * range past the end, blocks, cancellation, and the run on a thread pool,
- * over files of a posix storage on a temporary directory.
+ * over files of a posix storage on a temporary directory.  Then over a
+ * driver that does not block: a stand-in over the posix one whose reads
+ * complete at once or later on the event loop, in random order, and
+ * short; every algorithm, ranges and blocks give what the thread gives;
+ * the driver's stored digest of a whole file is still asked first; a
+ * start past the end is refused at once; an owner that cancels while its
+ * reads are held gets its handler within the cancel flag's poll, with
+ * every read taken back from the driver.
  */
 
 #include <sft_config.h>
@@ -14,6 +21,8 @@
 #include <sft_ftp.h>
 #include <poll.h>
 #include "sft_tap.h"
+#include "sft_test_loop.h"
+#include "sft_test_rand.h"
 
 
 #define N  100000
@@ -420,6 +429,280 @@ checksum_tests(sft_storage_t *st)
 }
 
 
+#define SIZE   (300 * 1024 + 17)
+#define HELD   16
+#define ROOM   8192
+
+
+static sft_storage_driver_t  fake;
+static sft_storage_driver_t *posix;
+
+static sft_storage_req_t    *held[HELD];
+static sft_uint_t            nheld;
+static sft_uint_t            hold;          /* reads stay held */
+static sft_uint_t            overflow;
+static sft_event_t           fake_ev;
+static sft_uint_t            handled;
+
+
+/* a short read of at least a byte, through the posix driver at once */
+
+static sft_int_t
+posix_read(sft_storage_req_t *req)
+{
+    size_t     len;
+    sft_int_t  rc;
+
+    len = req->len;
+    req->len = 1 + rnd() % len;
+    rc = posix->ops[SFT_STORAGE_READ](req);
+    req->len = len;
+
+    return rc;
+}
+
+
+static sft_int_t
+fake_read(sft_storage_req_t *req)
+{
+    if (rnd() % 4 == 0) {
+        return posix_read(req);
+    }
+
+    if (nheld == HELD) {
+        overflow++;
+        req->err = SFT_STORAGE_BUSY;
+        return SFT_ERROR;
+    }
+
+    held[nheld++] = req;
+
+    if (!hold) {
+        sft_post_event(&fake_ev);
+    }
+
+    return SFT_AGAIN;
+}
+
+
+/* the reads held now, each from a random place, completed */
+
+static void
+fake_complete(sft_event_t *ev)
+{
+    sft_uint_t          n, i;
+    sft_storage_req_t  *req;
+
+    for (n = nheld; n && nheld; n--) {
+        i = rnd() % nheld;
+        req = held[i];
+        held[i] = held[--nheld];
+
+        if (posix_read(req) != SFT_OK) {
+            printf("# a posix read failed\n");
+        }
+
+        sft_storage_complete(req);
+    }
+
+    if (nheld && !hold) {
+        sft_post_event(&fake_ev);
+    }
+}
+
+
+static sft_int_t
+fake_cancel(sft_storage_req_t *req)
+{
+    sft_uint_t  i;
+
+    for (i = 0; i < nheld; i++) {
+        if (held[i] == req) {
+            held[i] = held[--nheld];
+            return SFT_OK;
+        }
+    }
+
+    return SFT_DECLINED;
+}
+
+
+static void
+handler(sft_storage_digest_t *d)
+{
+    handled++;
+}
+
+
+/* prepare()'s, with blocks and a handler, without the thread's buffer */
+
+static void
+prepare_async(sft_storage_digest_t *d, sft_digest_algo_t algo, off_t start,
+    off_t end, off_t block, u_char *buf)
+{
+    prepare(d, algo, start, end, buf, ROOM);
+    d->block = block;
+    d->handler = handler;
+    d->buf = NULL;
+}
+
+
+/* the digest on the loop through the stand-in, the same on the thread's
+   way through posix: equal */
+
+static void
+compare(sft_digest_algo_t algo, off_t start, off_t end, off_t block)
+{
+    char                  what[160];
+    sft_uint_t            was, ok_async;
+    sft_storage_digest_t  a, s;
+    static u_char         out_a[ROOM], out_s[ROOM];
+
+    file.storage->driver = posix;
+    prepare_async(&s, algo, start, end, block, out_s);
+    s.buf = space;
+    sft_storage_digest_run(&s);
+
+    file.storage->driver = &fake;
+    prepare_async(&a, algo, start, end, block, out_a);
+    was = handled;
+
+    ok_async = sft_storage_digest(&a, pool, NULL) == SFT_AGAIN
+               && spin(10000, &handled, was + 1)
+               && handled == was + 1;
+
+    snprintf(what, sizeof(what), "algorithm %d, %lld-%lld, blocks of "
+             "%lld: as on the thread (%zu bytes of digests)", (int) algo,
+             (long long) start, (long long) end, (long long) block,
+             s.out_len);
+
+    ok(ok_async && s.err == SFT_STORAGE_OK && a.err == SFT_STORAGE_OK
+       && a.out_len == s.out_len && a.done == s.done && s.out_len > 0
+       && memcmp(out_a, out_s, s.out_len) == 0, what);
+}
+
+
+static void
+compare_tests(void)
+{
+    sft_uint_t  algo;
+
+    for (algo = 0; algo < SFT_DIGEST_N; algo++) {
+        compare(algo, 0, -1, 0);
+        compare(algo, 1, SIZE - 1, 0);
+        compare(algo, 65535, 3 * 65536 + 1, 0);
+        compare(algo, 0, -1, 4096 + 3);
+        compare(algo, 777, 200000, 65536);
+    }
+
+    compare(SFT_DIGEST_SHA512, 1000, -1, 65536 * 3);
+    compare(SFT_DIGEST_CRC32C, SIZE - 1, -1, 0);
+    compare(SFT_DIGEST_MD5, 5, 5, 0);
+
+    ok(overflow == 0 && nheld == 0, "never more reads than the digest's "
+       "few in flight, none left");
+}
+
+
+static void
+edge_tests(void)
+{
+    sft_uint_t            was;
+    atomic_uint           cancel;
+    sft_storage_digest_t  d;
+    static u_char         big[ROOM];
+
+    file.storage->driver = &fake;
+
+    prepare_async(&d, SFT_DIGEST_SHA256, SIZE + 1, -1, 0, big);
+    was = handled;
+    ok(sft_storage_digest(&d, pool, NULL) == SFT_ERROR
+       && d.err == SFT_STORAGE_INVALID && handled == was,
+       "a start past the end: refused at once");
+
+    /* a driver that keeps the whole file's SHA-256 */
+
+    fake.caps |= SFT_STORAGE_CAP_CHECKSUMS;
+    fake.ops[SFT_STORAGE_CHECKSUM] = stored_checksum;
+
+    prepare_async(&d, SFT_DIGEST_SHA256, 0, -1, 0, big);
+    ok(sft_storage_digest(&d, pool, NULL) == SFT_AGAIN && handled == was,
+       "the stored digest: the handler posted, not called");
+    ok(spin(10000, &handled, was + 1) && d.err == SFT_STORAGE_OK
+       && d.out_len == 32 && big[0] == 0xab && big[31] == 0xab
+       && d.done == SIZE && nheld == 0,
+       "the stored digest of the whole file, no read");
+
+    fake.caps &= ~SFT_STORAGE_CAP_CHECKSUMS;
+    fake.ops[SFT_STORAGE_CHECKSUM] = NULL;
+
+    /* the reads are held until the owner cancels */
+
+    hold = 1;
+    atomic_init(&cancel, 0);
+    prepare_async(&d, SFT_DIGEST_SHA1, 0, -1, 0, big);
+    d.cancel = &cancel;
+    was = handled;
+
+    ok(sft_storage_digest(&d, pool, NULL) == SFT_AGAIN, "started");
+    (void) spin(300, &handled, was + 1);
+    ok(handled == was && nheld > 0, "reads held: no answer");
+
+    atomic_store(&cancel, 1);
+    ok(spin(5000, &handled, was + 1) && handled == was + 1
+       && d.err == SFT_STORAGE_BUSY, "cancelled: the handler ran, busy");
+    ok(nheld == 0, "every held read taken back");
+
+    hold = 0;
+}
+
+
+/* the stand-in over the posix driver, on a file of random bytes */
+
+static void
+nonblocking_tests(sft_storage_t *st)
+{
+    FILE    *f;
+    char     path[600];
+    u_char  *bytes;
+
+    bytes = malloc(SIZE);
+    snprintf(path, sizeof(path), "%s/rnd", root);
+    f = fopen(path, "w");
+
+    if (bytes == NULL || f == NULL) {
+        ok(0, "the random file");
+        free(bytes);
+        return;
+    }
+
+    rnd_fill(bytes, SIZE);
+    fwrite(bytes, 1, SIZE, f);
+    fclose(f);
+    free(bytes);
+
+    if (open_file("rnd") != SFT_OK) {
+        ok(0, "open of the random file");
+        return;
+    }
+
+    posix = st->driver;
+    fake = *posix;
+    fake.blocking = 0;
+    fake.ops[SFT_STORAGE_READ] = fake_read;
+    fake.cancel = fake_cancel;
+
+    fake_ev.handler = fake_complete;
+    fake_ev.log = log;
+
+    compare_tests();
+    edge_tests();
+
+    st->driver = posix;
+    close_file();
+}
+
+
 int
 main(void)
 {
@@ -429,7 +712,8 @@ main(void)
 
     crc32_tests();
 
-    log = sft_log_init();
+    sft_test_loop_init();
+    log = cycle.log;
     log->log_level = SFT_LOG_CRIT;
     pool = sft_create_pool(4096, log);
 
@@ -454,6 +738,7 @@ main(void)
     block_tests();
     async_tests();
     checksum_tests(st);
+    nonblocking_tests(st);
 
     sft_storage_posix_destroy(st);
 
