@@ -14,7 +14,7 @@
 #include <libpq-fe.h>
 
 
-#define SFT_PGSQL_MAX_PARAMS      6
+#define SFT_PGSQL_MAX_PARAMS      17
 #define SFT_PGSQL_CONNECT_MSEC    5000    /* a connect, then its setup */
 #define SFT_PGSQL_QUERY_MSEC      10000   /* one query's answer */
 #define SFT_PGSQL_RETRY_MIN_MSEC  250
