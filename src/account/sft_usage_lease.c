@@ -128,10 +128,15 @@ sft_usage_lease_charge(sft_usage_t *r, off_t max_bytes, off_t max_files,
         || (max_files && files > l->lease_files))
     {
         if (l->down) {
-            sft_log_error(SFT_LOG_WARN, sft_usage_lease.log, 0,
-                          "the quota of \"%.*s\" cannot be checked: the "
-                          "shared usage cannot be reached and this "
-                          "worker's lease is spent", SFT_STR_FMT(&l->name));
+            if (!l->told) {
+                l->told = 1;
+                sft_log_error(SFT_LOG_WARN, sft_usage_lease.log, 0,
+                              "the quota of \"%.*s\" cannot be checked: "
+                              "the shared usage cannot be reached and this "
+                              "worker's lease is spent",
+                              SFT_STR_FMT(&l->name));
+            }
+
             sft_usage_lease_sync(l);
             return SFT_ERROR;
         }
@@ -335,6 +340,7 @@ sft_usage_lease_synced(sft_usage_lease_t *l, sft_uint_t ok, off_t bytes,
 
     if (l->down) {
         l->down = 0;
+        l->told = 0;
         sft_log_error(SFT_LOG_NOTICE, sft_usage_lease.log, 0,
                       "the shared usage of \"%.*s\" is reached again",
                       SFT_STR_FMT(&l->name));

@@ -67,6 +67,7 @@ struct sft_usage_lease_s {
     unsigned               out_count:1;
     unsigned               out_recount:1;
     unsigned               down:1;        /* the store is unreachable */
+    unsigned               told:1;        /* a refusal for it logged */
 };
 
 
