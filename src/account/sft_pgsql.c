@@ -80,6 +80,23 @@ sft_pgsql_listen(sft_pgsql_listener_t *l)
 }
 
 
+void
+sft_pgsql_listen_tick(sft_pgsql_listener_t *l, const char *channel,
+    void (*notify)(sft_str_t *payload, void *data),
+    void (*state)(sft_uint_t up, void *data), sft_event_t *timer,
+    sft_event_handler_pt tick, sft_msec_t msec, sft_log_t *log)
+{
+    l->channel = channel;
+    l->notify = notify;
+    l->state = state;
+    sft_pgsql_listen(l);
+
+    timer->handler = tick;
+    timer->log = log;
+    sft_add_timer(timer, msec);
+}
+
+
 sft_int_t
 sft_pgsql_start(sft_str_t *conninfo, sft_log_t *log)
 {

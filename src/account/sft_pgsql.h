@@ -14,7 +14,7 @@
 #include <libpq-fe.h>
 
 
-#define SFT_PGSQL_MAX_PARAMS      6
+#define SFT_PGSQL_MAX_PARAMS      17
 #define SFT_PGSQL_CONNECT_MSEC    5000    /* a connect, then its setup */
 #define SFT_PGSQL_QUERY_MSEC      10000   /* one query's answer */
 #define SFT_PGSQL_RETRY_MIN_MSEC  250
@@ -60,6 +60,11 @@ struct sft_pgsql_listener_s {
 
 /* listeners are added before the first connect, in init_process */
 void sft_pgsql_listen(sft_pgsql_listener_t *l);
+/* the same, and tick called every msec by timer (sft_add_timer again) */
+void sft_pgsql_listen_tick(sft_pgsql_listener_t *l, const char *channel,
+    void (*notify)(sft_str_t *payload, void *data),
+    void (*state)(sft_uint_t up, void *data), sft_event_t *timer,
+    sft_event_handler_pt tick, sft_msec_t msec, sft_log_t *log);
 sft_int_t sft_pgsql_start(sft_str_t *conninfo, sft_log_t *log);
 void sft_pgsql_stop(void);
 /* SFT_AGAIN: done() is called later; SFT_DECLINED: the server is down */

@@ -68,6 +68,18 @@ static sft_command_t  sft_pgsql_bans_commands[] = {
           "bans held by every node on the database, and a ban lifted on "
           "one node is lifted on all.") },
 
+    { sft_string("pgsql_shared_quota"),
+      SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_FLAG,
+      sft_conf_set_flag_slot,
+      0,
+      offsetof(sft_pgsql_fleet_conf_t, shared_quota),
+      NULL,
+      sft_command_doc("on | off", "on",
+          "With \"user_store postgresql\": quota usage is kept in the "
+          "database for every node, each worker spending a lease of the "
+          "room left, so the nodes together never pass a quota; off: each "
+          "node counts the usage on its own.") },
+
     { sft_string("node_name"),
       SFT_MAIN_CONF|SFT_DIRECT_CONF|SFT_CONF_TAKE1,
       sft_conf_set_str_slot,
@@ -144,6 +156,7 @@ sft_pgsql_bans_create_conf(sft_cycle_t *cycle)
     }
 
     bcf->shared_bans = SFT_CONF_UNSET;
+    bcf->shared_quota = SFT_CONF_UNSET;
 
     return bcf;
 }
@@ -156,6 +169,7 @@ sft_pgsql_bans_init_conf(sft_cycle_t *cycle, void *conf)
     sft_pgsql_fleet_conf_t  *bcf = conf;
 
     sft_conf_init_value(bcf->shared_bans, 1);
+    sft_conf_init_value(bcf->shared_quota, 1);
 
     if (bcf->node.data == NULL) {
         if (gethostname(host, sizeof(host) - 1) == -1) {

@@ -96,14 +96,10 @@ sft_pgsql_nodes_init_process(sft_cycle_t *cycle)
     snprintf(sft_pgsql_nodes.master, sizeof(sft_pgsql_nodes.master), "%ld",
              (long) getppid());
 
-    sft_pgsql_nodes.listener.channel = SFT_PGSQL_NODES_CHANNEL;
-    sft_pgsql_nodes.listener.notify = sft_pgsql_nodes_notify;
-    sft_pgsql_nodes.listener.state = sft_pgsql_nodes_state;
-    sft_pgsql_listen(&sft_pgsql_nodes.listener);
-
-    sft_pgsql_nodes.timer.handler = sft_pgsql_nodes_beat;
-    sft_pgsql_nodes.timer.log = cycle->log;
-    sft_add_timer(&sft_pgsql_nodes.timer, SFT_PGSQL_NODE_BEAT_MSEC);
+    sft_pgsql_listen_tick(&sft_pgsql_nodes.listener, SFT_PGSQL_NODES_CHANNEL,
+                          sft_pgsql_nodes_notify, sft_pgsql_nodes_state,
+                          &sft_pgsql_nodes.timer, sft_pgsql_nodes_beat,
+                          SFT_PGSQL_NODE_BEAT_MSEC, cycle->log);
 
     sft_usage_share(sft_pgsql_nodes_changed);
     sft_nodes_lister(sft_pgsql_nodes_list);

@@ -26,6 +26,7 @@
 /* the fleet's settings, directives of sft_pgsql_bans_module */
 typedef struct {
     sft_flag_t             shared_bans;
+    sft_flag_t             shared_quota;
     sft_str_t              node;          /* node_name */
 } sft_pgsql_fleet_conf_t;
 

@@ -10,6 +10,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_usage.h>
+#include <sft_usage_lease.h>
 
 
 #define SFT_USAGE_EMPTY     0
@@ -494,6 +495,32 @@ sft_usage_set(sft_usage_t *r, off_t bytes, off_t files)
 }
 
 
+/* the usage all nodes share says so (sft_usage_lease.c) */
+
+void
+sft_usage_replace(sft_usage_t *r, off_t bytes, off_t files)
+{
+    sft_usage_store(r, bytes, files, 1);
+}
+
+
+/* to be counted again: the next change that needs it counts it */
+
+void
+sft_usage_forget(sft_usage_t *r)
+{
+    __atomic_store_n(&r->known, 0, __ATOMIC_RELEASE);
+}
+
+
+void
+sft_usage_name(sft_usage_t *r, sft_str_t *name)
+{
+    name->data = r->name;
+    name->len = r->len;
+}
+
+
 /* SFT_DECLINED while another recount of the record runs */
 
 sft_int_t
@@ -571,10 +598,28 @@ sft_usage_add(int64_t *v, int64_t max, int64_t n)
 }
 
 
+/*
+ * SFT_ERROR: over the quota; SFT_AGAIN: a quota shared with other nodes
+ * has no room in this worker's lease now, more is being asked for
+ */
+
 sft_int_t
 sft_usage_charge(sft_usage_t *r, off_t max_bytes, off_t max_files,
     off_t bytes, off_t files)
 {
+    sft_int_t  rc;
+
+    rc = sft_usage_lease_charge(r, max_bytes, max_files, bytes, files);
+
+    if (rc != SFT_DECLINED) {
+        if (rc == SFT_OK) {
+            (void) sft_usage_add(&r->bytes, 0, bytes);
+            (void) sft_usage_add(&r->files, 0, files);
+        }
+
+        return rc;
+    }
+
     if (bytes && sft_usage_add(&r->bytes, max_bytes, bytes) != SFT_OK) {
         return SFT_ERROR;
     }
@@ -592,6 +637,8 @@ void
 sft_usage_credit(sft_usage_t *r, off_t bytes, off_t files)
 {
     /* a credit is never negative: no -INT64_MIN */
+
+    sft_usage_lease_credit(r, sft_max(bytes, 0), sft_max(files, 0));
 
     if (bytes > 0) {
         (void) sft_usage_add(&r->bytes, 0, -bytes);

@@ -50,6 +50,10 @@ void sft_usage_remote_end(uint32_t gen);
 sft_uint_t sft_usage_known(sft_usage_t *usage);
 void sft_usage_set(sft_usage_t *usage, off_t bytes, off_t files);
 void sft_usage_get(sft_usage_t *usage, off_t *bytes, off_t *files);
+/* shared with other nodes (sft_usage_lease.c): their word replaces ours */
+void sft_usage_replace(sft_usage_t *usage, off_t bytes, off_t files);
+void sft_usage_forget(sft_usage_t *usage);
+void sft_usage_name(sft_usage_t *usage, sft_str_t *name);
 /* an admin's recount, one at a time per user in all workers */
 sft_int_t sft_usage_recount_begin(sft_usage_t *usage);
 void sft_usage_recount_end(sft_usage_t *usage, sft_uint_t ok, off_t bytes,

@@ -329,14 +329,16 @@ sft_vfs_room_for_name(sft_vfs_session_t *s, sft_storage_req_t *req,
 
 /*
  * Charges the growth a write at offset of len bytes causes; a kernel path
- * (splice) calls it before moving the bytes.  SFT_ERROR: over quota.
+ * (splice) calls it before moving the bytes.  SFT_ERROR: over quota;
+ * SFT_AGAIN: a shared quota's lease is short, sft_vfs_write() waits.
  */
 
 sft_int_t
 sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
     off_t offset, size_t len)
 {
-    off_t  end, grow;
+    off_t      end, grow;
+    sft_int_t  rc;
 
     if (file->flags & SFT_STORAGE_WRITE_APPEND) {
         offset = file->size;
@@ -349,8 +351,10 @@ sft_vfs_charge_write(sft_vfs_session_t *s, sft_storage_file_t *file,
     end = offset + (off_t) len;
     grow = end > file->size ? end - file->size : 0;
 
-    if (sft_vfs_quota_charge(s->quota, grow, 0) != SFT_OK) {
-        return SFT_ERROR;
+    rc = sft_vfs_quota_charge(s->quota, grow, 0);
+
+    if (rc != SFT_OK) {
+        return rc;
     }
 
     file->charged += grow;
@@ -991,6 +995,8 @@ sft_int_t
 sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, u_char *buf, size_t len, off_t offset)
 {
+    sft_int_t  rc;
+
     sft_vfs_open_req(s, req, SFT_STORAGE_WRITE, file->storage, 1);
     req->file = file;
     req->buf = buf;
@@ -1021,7 +1027,13 @@ sft_vfs_write(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     req->st.size = file->size;    /* before: what a short write goes back to */
 
-    if (sft_vfs_charge_write(s, file, offset, len) != SFT_OK) {
+    rc = sft_vfs_charge_write(s, file, offset, len);
+
+    if (rc == SFT_AGAIN) {
+        return sft_vfs_run_leased(s, req);      /* waits for room */
+    }
+
+    if (rc != SFT_OK) {
         sft_log_error(SFT_LOG_INFO, s->log, 0,
                       "quota exceeded: upload of \"%s\" stopped",
                       file->name);

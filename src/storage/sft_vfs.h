@@ -64,6 +64,7 @@ typedef struct {
     sft_vfs_quota_t     *quota;         /* NULL: none */
     sft_vfs_quota_t      user_quota;    /* the logged-in user's */
     void                *scan;          /* the home being counted */
+    void                *lease;         /* changes waiting for room */
 
     sft_thread_pool_t   *thread_pool;   /* NULL: operations block */
     sft_log_t           *log;
@@ -85,6 +86,8 @@ struct sft_vfs_recount_s {
     sft_vfs_session_t    vs;
     sft_storage_req_t    req;           /* req.err, req.usage: the count */
     sft_usage_t         *usage;
+    off_t                max_bytes;     /* the user's quota */
+    off_t                max_files;
     sft_str_t            user;
     void               (*handler)(sft_vfs_recount_t *rc);
     void                *data;
@@ -109,6 +112,8 @@ sft_int_t sft_vfs_usage_count(sft_vfs_session_t *s, sft_storage_req_t *req);
 sft_int_t sft_vfs_usage_recount(sft_vfs_recount_t *rc, struct sft_user_s *u,
     sft_pool_t *pool, sft_log_t *log);
 sft_int_t sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req);
+sft_int_t sft_vfs_run_leased(sft_vfs_session_t *s, sft_storage_req_t *req);
+void sft_vfs_lease_detach(sft_vfs_session_t *s);
 sft_int_t sft_vfs_need(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_uint_t cap);
 void sft_vfs_log_change(sft_vfs_session_t *s, sft_storage_req_t *req);

@@ -13,6 +13,7 @@
 #include <sft_config.h>
 #include <sft_core.h>
 #include <sft_vfs.h>
+#include <sft_usage_lease.h>
 
 
 typedef struct {
@@ -20,6 +21,8 @@ typedef struct {
     sft_pool_t           *pool;
     sft_vfs_session_t    *vs;        /* NULL once the session ended */
     sft_usage_t          *usage;
+    off_t                 max_bytes;  /* the session's quota */
+    off_t                 max_files;
     sft_str_t             user;      /* for the log, in pool */
     sft_log_t            *log;       /* the cycle's: outlives sessions */
     sft_storage_req_t    *first;     /* changes waiting for the count */
@@ -59,10 +62,13 @@ sft_vfs_run(sft_vfs_session_t *s, sft_storage_req_t *req)
 
     if (q == NULL || q->usage == NULL
         || (q->max_bytes == 0 && q->max_files == 0)
-        || !sft_vfs_changes_usage(req->op)
-        || sft_usage_known(q->usage))
+        || !sft_vfs_changes_usage(req->op))
     {
         return sft_storage_run(req);
+    }
+
+    if (sft_usage_known(q->usage) && s->scan == NULL) {
+        return sft_vfs_run_leased(s, req);
     }
 
     if (s->scan == NULL) {
@@ -150,6 +156,8 @@ sft_vfs_scan_start(sft_vfs_session_t *s)
     scan->log = log;
     scan->vs = s;
     scan->usage = s->quota->usage;
+    scan->max_bytes = s->quota->max_bytes;
+    scan->max_files = s->quota->max_files;
     scan->last = &scan->first;
     scan->user.data = sft_pstrdup(pool, &u->name);
     scan->user.len = scan->user.data ? u->name.len : 0;
@@ -204,6 +212,9 @@ sft_vfs_scan_result(sft_vfs_scan_t *scan)
 
     if (req->err == SFT_STORAGE_OK) {
         sft_usage_set(scan->usage, req->usage.bytes, req->usage.files);
+        sft_usage_lease_counted(scan->usage, scan->max_bytes,
+                                scan->max_files, req->usage.bytes,
+                                req->usage.files, 0);
     }
 }
 
@@ -228,7 +239,8 @@ sft_vfs_scan_done(sft_storage_req_t *req)
         w->next = NULL;
 
         if (req->err == SFT_STORAGE_OK) {
-            rc = sft_storage_run(w);
+            rc = scan->vs ? sft_vfs_run_leased(scan->vs, w)
+                          : sft_storage_run(w);
 
             if (rc == SFT_AGAIN) {
                 continue;
@@ -256,6 +268,8 @@ sft_vfs_usage_detach(sft_vfs_session_t *s)
         scan->vs = NULL;
         s->scan = NULL;
     }
+
+    sft_vfs_lease_detach(s);
 }
 
 
@@ -266,6 +280,11 @@ sft_vfs_recount_end(sft_vfs_recount_t *rc)
 
     sft_usage_recount_end(rc->usage, req->err == SFT_STORAGE_OK,
                           req->usage.bytes, req->usage.files);
+
+    if (req->err == SFT_STORAGE_OK) {
+        sft_usage_lease_counted(rc->usage, rc->max_bytes, rc->max_files,
+                                req->usage.bytes, req->usage.files, 1);
+    }
 
     sft_vfs_usage_log(req, &rc->user, SFT_LOG_NOTICE, "recounted",
                       "recounted");
@@ -299,6 +318,8 @@ sft_vfs_usage_recount(sft_vfs_recount_t *rc, sft_user_t *u,
     sft_storage_req_t  *req = &rc->req;
 
     rc->user = u->name;
+    rc->max_bytes = u->quota_bytes;
+    rc->max_files = (off_t) u->quota_files;
 
     rc->usage = sft_usage_record(&u->name, log);
     if (rc->usage == NULL) {

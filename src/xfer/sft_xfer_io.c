@@ -162,19 +162,28 @@ sft_xfer_read_direct(sft_xfer_io_t *io, u_char *buf, size_t len,
 sft_int_t
 sft_xfer_write(sft_xfer_io_t *io, u_char *buf, size_t len, off_t offset)
 {
+    sft_int_t  rc;
+
     if (io->how == SFT_XFER_IO_MEMORY) {
         return sft_xfer_write_direct(io, buf, len, offset);
     }
 
     if (io->fd != SFT_INVALID_FILE && sft_uring_available()) {
 
-        /* charged before the ring sees the chunk; the VFS charges alike */
+        /*
+         * charged before the ring sees the chunk; the VFS charges alike,
+         * and waits for room a shared quota's lease is short of
+         */
 
-        if (sft_xfer_io_charge(io, len, offset) != SFT_OK) {
+        rc = sft_xfer_io_charge(io, len, offset);
+
+        if (rc == SFT_ERROR) {
             return SFT_ERROR;
         }
 
-        if (sft_xfer_io_ring(io, buf, len, offset, 1) == SFT_AGAIN) {
+        if (rc == SFT_OK
+            && sft_xfer_io_ring(io, buf, len, offset, 1) == SFT_AGAIN)
+        {
             return SFT_AGAIN;
         }
     }
@@ -227,7 +236,15 @@ sft_xfer_write_direct(sft_xfer_io_t *io, u_char *buf, size_t len,
 static sft_int_t
 sft_xfer_io_charge(sft_xfer_io_t *io, size_t len, off_t offset)
 {
-    if (sft_vfs_charge_write(io->vfs, io->file, offset, len) != SFT_OK) {
+    sft_int_t  rc;
+
+    rc = sft_vfs_charge_write(io->vfs, io->file, offset, len);
+
+    if (rc == SFT_AGAIN && io->how != SFT_XFER_IO_MEMORY) {
+        return SFT_AGAIN;           /* nothing charged: the VFS waits */
+    }
+
+    if (rc != SFT_OK) {
         sft_log_error(SFT_LOG_INFO, io->log, 0,
                       "quota exceeded: upload of \"%s\" stopped",
                       io->file->name);
