@@ -444,6 +444,20 @@ sft_s3_upload_room(sft_s3_uploader_t *up, off_t offset, size_t len,
         return len;
     }
 
+    /*
+     * A write that runs from the contiguous end over the last part
+     * holding its chunks into one that cannot be held yet (its clients'
+     * write size does not divide the part size): taken whole, so that
+     * the part it completes goes out and gives its reservation back,
+     * which is what the next part waits for; the rest waits in the
+     * uploader, in the writer's one chunk.  Refused, it would hold that
+     * part forever, and parts so held in every upload stop them all.
+     */
+
+    if (n && offset <= up->end) {
+        return len;
+    }
+
     up->room_wake = wake;
 
     return n;
