@@ -21,7 +21,7 @@ use Test::More;
 use Cwd ();
 use Digest::MD5 qw/md5_hex/;
 use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_standin s3_put
-    s3_head s3_object s3_bytes/;
+    s3_head s3_object s3_bytes s3_ftp_sftp/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -39,14 +39,7 @@ users %%TESTDIR%%/users;
 @{[ s3_storage('cloud', $proxy, 's3_part_size 5m', 's3_retries 1', 's3_timeout 30s') ]}
 @{[ s3_storage('loose', $proxy, 's3_part_size 5m', 's3_ignore_chmod on') ]}
 @{[ s3_storage('parted', $proxy, 's3_part_size 5m', 's3_copy_threshold 5m') ]}
-ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-    }
-}
+@{[ s3_ftp_sftp('cloud') ]}
 EOF
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');

@@ -20,7 +20,7 @@ use lib 't/lib';
 use Test::More;
 use Cwd ();
 use Test::Siftpd qw/port/;
-use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_put_bytes s3_bytes/;
+use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_put_bytes s3_bytes s3_ftp_sftp/;
 use Test::Siftpd::FTP qw/ftp_login ftp_cmd/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -36,14 +36,7 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 worker_processes 1;
 users %%TESTDIR%%/users;
 @{[ s3_storage('cloud', $proxy, 's3_timeout 120s') ]}
-ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-    }
-}
+@{[ s3_ftp_sftp('cloud') ]}
 EOF
 
 $t->user_add('bob', 'pw', perms => 'list,download', storage => 'cloud');

@@ -23,7 +23,8 @@ use Test::More;
 use Cwd ();
 use POSIX qw/:sys_wait_h/;
 use Test::Siftpd qw/port/;
-use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_object s3_put s3_uploads/;
+use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_object s3_put s3_uploads
+    s3_ftp_sftp/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
 my $d = $t->testdir();
@@ -52,14 +53,7 @@ storage down {
     s3_retries 1;
     s3_timeout 5s;
 }
-ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-    }
-}
+@{[ s3_ftp_sftp('cloud') ]}
 EOF
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');

@@ -21,7 +21,7 @@ use Test::More;
 use Cwd ();
 use Digest::MD5 ();
 use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_put_bytes s3_keys s3_head
-    s3_object/;
+    s3_object s3_ftp_sftp/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -43,14 +43,7 @@ users %%TESTDIR%%/users;
 @{[ s3_storage('cloud', $s3, 's3_part_size 5m', 's3_copy_threshold 5m', 's3_retries 1', 's3_timeout 30s') ]}
 @{[ s3_storage('tight', $s3, 's3_rename_max_objects 3') ]}
 @{[ s3_storage('faulty', $standin, 's3_retries 0') ]}
-ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-    }
-}
+@{[ s3_ftp_sftp('cloud') ]}
 EOF
 
 # siftpd -t: a threshold below S3's smallest part

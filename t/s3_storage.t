@@ -21,7 +21,7 @@ use strict;
 use lib 't/lib';
 use Test::More;
 use IO::Socket::INET;
-use Test::Siftpd::S3 qw/s3_storage_moto/;
+use Test::Siftpd::S3 qw/s3_storage_moto s3_ftp_sftp/;
 use Test::Siftpd qw/http_get port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -57,14 +57,7 @@ storage refused {
     s3_credentials file %%TESTDIR%%/creds;
     s3_retries 0;
 }
-ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-    }
-}
+@{[ s3_ftp_sftp('cloud') ]}
 http { server { listen 127.0.0.1:%%PORT_8080%%; } }
 EOF
 

@@ -24,7 +24,7 @@ use lib 't/lib';
 use Test::More;
 use Cwd ();
 use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_object s3_status
-    s3_uploads s3_create_upload s3_head s3_bytes/;
+    s3_uploads s3_create_upload s3_head s3_bytes s3_ftp_sftp/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -38,14 +38,7 @@ $t->write_file_expand('siftpd.conf', <<"EOF");
 worker_processes 1;
 users %%TESTDIR%%/users;
 @{[ s3_storage('cloud', $s3, 's3_part_size 5m', 's3_multipart_sweep_age 1s', 's3_retries 1', 's3_timeout 30s') ]}
-ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage cloud; } }
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-    }
-}
+@{[ s3_ftp_sftp('cloud') ]}
 EOF
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');

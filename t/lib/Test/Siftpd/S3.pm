@@ -23,7 +23,7 @@ use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
     s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
-    s3_status s3_create_upload s3_standin s3_storage/;
+    s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp/;
 
 my @pids;
 
@@ -203,6 +203,17 @@ sub s3_storage {
         "    s3_endpoint http://127.0.0.1:$port;", '    s3_bucket files;',
         '    s3_prefix srv/;', '    s3_credentials file %%TESTDIR%%/creds;',
         (map { "    $_;" } @directives), '}');
+}
+
+# the FTP server on port 8021 and the SFTP server on port 8022 of a test,
+# both on storage NAME (the SFTP host key made at the first start)
+sub s3_ftp_sftp {
+    my ($name) = @_;
+
+    return "ftp { server { listen 127.0.0.1:%%PORT_8021%%; storage $name; } }\n"
+        . "sftp {\n    server {\n        listen 127.0.0.1:%%PORT_8022%%;\n"
+        . "        host_key %%TESTDIR%%/host_key;\n        storage $name;\n"
+        . "    }\n}";
 }
 
 # an object of the bucket "files" as moto serves it, or undef
