@@ -12,17 +12,6 @@
 #include <sft_ftp.h>
 
 
-/*
- * At most this much of a download waits unsent in the data socket: the
- * worker is woken to write more instead of queueing megabytes that the
- * peer's acknowledgements then push out from the peer's side. In flight
- * data (the congestion window) is not limited. 1 GiB on loopback, 2
- * cores: FTP 1345-1559 -> 2077-2237 MB/s at 0.25 instead of 0.7 server
- * CPU-s; FTPS 750-765 -> 810-1030 MB/s with a third less client CPU.
- */
-#define SFT_FTP_DATA_NOTSENT_LOWAT  (64 * 1024)
-
-
 static void sft_ftp_data_connect_handler(sft_event_t *ev);
 static void sft_ftp_data_start(sft_ftp_session_t *s);
 static void sft_ftp_data_tls_done(sft_connection_t *dc);
@@ -511,20 +500,9 @@ failed:
 void
 sft_ftp_data_connected(sft_ftp_session_t *s)
 {
-    int                lowat;
     sft_connection_t  *dc;
 
     dc = s->data.conn;
-
-    lowat = SFT_FTP_DATA_NOTSENT_LOWAT;
-
-    if (setsockopt(dc->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
-                   sizeof(int))
-        == -1)
-    {
-        sft_log_error(SFT_LOG_WARN, s->log, sft_errno,
-                      "setsockopt(TCP_NOTSENT_LOWAT) failed");
-    }
 
     dc->read->handler = sft_ftp_data_event;
     dc->write->handler = sft_ftp_data_event;

@@ -314,6 +314,10 @@ sft_xfer_recv_splice(sft_xfer_stream_t *x)
             return;
         }
 
+        if (!c->read->ready) {
+            return;     /* the socket was drained: its read event comes */
+        }
+
         n = splice(c->fd, NULL, x->pipe[1], NULL, SFT_XFER_PIPE_SIZE,
                    SPLICE_F_MOVE|SPLICE_F_NONBLOCK);
 

@@ -145,7 +145,7 @@ sft_xfer_send_copy(sft_xfer_stream_t *x)
             n = c->send(c, x->chunk + x->out_pos, size);
 
             if (n == SFT_AGAIN) {
-                sft_add_timer(c->write, x->timeout);
+                sft_xfer_stream_blocked(x, c->write);
                 return;
             }
 

@@ -159,6 +159,36 @@ sft_xfer_stream_count(sft_xfer_stream_t *x, size_t n)
 
 
 /*
+ * The connection took or gave nothing: the stream waits for ev.  The first
+ * time a send fills the socket, the unsent bytes the kernel keeps queued
+ * are capped (TCP_NOTSENT_LOWAT), so that writability comes while the
+ * send buffer still holds enough to keep the line busy but no more: a
+ * file that fits at once (most small ones) never pays the system call.
+ */
+
+void
+sft_xfer_stream_blocked(sft_xfer_stream_t *x, sft_event_t *ev)
+{
+    int  lowat;
+
+    if (ev->write && !x->lowat) {
+        x->lowat = 1;
+        lowat = SFT_XFER_NOTSENT_LOWAT;
+
+        if (setsockopt(x->conn->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
+                       sizeof(int))
+            == -1)
+        {
+            sft_log_error(SFT_LOG_WARN, x->log, sft_errno,
+                          "setsockopt(TCP_NOTSENT_LOWAT) failed");
+        }
+    }
+
+    sft_add_timer(ev, x->timeout);
+}
+
+
+/*
  * A kernel copy on the connection (sendfile, splice) returned -1:
  * SFT_AGAIN, wait for ev; SFT_OK, call again; SFT_ERROR, the stream ended.
  */
@@ -169,7 +199,7 @@ sft_xfer_stream_call_failed(sft_xfer_stream_t *x, sft_event_t *ev,
 {
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
         ev->ready = 0;
-        sft_add_timer(ev, x->timeout);
+        sft_xfer_stream_blocked(x, ev);
         return SFT_AGAIN;
     }
 

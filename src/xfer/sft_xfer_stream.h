@@ -58,6 +58,17 @@ typedef void (*sft_xfer_stream_handler_pt)(sft_xfer_stream_t *x);
 #define SFT_XFER_END_STORAGE   2    /* x->err */
 #define SFT_XFER_END_CANCEL    3    /* sft_xfer_stream_cancel() */
 
+/*
+ * At most this much of a download waits unsent in the data socket once a
+ * send has blocked: the worker is woken to write more instead of queueing
+ * megabytes that the peer's acknowledgements then push out from the
+ * peer's side. In flight data (the congestion window) is not limited.
+ * 1 GiB on loopback, 2 cores: FTP 1345-1559 -> 2077-2237 MB/s at 0.25
+ * instead of 0.7 server CPU-s; FTPS 750-765 -> 810-1030 MB/s with a third
+ * less client CPU.
+ */
+#define SFT_XFER_NOTSENT_LOWAT  (64 * 1024)
+
 
 struct sft_xfer_stream_s {
     /* set by the protocol before sft_xfer_stream_init() */
@@ -110,6 +121,7 @@ struct sft_xfer_stream_s {
     unsigned                      copy:1;      /* download: pooled */
     unsigned                      piping:1;    /* upload: splice(2) */
     unsigned                      decided:1;   /* the path is chosen */
+    unsigned                      lowat:1;     /* TCP_NOTSENT_LOWAT set */
     unsigned                      eof:1;
     unsigned                      cr:1;        /* upload: a CR held back */
     unsigned                      ended:1;
@@ -134,6 +146,7 @@ void sft_xfer_stream_moved(sft_xfer_stream_t *x, size_t n);
 void sft_xfer_stream_count(sft_xfer_stream_t *x, size_t n);
 void sft_xfer_stream_end(sft_xfer_stream_t *x, sft_uint_t reason,
     sft_storage_err_t err);
+void sft_xfer_stream_blocked(sft_xfer_stream_t *x, sft_event_t *ev);
 sft_int_t sft_xfer_stream_call_failed(sft_xfer_stream_t *x, sft_event_t *ev,
     const char *call);
 
