@@ -70,6 +70,10 @@ CEILING_NOTE = ("the row's throughput as a share of one core's `openssl speed -e
 LEAN_NOTE = ("curl reads TLS a record at a time (poll, header, body, two writes: ~330,000 system calls "
              "per GiB, a full core here), which caps every server near 1 GB/s; bench/ftps_client.py moves "
              "the same bytes with stock OpenSSL through memory BIOs, one recv per 256 KiB, and discards them")
+FLOOR_NOTE = ("the FTP small-file rows' client and session against bench/ftp_floor.c: one process "
+              "with blocking calls that answers every command at once, drops what is uploaded and sends "
+              "zeros, opening no file: what a file costs there is the client and the kernel's TCP work "
+              "(EPSV listener, connect, transfer, close), a floor no server on this machine can pass")
 LOGIN_NOTE = ("peers' user has a SHA-512 crypt hash (`openssl passwd -6`), not the OS "
               "default yescrypt (~55 ms per check here); siftpd verifies its own argon2id hash "
               "(`user add` default), a deliberately costlier check; 'first' = siftpd with "
@@ -719,20 +723,43 @@ def ftp_parallel(ctx, srv):
 
 
 def ftp_small(ctx, srv, upload, s3=False):
-    """N small files over one logged-in session with the stdlib client: EPSV,
-    connect, RETR/STOR, 226 per file.  (curl 7.88 stalls for exactly 1 s on a
-    share of reused-connection data connects - a multi-wait timeout in the
-    client - which swamped this row, so curl is not used here.)"""
+    """N small files over one logged-in session (ftp_small_session); an
+    upload's files counted where the server keeps them"""
     proto = "s3ftp" if s3 else "ftp"
     port = ctx.endpoint(srv, proto)
     store = ctx.store(srv, s3)
-    n, size = ctx.p["s3_small_n" if s3 else "small_n"], ctx.p["small_size"]
+    n = ctx.p["s3_small_n" if s3 else "small_n"]
     updir = None
     if upload:
         updir = f"up/s-{ctx.uniq()}"
         if not s3:  # S3: the client's MKD below, so that a server's directory cache knows it
             store.mkdir(updir)
-        payloads = []
+    try:
+        busy = ftp_small_session(ctx, port, n, upload, updir if upload else "small", mkd=upload and s3)
+        if upload:
+            all_arrived(store, updir, n)
+    finally:
+        if updir:
+            store.remove(updir)
+    return dict(value=n / busy, transfer_s=busy)
+
+
+def all_arrived(store, updir, n):
+    """the N files of an upload row are where the server keeps them"""
+    got = store.count(updir)
+    if got != n:
+        raise RuntimeError(f"{got}/{n} files arrived")
+
+
+def ftp_small_session(ctx, port, n, upload, cwd, mkd=False):
+    """N small files over one logged-in session with the stdlib client: EPSV,
+    connect, RETR/STOR, 226 per file; the seconds they took.  (curl 7.88
+    stalls for exactly 1 s on a share of reused-connection data connects - a
+    multi-wait timeout in the client - which swamped this row, so curl is
+    not used here.)"""
+    size = ctx.p["small_size"]
+    payloads = []
+    if upload:
         for i in range(n):
             with open(os.path.join(ctx.data, "small", f"f{i:04d}"), "rb") as f:
                 payloads.append(f.read())
@@ -741,9 +768,9 @@ def ftp_small(ctx, srv, upload, s3=False):
     try:
         c.login(ctx.user, ctx.pw)
         c.cmd("TYPE I", (200,))
-        if upload and s3:
-            c.cmd(f"MKD {updir}", (257,))
-        c.cmd(f"CWD {updir if upload else 'small'}", (250,))
+        if mkd:
+            c.cmd(f"MKD {cwd}", (257,))
+        c.cmd(f"CWD {cwd}", (250,))
         limit = time.monotonic() + TRANSFER_TIMEOUT_S
         t0 = time.perf_counter()
         for i in range(n):
@@ -757,14 +784,40 @@ def ftp_small(ctx, srv, upload, s3=False):
                     raise RuntimeError(f"f{i:04d}: {got} bytes, want {size}")
         busy = time.perf_counter() - t0
         c.quit()
-        if upload:
-            got = store.count(updir)
-            if got != n:
-                raise RuntimeError(f"{got}/{n} files arrived")
     finally:
         c.close()
-        if updir:
-            store.remove(updir)
+    return busy
+
+
+def ftp_floor(ctx, upload):
+    """the small-file session against bench/ftp_floor.c, an FTP server that
+    does nothing but answer (no files, no logins, blocking calls): the
+    floor of the FTP small-file rows on this machine, built with cc into
+    the lab and stopped by its pid"""
+    exe = os.path.join(ctx.lab["lab"], "ftp_floor")
+    if not os.path.exists(exe):
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ftp_floor.c")
+        rc, out, err = run_proc(["cc", "-O2", "-o", exe, src], timeout=120)
+        if rc != 0:
+            raise Skip(f"n/a (cc: {(err or out).strip()[-120:]})")
+    port = ctx.lab["iperf_port"]  # the loopback ceiling's port: the two never run at once
+    srv = subprocess.Popen([exe, str(port), str(ctx.p["small_size"])],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if srv.poll() is not None:
+                    raise RuntimeError(f"ftp_floor exited ({srv.returncode})")
+                time.sleep(0.1)
+        n = ctx.p["small_n"]
+        busy = ftp_small_session(ctx, port, n, upload, "small")
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+        srv.wait()
     return dict(value=n / busy, transfer_s=busy)
 
 
@@ -1073,9 +1126,7 @@ def sftp_small(ctx, srv, upload, s3=False):
     try:
         wall, _ = sftp_session(ctx, port, lines, "chacha")
         if upload:
-            got = store.count(updir)
-            if got != n:
-                raise RuntimeError(f"{got}/{n} files arrived")
+            all_arrived(store, updir, n)
     finally:
         if updir:
             store.remove(updir)
@@ -1331,6 +1382,10 @@ ROWS = [
         "machine", lambda c, s: openssl_speed(c, "chacha20-poly1305"), runs="ceil_runs"),
     Row("ceil_loopback", "Ceiling: loopback TCP, 1 stream", "MB/s", "higher", "machine",
         lambda c, s: loopback_tcp(c), runs="ceil_runs"),
+    Row("ceil_ftp_small_dl", "Ceiling: FTP small files down against a server that only answers (bench/ftp_floor.c)",
+        "files/s", "higher", "machine", lambda c, s: ftp_floor(c, False), note=FLOOR_NOTE),
+    Row("ceil_ftp_small_ul", "Ceiling: FTP small files up against a server that only answers (bench/ftp_floor.c)",
+        "files/s", "higher", "machine", lambda c, s: ftp_floor(c, True), note=FLOOR_NOTE),
     Row("ftp_dl", "FTP download {big}", "MB/s", "higher", "ftp", lambda c, s: ftp_transfer(c, s, False, False)),
     Row("ftp_ul", "FTP upload {big}", "MB/s", "higher", "ftp", lambda c, s: ftp_transfer(c, s, False, True)),
     Row("ftp_dl_par16", "FTP 16 parallel downloads, aggregate", "MB/s", "higher", "ftp", ftp_parallel),
