@@ -248,6 +248,8 @@ cmp_ok($r->{bytesSftp} // 0, '>=', 2 * 16 * 16384, 'and the SFTP ones');
 cmp_ok($r->{samples} // 0, '>', 0, 'over samples of the throughput');
 like($r->{legend} // '', qr/FTP: .* since the page opened/, 'with a legend');
 cmp_ok($r->{transfers} // 0, '>=', 2, 'transfers by data path listed');
+like($r->{pool} // '', qr{^\d+ / \d+$}, 'the buffer pool\'s chunks in use shown');
+is($r->{reserved}, '0', 'and those S3 upload parts reserved (none here)');
 step('screenshot', "$shots/overview.png");
 
 # a change from the page, as the API then shows it

@@ -141,6 +141,7 @@ export function showStats(s, now) {
     ["chunk size", bytes(p.chunk_bytes)],
     ["waits", p.waits],
     ["waiting now", p.waiters],
+    ["reserved by S3 upload parts", p.reserved],
   ]);
 
   transfers(s);

@@ -247,6 +247,8 @@ const steps = {
       legend: document.getElementById("throughput-legend").textContent,
       pool: document.querySelector('#pool dd[data-key="chunks in use"]')
         .textContent,
+      reserved: document.querySelector(
+        '#pool dd[data-key="reserved by S3 upload parts"]').textContent,
       transfers: document.querySelectorAll("#transfers tbody tr").length,
     }));
   },
