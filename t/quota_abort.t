@@ -5,7 +5,9 @@
 # it charged to the user's quota, once: on S3 (a multipart upload
 # aborted) and on a posix disk (a temporary file removed), the usage the
 # admin API shows is the one before the upload; a complete upload after
-# it is charged as usual.  Every process is stopped by pid.
+# it is charged as usual.  An append cut mid-way gives back its growth
+# on S3, which keeps the object as it was, and keeps it charged on
+# posix, which keeps the bytes.  Every process is stopped by pid.
 
 use warnings;
 use strict;
@@ -71,12 +73,13 @@ sub usage_until {
     return $v;
 }
 
-# STOR of $name left running with 300000 bytes sent; once the usage
-# shows their charge, the control connection closed before the data one
+# STOR (or $verb) of $name left running with 300000 bytes sent; once the
+# usage shows their charge, the control connection closed before the data
+# one
 sub cut_upload {
-    my ($user, $name, $before) = @_;
+    my ($user, $name, $before, $verb) = @_;
     my ($s, $dc) = ftp_upload_start(port(8021), $user, 'pw', $name,
-        'y' x 300000);
+        'y' x 300000, $verb);
     my $raised = usage_until($user, $before, 1);
     close $s;
     close $dc;
@@ -111,5 +114,22 @@ is(join(' ', sort grep { $_ ne 'srv/bob/' } keys %k),
     'srv/bob/first srv/bob/second',
     'S3: no object of the cut upload');
 ok(!-e "$d/data/pat/cut", 'posix: no file of the cut upload');
+
+# an append cut mid-way: S3 keeps the object as it was (its upload is
+# staged), so the growth is given back; posix keeps the bytes written,
+# and their charge
+
+my $raised = cut_upload('bob', 'first', '200000 2', 'APPE');
+like($raised, qr/^\d+ 2$/, "S3: the cut append was charged ($raised)");
+is(usage_until('bob', '200000 2'), '200000 2',
+    'S3: cut, the append gave back its growth');
+%k = s3_keys($moto, 'srv/bob/');
+is($k{'srv/bob/first'}, 100000, 'S3: the object is as it was');
+
+$raised = cut_upload('pat', 'first', '200000 2', 'APPE');
+my $size = -s "$d/data/pat/first";
+ok($size > 100000, "posix: the cut append left the file at $size bytes");
+is(usage_until('pat', 100000 + $size . ' 2'), 100000 + $size . ' 2',
+    'posix: and its growth stays charged');
 
 $t->done();
