@@ -3,13 +3,17 @@
 # pgsql_quota.t -- two nodes on one PostgreSQL user store and one moto
 # bucket share a user's quota: once node B has counted the home, a quota
 # filled through node A refuses the next upload through B (FTP 552, SFTP
-# failure); a delete through B frees room for an upload through A;
-# uploads at once through both never store more than quota_bytes (the
-# bucket's listing is the judge); node A killed while it holds a lease:
-# B uses the room once the lease is swept (the home counted again); the
-# database stopped: a node refuses what its lease does not cover, with
-# "cannot be checked" in its log, and uploads again once it is back.
-# Every process is stopped by pid.
+# failure), and the refused uploads give back what they charged; a
+# delete through B frees room for an upload through A; an upload cut
+# mid-way gives back its charge; uploads at once through both never
+# store more than quota_bytes (the bucket's listing is the judge); room
+# held in A's lease is given to B when B is short of it, and the quota
+# still refuses past it; A's worker that ends (a reload) deletes its
+# lease before it exits, and B uses the whole room at once; node A
+# killed while it holds a lease: B uses the room once the lease is
+# swept (the home counted again); the database stopped: a node refuses
+# what its lease does not cover, with "cannot be checked" in its log,
+# and uploads again once it is back.  Every process is stopped by pid.
 
 use warnings;
 use strict;
@@ -20,6 +24,7 @@ use Time::HiRes qw/sleep time/;
 use IO::Socket::INET;
 use POSIX qw/:sys_wait_h/;
 use Test::Siftpd qw/port children http_raw/;
+use Test::Siftpd::FTP qw/ftp_upload_start/;
 use Test::Siftpd::PgSQL;
 use Test::Siftpd::S3 qw/s3_proxied s3_keys s3_put/;
 
@@ -87,7 +92,7 @@ $pg->psql("INSERT INTO siftp_users (name, password, home, storage, "
 $a->write_file('empty', '');
 s3_put($moto, 'q/bob/', "$da/empty");
 
-for my $n (100000, 150000, 200000, 500000, 800000) {
+for my $n (100000, 150000, 200000, 300000, 500000, 800000) {
     $a->write_file("f$n", 'x' x $n);
 }
 
@@ -176,20 +181,38 @@ isnt($rc, 0, 'and by SFTP') or diag($out);
 like($out, qr/Failure|failed|quota/i, 'an SFTP failure') or diag($out);
 ok(stored() <= $max, 'the bucket holds no more than the quota');
 
-# what the refused uploads had charged stays charged (S3 keeps nothing
-# of them): an admin's recount through B replaces the shared usage
+# what the refused uploads had charged is given back (S3 keeps nothing
+# of them); an admin's recount through B replaces the shared usage
 
+is(shared_until('900000'), '900000',
+    'the refused uploads gave back what they charged');
 like(recount('B'), qr/"bytes":\s*900000\b/, 'B recounts 900000 bytes');
 is(shared_until('900000'), '900000', 'the recount replaced the shared usage');
 
-# a delete through B frees room for A (each refused upload above kept
-# its charge: recounted first)
+# a delete through B frees room for A
 
 ($rc, $out) = $b->sftp_batch($sftp{B}, 'bob', "rm a1\n");
 is($rc, 0, 'B deletes the 800000 bytes A stored') or diag($out);
 ($rc, $out) = ftp_put_until('A', 500000, 'a3');
 is($rc, 0, 'A stores 500000 in the room B freed') or diag($out);
 settle();
+
+# an upload cut mid-way through A: its charge (seen by A's admin API)
+# given back to the shared usage
+
+my ($cs, $cd) = ftp_upload_start($ftp{A}, 'bob', 'pw', 'cut', 'y' x 300000);
+my $seen = '';
+for (1 .. 100) {
+    $seen = usage_api('A');
+    last if $seen ne '' && $seen ne '600000';
+    sleep 0.1;
+}
+ok($seen > 600000, "A charged the upload ($seen bytes in use)");
+close $cs;
+close $cd;
+ok($a->wait_log(qr/"cut" \d+ bytes, aborted/, 10), 'the upload was cut');
+settle();
+is(shared_until('600000'), '600000', 'the cut upload gave its charge back');
 
 like($pg->psql("SELECT bytes, counted FROM siftp_quota WHERE name = 'bob'"),
     qr/^600000\|t$/, 'the database holds the usage of both nodes');
@@ -217,6 +240,14 @@ ok($total <= $max, "uploads at once through A and B: $total bytes stored, "
     . "no more than $max");
 ok($ok >= 1 && $ok <= 2, "$ok of the four stored (room for two at most)");
 
+# the usage bob's record shows through a node's admin API, '' unknown
+sub usage_api {
+    my ($node) = @_;
+    my $r = http_raw($api{$node}, "GET /api/v1/users/bob HTTP/1.1\r\n"
+        . "Host: x\r\nConnection: close\r\n\r\n") // '';
+    return $r =~ /"usage":\s*\{[^}]*"bytes":\s*(\d+)/ ? $1 : '';
+}
+
 # the admin API (and the dashboard) of both nodes show the shared usage
 
 my $shared = $pg->psql("SELECT bytes FROM siftp_quota WHERE name = 'bob'");
@@ -238,6 +269,24 @@ for my $n ('A', 'B') {
 ($rc, $out) = $b->sftp_batch($sftp{B}, 'bob',
     join('', map { "-rm c$_\n" } 1 .. 4));     # "-": on past a missing one
 settle();
+
+# room in A's lease: B, short of it, asks A for it and stores exactly the
+# rest of the quota; past it the quota still refuses
+
+is(shared_until('600000'), '600000', '600000 bytes stored');
+($rc, $out) = ftp_put('A', 100000, 'l1');
+is($rc, 0, 'A stores 100000') or diag($out);
+my $held = $pg->psql("SELECT bytes FROM siftp_quota_leases "
+    . "WHERE node = 'node-A' AND bytes > 0");
+($rc, $out) = ftp_put('B', 300000, 'l2');
+is($rc, 0, "B stores the 300000 left, A's lease held $held of them")
+    or diag($out);
+($rc, $out) = ftp_put('A', 100000, 'l3');
+is($rc, 70, 'the quota full: A refuses 100000 more (552)') or diag($out);
+ok(stored() <= $max, 'no more than the quota stored');
+($rc, $out) = $b->sftp_batch($sftp{B}, 'bob', "rm l1\nrm l2\n");
+settle();
+
 $pg->stop();
 ok($a->wait_log(qr/PostgreSQL user store: (read|write|query) failed/, 30),
     'A lost the database');
@@ -250,8 +299,30 @@ $pg->start();
 ($rc, $out) = ftp_put_until('A', 100000, 'd1');
 is($rc, 0, 'the database back: A stores again') or diag($out);
 
+# A's worker ends with a lease held (a reload): its lease row is gone once
+# it exited, and B stores the whole room left at once
+
+settle();
+my $base = $pg->psql("SELECT bytes FROM siftp_quota WHERE name = 'bob'");
+my $left = $max - $base - 100000;
+$a->write_file("f$left", 'w' x $left);
+my @old = $a->workers();
+($rc, $out) = ftp_put('A', 100000, 'r1');
+is($rc, 0, 'A stores 100000') or diag($out);
+$held = $pg->psql("SELECT bytes FROM siftp_quota_leases "
+    . "WHERE node = 'node-A' AND worker_pid = $old[0]");
+ok($held ne '', "A's worker has its lease row ($held bytes)");
+$a->reload();
+ok($a->wait_for(sub { !kill(0, $old[0]) }, 30), "A's old worker exited");
+is($pg->psql("SELECT count(*) FROM siftp_quota_leases "
+    . "WHERE node = 'node-A' AND worker_pid = $old[0]"), '0',
+    'its lease row was deleted before it exited');
+($rc, $out) = ftp_put('B', $left, 'r2');
+is($rc, 0, "B stores the whole room left, $left") or diag($out);
+($rc, $out) = $b->sftp_batch($sftp{B}, 'bob', "rm r1\nrm r2\n");
+
 # A killed while it holds a lease: B uses the room once it is swept
-# (the uploads refused above kept their charges: recounted first)
+# (recounted first: the usage is what the bucket holds)
 
 $total = stored();
 like(recount('B'), qr/"bytes":\s*$total\b/, "B recounts $total bytes");

@@ -57,15 +57,15 @@ sub api {
 $na->run();
 ok($na->wait_log(qr/schema migration "001_init" applied/, 30),
     'node A made the schema');
-ok($na->wait_log(qr/PostgreSQL user store: connected, schema version 4/,
+ok($na->wait_log(qr/PostgreSQL user store: connected, schema version 5/,
     30), 'and is connected');
 is($pg->psql('SELECT version, name FROM siftp_schema_version '
     . 'ORDER BY version'), "1|001_init\n2|002_shared_bans\n3|003_nodes\n"
-    . "4|004_shared_quota",
+    . "4|004_shared_quota\n5|005_quota_return",
     'the schema versions are recorded');
 
 $nb->run();
-ok($nb->wait_log(qr/PostgreSQL user store: connected, schema version 4/,
+ok($nb->wait_log(qr/PostgreSQL user store: connected, schema version 5/,
     30), 'node B connects to the same schema');
 unlike($nb->read_file('error.log'), qr/schema migration/,
     'and applies no migration again');

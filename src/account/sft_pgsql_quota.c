@@ -5,8 +5,11 @@
  * (sql/pgsql/004_shared_quota.sql) on the worker's connection; a report
  * the connection lost is sent again under its number once it is back.
  * Every change of a user's usage, by any node, is told on "siftp_quota"
- * and set in the shared memory the admin API shows.  Users without a
- * quota make no traffic: they have no lease.
+ * and set in the shared memory the admin API shows.  So are a short
+ * worker's ask for the room other leases hold and the room given back
+ * (sql/pgsql/005_quota_return.sql).  A worker that ends gives its leases
+ * back before it exits.  Users without a quota make no traffic: they
+ * have no lease.
  */
 
 #include <sft_config.h>
@@ -14,6 +17,7 @@
 #include <sft_event.h>
 #include <sft_pgsql_user.h>
 #include <sft_usage_lease.h>
+#include <sft_exit_hold.h>
 
 
 #define SFT_PGSQL_QUOTA_CHANNEL   "siftp_quota"
@@ -22,9 +26,10 @@
 #define SFT_PGSQL_QUOTA_NUM_LEN   sizeof("-9223372036854775808")
 
 
-/* a lease's report on the wire: the query and its numbers */
+/* a lease's report on the wire (and its ask): the query and its numbers */
 typedef struct {
     sft_pgsql_query_t      q;
+    sft_pgsql_query_t      ask;
     sft_usage_lease_t     *lease;
     char                   name[SFT_USER_NAME_MAX + 1];
     char                   num[SFT_PGSQL_QUOTA_NPARAMS]
@@ -34,8 +39,14 @@ typedef struct {
 
 static sft_int_t sft_pgsql_quota_init_process(sft_cycle_t *cycle);
 static void sft_pgsql_quota_exit_process(sft_cycle_t *cycle);
+static sft_pgsql_query_t *sft_pgsql_quota_query(sft_usage_lease_t *l,
+    sft_uint_t ask);
 static sft_int_t sft_pgsql_quota_sync(sft_usage_lease_t *l);
 static void sft_pgsql_quota_synced(sft_pgsql_query_t *q, PGresult *res);
+static sft_int_t sft_pgsql_quota_ask(sft_usage_lease_t *l);
+static void sft_pgsql_quota_answered(sft_pgsql_query_t *q, PGresult *res);
+static sft_int_t sft_pgsql_quota_leave(sft_exit_hold_t *h);
+static void sft_pgsql_quota_left(void *data);
 static void sft_pgsql_quota_tick(sft_event_t *ev);
 static void sft_pgsql_quota_notify(sft_str_t *payload, void *data);
 static void sft_pgsql_quota_state(sft_uint_t up, void *data);
@@ -67,6 +78,7 @@ sft_module_t  sft_pgsql_quota_module = {
 static struct {
     sft_event_t            timer;
     sft_pgsql_listener_t   listener;
+    sft_exit_hold_t        hold;
     sft_log_t             *log;
     char                   node[256];
     char                   master[24];
@@ -101,20 +113,40 @@ sft_pgsql_quota_init_process(sft_cycle_t *cycle)
                           &sft_pgsql_quota.timer, sft_pgsql_quota_tick,
                           SFT_PGSQL_QUOTA_TICK_MSEC, cycle->log);
 
-    sft_usage_lease_provide(sft_pgsql_quota_sync, cycle->log);
+    sft_usage_lease_provide(sft_pgsql_quota_sync, sft_pgsql_quota_ask,
+                            cycle->log);
+
+    sft_pgsql_quota.hold.start = sft_pgsql_quota_leave;
+    sft_exit_hold_add(&sft_pgsql_quota.hold);
 
     return SFT_OK;
 }
 
 
-/* the leases left are the database's to sweep */
+/* the sessions are gone: the leases given back before the exit */
+
+static sft_int_t
+sft_pgsql_quota_leave(sft_exit_hold_t *h)
+{
+    return sft_usage_lease_leave(sft_pgsql_quota_left, h);
+}
+
+
+static void
+sft_pgsql_quota_left(void *data)
+{
+    sft_exit_hold_done(data);
+}
+
+
+/* the leases not given back in time are the database's to sweep */
 
 static void
 sft_pgsql_quota_exit_process(sft_cycle_t *cycle)
 {
     (void) cycle;
 
-    sft_usage_lease_provide(NULL, NULL);
+    sft_usage_lease_provide(NULL, NULL, NULL);
 
     if (sft_pgsql_quota.timer.timer_set) {
         sft_del_timer(&sft_pgsql_quota.timer);
@@ -131,10 +163,10 @@ sft_pgsql_quota_num(sft_pgsql_quota_sync_t *s, sft_uint_t i, off_t n)
 }
 
 
-/* the lease's report: SFT_AGAIN on the wire, SFT_ERROR the server is down */
+/* the lease's query for a report, or for an ask, made ready for its own */
 
-static sft_int_t
-sft_pgsql_quota_sync(sft_usage_lease_t *l)
+static sft_pgsql_query_t *
+sft_pgsql_quota_query(sft_usage_lease_t *l, sft_uint_t ask)
 {
     sft_pgsql_query_t       *q;
     sft_pgsql_quota_sync_t  *s;
@@ -144,7 +176,7 @@ sft_pgsql_quota_sync(sft_usage_lease_t *l)
     if (s == NULL) {
         s = sft_calloc(sizeof(sft_pgsql_quota_sync_t), sft_pgsql_quota.log);
         if (s == NULL) {
-            return SFT_ERROR;
+            return NULL;
         }
 
         s->lease = l;
@@ -153,14 +185,38 @@ sft_pgsql_quota_sync(sft_usage_lease_t *l)
         l->ctx = s;
     }
 
-    q = &s->q;
+    q = ask ? &s->ask : &s->q;
     sft_memzero(q, sizeof(sft_pgsql_query_t));
 
-    q->sql = "SELECT * FROM siftp_quota_sync($1, $2, $3, $4, $5, $6, $7, "
-             "$8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
-    q->nparams = SFT_PGSQL_QUOTA_NPARAMS;
+    q->done = ask ? sft_pgsql_quota_answered : sft_pgsql_quota_synced;
+    q->data = s;
     q->params[0] = s->name;
     q->params[1] = sft_pgsql_quota.node;
+
+    return q;
+}
+
+
+/*
+ * The lease's report, or its last (the lease given back whole, its row
+ * deleted): SFT_AGAIN on the wire, SFT_ERROR the server is down.
+ */
+
+static sft_int_t
+sft_pgsql_quota_sync(sft_usage_lease_t *l)
+{
+    sft_pgsql_query_t       *q;
+    sft_pgsql_quota_sync_t  *s;
+
+    q = sft_pgsql_quota_query(l, 0);
+    if (q == NULL) {
+        return SFT_ERROR;
+    }
+
+    s = q->data;
+
+    /* who reports, and what: the same for both */
+
     q->params[2] = sft_pgsql_quota.master;
     q->params[3] = sft_pgsql_quota.worker;
     q->params[4] = sft_pgsql_quota_num(s, 4, (off_t) l->seq);
@@ -168,6 +224,18 @@ sft_pgsql_quota_sync(sft_usage_lease_t *l)
     q->params[6] = sft_pgsql_quota_num(s, 6, l->out_spent_files);
     q->params[7] = sft_pgsql_quota_num(s, 7, l->out_freed_bytes);
     q->params[8] = sft_pgsql_quota_num(s, 8, l->out_freed_files);
+
+    if (l->out_give) {
+        q->sql = "SELECT * FROM siftp_quota_leave($1, $2, $3, $4, $5, $6, "
+                 "$7, $8, $9)";
+        q->nparams = 9;
+
+        return sft_pgsql_query(q) == SFT_AGAIN ? SFT_AGAIN : SFT_ERROR;
+    }
+
+    q->sql = "SELECT * FROM siftp_quota_sync($1, $2, $3, $4, $5, $6, $7, "
+             "$8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
+    q->nparams = SFT_PGSQL_QUOTA_NPARAMS;
     q->params[9] = sft_pgsql_quota_num(s, 9, l->want_bytes);
     q->params[10] = sft_pgsql_quota_num(s, 10, l->want_files);
     q->params[11] = sft_pgsql_quota_num(s, 11, l->need_bytes);
@@ -178,10 +246,41 @@ sft_pgsql_quota_sync(sft_usage_lease_t *l)
     q->params[15] = l->out_count
                     ? sft_pgsql_quota_num(s, 15, l->out_count_files) : NULL;
     q->params[16] = l->out_recount ? "t" : "f";
-    q->done = sft_pgsql_quota_synced;
-    q->data = s;
 
     return sft_pgsql_query(q) == SFT_AGAIN ? SFT_AGAIN : SFT_ERROR;
+}
+
+
+/* the lease is short: the other workers holding room are asked for it */
+
+static sft_int_t
+sft_pgsql_quota_ask(sft_usage_lease_t *l)
+{
+    sft_pgsql_query_t  *q;
+
+    q = sft_pgsql_quota_query(l, 1);
+    if (q == NULL) {
+        return SFT_ERROR;
+    }
+
+    q->sql = "SELECT siftp_quota_ask($1, $2, $3)";
+    q->nparams = 3;
+    q->params[2] = sft_pgsql_quota.worker;
+
+    return sft_pgsql_query(q) == SFT_AGAIN ? SFT_AGAIN : SFT_ERROR;
+}
+
+
+static void
+sft_pgsql_quota_answered(sft_pgsql_query_t *q, PGresult *res)
+{
+    sft_pgsql_quota_sync_t  *s = q->data;
+
+    sft_usage_lease_answered(s->lease,
+                             res != NULL
+                             && PQresultStatus(res) == PGRES_TUPLES_OK
+                             && PQntuples(res) == 1 && PQnfields(res) == 1
+                             && PQgetvalue(res, 0, 0)[0] == 't');
 }
 
 
@@ -260,7 +359,11 @@ sft_pgsql_quota_tick(sft_event_t *ev)
 }
 
 
-/* "NAME BYTES FILES" from any node; "NAME -1 -1": to be counted again */
+/*
+ * "NAME BYTES FILES" from any node; "NAME -1 -1": to be counted again;
+ * "NAME ask": a short worker asks for the room leases hold; "NAME room":
+ * a lease was given back
+ */
 
 static void
 sft_pgsql_quota_notify(sft_str_t *payload, void *data)
@@ -289,6 +392,26 @@ sft_pgsql_quota_notify(sft_str_t *payload, void *data)
     name.data = (u_char *) buf;
     name.len = p - buf;
 
+    if (sft_users_valid_name(&name) != SFT_OK) {
+        return;
+    }
+
+    r = sft_usage_lookup(&name);
+
+    if (r == NULL) {
+        return;
+    }
+
+    if (strcmp(p + 1, "ask") == 0) {
+        sft_usage_lease_asked(r);
+        return;
+    }
+
+    if (strcmp(p + 1, "room") == 0) {
+        sft_usage_lease_room(r);
+        return;
+    }
+
     errno = 0;
     bytes = strtoll(p + 1, &end, 10);
 
@@ -299,16 +422,6 @@ sft_pgsql_quota_notify(sft_str_t *payload, void *data)
     files = strtoll(end + 1, &end, 10);
 
     if (errno || *end != '\0' || bytes < -1 || files < -1) {
-        return;
-    }
-
-    if (sft_users_valid_name(&name) != SFT_OK) {
-        return;
-    }
-
-    r = sft_usage_lookup(&name);
-
-    if (r == NULL) {
         return;
     }
 

@@ -3,9 +3,13 @@
  * nodes.  A charge spends the lease at once, or is short: then the worker
  * asks the store for more (a write may wait for the answer, the others
  * are refused) and the store grants what the quota leaves after the usage
- * and every other lease, so the nodes together never pass it.  Credits go
- * to the store, not to the lease.  A report is kept until the store
- * acknowledged it, and sent again under the same number.
+ * and every other lease, so the nodes together never pass it.  One still
+ * short asks the other workers for the room their leases hold before it
+ * refuses: those that do not need theirs give it back whole (no longer
+ * spent here from that moment), and it asks the store once more.  Credits
+ * go to the store, not to the lease.  A report is kept until the store
+ * acknowledged it, and sent again under the same number.  A worker that
+ * ends gives every lease back.
  */
 
 #include <sft_config.h>
@@ -23,18 +27,26 @@ static sft_usage_lease_t *sft_usage_lease_find(sft_usage_t *r,
     off_t max_bytes, off_t max_files);
 static void sft_usage_lease_sync(sft_usage_lease_t *l);
 static void sft_usage_lease_wake(sft_usage_lease_t *l);
+static void sft_usage_lease_give(sft_usage_lease_t *l);
+static void sft_usage_lease_retry(sft_usage_lease_t *l);
+static void sft_usage_lease_left(sft_usage_lease_t *l);
 
 
 static struct {
     sft_usage_lease_sync_pt    sync;
+    sft_usage_lease_sync_pt    ask;
     sft_log_t                 *log;
+    void                     (*left)(void *data);
+    void                      *left_data;
+    sft_uint_t                 leaving;     /* leases not given back yet */
     sft_usage_lease_t         *all;
     sft_usage_lease_t         *bucket[SFT_USAGE_LEASE_BUCKETS];
 } sft_usage_lease;
 
 
 void
-sft_usage_lease_provide(sft_usage_lease_sync_pt sync, sft_log_t *log)
+sft_usage_lease_provide(sft_usage_lease_sync_pt sync,
+    sft_usage_lease_sync_pt ask, sft_log_t *log)
 {
     sft_usage_lease_t  *l, *next;
 
@@ -50,6 +62,7 @@ sft_usage_lease_provide(sft_usage_lease_sync_pt sync, sft_log_t *log)
     }
 
     sft_usage_lease.sync = sync;
+    sft_usage_lease.ask = ask;
     sft_usage_lease.log = log;
 }
 
@@ -206,6 +219,7 @@ sft_usage_lease_need(sft_usage_t *r, off_t max_bytes, off_t max_files,
     }
 
     l->need_bytes = sft_max(l->need_bytes, need);
+    l->need_file |= (need == 0 && max_files);
     l->charged = sft_current_msec;
     l->topup = 1;
 
@@ -284,8 +298,14 @@ sft_usage_lease_sync(sft_usage_lease_t *l)
         l->out = 1;
     }
 
-    if (sft_current_msec - l->charged >= SFT_USAGE_LEASE_IDLE_MSEC
-        && l->waiting == NULL && l->need_bytes == 0)
+    l->give |= l->leaving;
+
+    if (l->give) {
+        l->want_bytes = 0;          /* given back whole: the lease ends */
+        l->want_files = 0;
+
+    } else if (sft_current_msec - l->charged >= SFT_USAGE_LEASE_IDLE_MSEC
+               && l->waiting == NULL && l->need_bytes == 0)
     {
         l->want_bytes = 0;          /* idle: given back */
         l->want_files = 0;
@@ -305,6 +325,7 @@ sft_usage_lease_sync(sft_usage_lease_t *l)
 
     l->again = 0;
     l->topup = 0;
+    l->out_give = l->give;
     l->syncing = 1;
 
     if (sft_usage_lease.sync(l) == SFT_AGAIN) {
@@ -313,6 +334,7 @@ sft_usage_lease_sync(sft_usage_lease_t *l)
 
     l->syncing = 0;
     l->need_bytes = 0;
+    sft_usage_lease_left(l);
 
     if (!l->down) {
         l->down = 1;
@@ -334,6 +356,7 @@ sft_usage_lease_synced(sft_usage_lease_t *l, sft_uint_t ok, off_t bytes,
 
     if (!ok) {
         l->down = 1;
+        sft_usage_lease_left(l);
         sft_usage_lease_wake(l);
         return;
     }
@@ -354,6 +377,19 @@ sft_usage_lease_synced(sft_usage_lease_t *l, sft_uint_t ok, off_t bytes,
     l->lease_bytes = sft_max(lease_bytes - l->spent_bytes, 0);
     l->lease_files = sft_max(lease_files - l->spent_files, 0);
 
+    /* given back, or to be: none of it is spent here */
+
+    if (l->out_give || l->give) {
+        l->lease_bytes = 0;
+        l->lease_files = 0;
+    }
+
+    if (l->out_give) {
+        l->give = 0;
+        l->out_give = 0;
+        sft_usage_lease_left(l);
+    }
+
     if (counted) {
         sft_usage_replace(l->usage,
                           sft_max(bytes + l->spent_bytes - l->freed_bytes, 0),
@@ -373,7 +409,137 @@ sft_usage_lease_synced(sft_usage_lease_t *l, sft_uint_t ok, off_t bytes,
         }
     }
 
+    /* still short: the other workers are asked for the room they hold */
+
+    if (l->waiting && !l->asked && sft_usage_lease.ask
+        && ((l->max_bytes && l->lease_bytes < l->need_bytes)
+            || (l->max_files && l->need_file && l->lease_files == 0)))
+    {
+        l->asked = 1;
+        l->asked_at = sft_current_msec;
+
+        if (l->asking) {
+            return;                 /* an ask is on the wire: its answer */
+        }
+
+        if (sft_usage_lease.ask(l) == SFT_AGAIN) {
+            l->asking = 1;
+            return;
+        }
+    }
+
     sft_usage_lease_wake(l);
+}
+
+
+void
+sft_usage_lease_answered(sft_usage_lease_t *l, sft_uint_t held)
+{
+    l->asking = 0;
+
+    /* nobody else holds room: refused now; else their room is waited for */
+
+    if (l->asked && !l->retry && !l->syncing && !held) {
+        sft_usage_lease_wake(l);
+    }
+}
+
+
+void
+sft_usage_lease_room(sft_usage_t *r)
+{
+    sft_usage_lease_t  *l;
+
+    l = sft_usage_lease_find(r, 0, 0);
+
+    if (l != NULL && l->asked && !l->retry) {
+        sft_usage_lease_retry(l);
+    }
+}
+
+
+/* asked once more, with what the others gave back: the answer decides */
+
+static void
+sft_usage_lease_retry(sft_usage_lease_t *l)
+{
+    l->retry = 1;
+    l->topup = 1;
+
+    sft_usage_lease_sync(l);
+}
+
+
+void
+sft_usage_lease_asked(sft_usage_t *r)
+{
+    sft_usage_lease_t  *l;
+
+    l = sft_usage_lease_find(r, 0, 0);
+
+    if (l == NULL || l->waiting || l->need_bytes || l->give
+        || (l->lease_bytes == 0 && l->lease_files == 0))
+    {
+        return;
+    }
+
+    sft_usage_lease_give(l);
+}
+
+
+/* the room left is given back whole: not spent here from now on */
+
+static void
+sft_usage_lease_give(sft_usage_lease_t *l)
+{
+    l->give = 1;
+    l->lease_bytes = 0;
+    l->lease_files = 0;
+
+    sft_usage_lease_sync(l);
+}
+
+
+sft_int_t
+sft_usage_lease_leave(void (*done)(void *data), void *data)
+{
+    sft_usage_lease_t  *l;
+
+    sft_usage_lease.left = done;
+    sft_usage_lease.left_data = data;
+
+    /* one more while they are sent: done() only after the last answer */
+
+    sft_usage_lease.leaving = 1;
+
+    for (l = sft_usage_lease.all; l; l = l->next) {
+        if (l->seq == 0 && !l->count) {
+            continue;               /* never reported: no lease there */
+        }
+
+        l->leaving = 1;
+        sft_usage_lease.leaving++;
+        sft_usage_lease_give(l);
+    }
+
+    return --sft_usage_lease.leaving ? SFT_AGAIN : SFT_OK;
+}
+
+
+/* a leaving lease's last report was answered, or cannot be */
+
+static void
+sft_usage_lease_left(sft_usage_lease_t *l)
+{
+    if (!l->leaving) {
+        return;
+    }
+
+    l->leaving = 0;
+
+    if (--sft_usage_lease.leaving == 0) {
+        sft_usage_lease.left(sft_usage_lease.left_data);
+    }
 }
 
 
@@ -383,6 +549,9 @@ sft_usage_lease_wake(sft_usage_lease_t *l)
     sft_usage_wait_t  *w, *next;
 
     l->need_bytes = 0;
+    l->need_file = 0;
+    l->asked = 0;
+    l->retry = 0;
 
     w = l->waiting;
     l->waiting = NULL;
@@ -401,6 +570,16 @@ sft_usage_lease_tick(void)
 
     for (l = sft_usage_lease.all; l; l = l->next) {
         if (l->syncing) {
+            continue;
+        }
+
+        /* the others asked: their answer, or no longer than this */
+
+        if (l->asked && !l->retry) {
+            if (sft_current_msec - l->asked_at >= SFT_USAGE_LEASE_ASK_MSEC) {
+                sft_usage_lease_retry(l);
+            }
+
             continue;
         }
 

@@ -3,7 +3,8 @@
  * they all reach (sft_pgsql_quota.c): each worker spends a lease, a slice
  * of a user's room the store reserved for it, without asking for each
  * chunk; it reports what it spent and what deletes freed when it asks for
- * more, renews it, or gives it back when idle.
+ * more, renews it, or gives it back when idle, when another worker is
+ * short of the room it holds, or when it ends.
  */
 
 #ifndef _SFT_USAGE_LEASE_H_INCLUDED_
@@ -15,6 +16,10 @@
 
 #define SFT_USAGE_LEASE_IDLE_MSEC    3000    /* no charge: given back */
 #define SFT_USAGE_LEASE_RENEW_MSEC   3000    /* held: renewed so often */
+#define SFT_USAGE_LEASE_ASK_MSEC     2000    /* others asked for room: the
+                                                short worker asks again
+                                                after their answer, or
+                                                after so long */
 
 
 typedef struct sft_usage_lease_s  sft_usage_lease_t;
@@ -54,6 +59,7 @@ struct sft_usage_lease_s {
     off_t                  out_count_files;
     sft_msec_t             charged;       /* the last charge */
     sft_msec_t             renewed;
+    sft_msec_t             asked_at;      /* the others were asked */
     sft_usage_wait_t      *waiting;
     void                  *ctx;           /* the store's */
     sft_usage_lease_t     *next;          /* the worker's leases */
@@ -68,17 +74,29 @@ struct sft_usage_lease_s {
     unsigned               out_recount:1;
     unsigned               down:1;        /* the store is unreachable */
     unsigned               told:1;        /* a refusal for it logged */
+    unsigned               need_file:1;   /* a new name waits */
+    unsigned               give:1;        /* given back whole: the next
+                                             report ends the lease */
+    unsigned               out_give:1;    /* the one under seq does */
+    unsigned               leaving:1;     /* the worker ends: given back */
+    unsigned               asked:1;       /* short: the others were asked */
+    unsigned               asking:1;      /* the store tells them */
+    unsigned               retry:1;       /* asked again after that */
 };
 
 
 /*
- * The store: sync(l) sends a report, SFT_AGAIN: sft_usage_lease_synced()
- * follows; SFT_ERROR: the store cannot be reached now.  NULL: quotas are
- * this node's alone.
+ * The store: sync(l) sends a report (l->out_give: the last of the lease,
+ * whose room is given back whole), SFT_AGAIN: sft_usage_lease_synced()
+ * follows; SFT_ERROR: the store cannot be reached now.  ask(l) tells the
+ * other workers that l is short of room, SFT_AGAIN:
+ * sft_usage_lease_answered() follows.  NULL: quotas are this node's
+ * alone.
  */
 typedef sft_int_t (*sft_usage_lease_sync_pt)(sft_usage_lease_t *l);
 
-void sft_usage_lease_provide(sft_usage_lease_sync_pt sync, sft_log_t *log);
+void sft_usage_lease_provide(sft_usage_lease_sync_pt sync,
+    sft_usage_lease_sync_pt ask, sft_log_t *log);
 
 /* SFT_DECLINED: not shared; SFT_AGAIN: short, more is being asked for */
 sft_int_t sft_usage_lease_charge(sft_usage_t *r, off_t max_bytes,
@@ -106,6 +124,18 @@ void sft_usage_lease_synced(sft_usage_lease_t *l, sft_uint_t ok,
 
 /* every second: idle leases given back, held ones renewed, reports sent */
 void sft_usage_lease_tick(void);
+
+/*
+ * A short worker asked for the room of r: a lease nothing here waits for
+ * is given back.  The store's answer to an ask: held, other workers hold
+ * room and were asked.  Room of r was given back by some worker.
+ */
+void sft_usage_lease_asked(sft_usage_t *r);
+void sft_usage_lease_answered(sft_usage_lease_t *l, sft_uint_t held);
+void sft_usage_lease_room(sft_usage_t *r);
+
+/* the worker ends: every lease given back; SFT_AGAIN: done(data) follows */
+sft_int_t sft_usage_lease_leave(void (*done)(void *data), void *data);
 
 
 #endif /* _SFT_USAGE_LEASE_H_INCLUDED_ */

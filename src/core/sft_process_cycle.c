@@ -11,6 +11,7 @@
 #include <sft_setproctitle.h>
 #include <sft_confine.h>
 #include <sft_sweeper.h>
+#include <sft_exit_hold.h>
 
 
 static void sft_start_worker_processes(sft_cycle_t *cycle, sft_int_t n,
@@ -618,7 +619,8 @@ sft_worker_process_cycle(sft_cycle_t *cycle, void *data)
     for ( ;; ) {
 
         if (sft_exiting
-            && (sft_event_sessions == 0 || sft_terminate_event.timedout))
+            && (sft_event_sessions == 0 || sft_terminate_event.timedout)
+            && sft_exit_hold_over(cycle->log))
         {
             sft_log_error(SFT_LOG_NOTICE, cycle->log, 0, "exiting");
             sft_worker_process_exit(cycle);
@@ -856,7 +858,8 @@ sft_single_process_cycle(sft_cycle_t *cycle)
         /* before the next wait, which no event may end when idle */
 
         if (sft_exiting
-            && (sft_event_sessions == 0 || sft_terminate_event.timedout))
+            && (sft_event_sessions == 0 || sft_terminate_event.timedout)
+            && sft_exit_hold_over(cycle->log))
         {
             for (i = 0; cycle->modules[i]; i++) {
                 if (cycle->modules[i]->exit_process) {

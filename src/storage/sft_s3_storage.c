@@ -59,7 +59,8 @@ sft_storage_driver_t  sft_s3_storage_driver = {
     sft_string("s3"),
     0,                                     /* runs on the loop */
     SFT_STORAGE_CAP_APPEND|SFT_STORAGE_CAP_WINDOW_WRITE
-    |SFT_STORAGE_CAP_RENAME|SFT_STORAGE_CAP_CHECKSUMS,
+    |SFT_STORAGE_CAP_RENAME|SFT_STORAGE_CAP_CHECKSUMS
+    |SFT_STORAGE_CAP_STAGED,
     {
         sft_s3_stat,
         sft_s3_stat,                       /* lstat: S3 has no links */

@@ -109,6 +109,10 @@ typedef enum {
 #define SFT_STORAGE_CAP_WINDOW_WRITE 0x100 /* writes out of order within
                                             the driver's window: one it
                                             cannot take is UNSUPPORTED */
+#define SFT_STORAGE_CAP_STAGED     0x200 /* every upload shows nothing
+                                            before its commit, whatever
+                                            its open's flags: an abort
+                                            leaves the name as it was */
 
 
 typedef struct sft_storage_s         sft_storage_t;

@@ -620,7 +620,10 @@ sft_vfs_post(sft_storage_req_t *req)
             break;
         }
 
+        /* how it was opened, for every driver: its close credits by it */
+
         file = req->file;
+        file->flags = req->flags;
 
         if (!file->existed
             && sft_vfs_quota_charge(s->quota, 0, 1) != SFT_OK)
@@ -701,18 +704,25 @@ sft_vfs_post(sft_storage_req_t *req)
 
     case SFT_STORAGE_CLOSE:
 
+        /*
+         * a commit that replaced a file gives back the old one; an upload
+         * aborted or failed that leaves nothing under the name (a
+         * temporary file, any upload of a staged driver: an S3 multipart
+         * upload) gives back what it charged, once
+         */
+
         file = req->file;
 
-        if (!(file->flags & SFT_STORAGE_WRITE_REPLACE)) {
-            break;
-        }
-
         if (req->commit && req->err == SFT_STORAGE_OK) {
-            if (file->existed) {
+            if ((file->flags & SFT_STORAGE_WRITE_REPLACE) && file->existed) {
                 sft_vfs_quota_credit(s->quota, file->replaced_size, 0);
             }
 
-        } else {
+        } else if (file->write
+                   && ((file->flags & SFT_STORAGE_WRITE_REPLACE)
+                       || sft_storage_has(file->storage,
+                                          SFT_STORAGE_CAP_STAGED)))
+        {
             sft_vfs_quota_credit(s->quota, file->charged,
                                  file->existed ? 0 : 1);
             file->charged = 0;

@@ -5,7 +5,11 @@
  * with the connection is sent again under the same number, a refused
  * report leaves the waiting to go on, an idle lease is given back, a
  * store that cannot be reached refuses what the lease does not cover,
- * and a user without a quota never reaches the store.
+ * and a user without a quota never reaches the store.  A write still
+ * short asks the other workers for their room and is asked for again
+ * once they gave it (or after a bound), refused at once if nobody holds
+ * any; a lease asked for is given back whole, at once; a worker that
+ * ends gives every lease back and is told when it is done.
  */
 
 #include <sft_config.h>
@@ -15,6 +19,8 @@
 
 
 static sft_uint_t          syncs;
+static sft_uint_t          asks;
+static sft_uint_t          left;
 static sft_uint_t          reachable = 1;
 static sft_usage_lease_t  *last;
 static sft_uint_t          woken;
@@ -27,6 +33,22 @@ store_sync(sft_usage_lease_t *l)
     last = l;
 
     return reachable ? SFT_AGAIN : SFT_ERROR;
+}
+
+
+static sft_int_t
+store_ask(sft_usage_lease_t *l)
+{
+    asks++;
+
+    return SFT_AGAIN;
+}
+
+
+static void
+done(void *data)
+{
+    left++;
 }
 
 
@@ -54,9 +76,10 @@ main(void)
     sft_usage_t        *r, *rf;
     sft_usage_lease_t  *l;
     sft_usage_wait_t    w;
+    sft_uint_t          n;
     off_t               bytes, files, max = 64 * M;
 
-    printf("1..23\n");
+    printf("1..36\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -73,7 +96,7 @@ main(void)
     r = sft_usage_record(&name, log);
     rf = sft_usage_record(&other, log);
 
-    sft_usage_lease_provide(store_sync, log);
+    sft_usage_lease_provide(store_sync, store_ask, log);
 
     /* no quota: no lease, no store */
 
@@ -170,8 +193,67 @@ main(void)
     sft_current_msec += SFT_USAGE_LEASE_IDLE_MSEC + 1;
     sft_usage_lease_tick();
     ok(l->syncing && l->want_bytes == 0, "an idle lease is given back");
+    sft_usage_lease_synced(l, 1, 7 * M, 3, 0, 0, 1);
 
-    sft_usage_lease_provide(NULL, NULL);
+    /* short: the others are asked for the room they hold */
+
+    ok(sft_usage_lease_need(r, max, 0, 5 * M) == SFT_AGAIN,
+       "a write of 5 MiB waits for room");
+    sft_usage_lease_wait(r, &w);
+    woken = 0;
+    sft_usage_lease_synced(l, 1, 7 * M, 3, M, 0, 1);
+    ok(asks == 1 && woken == 0,
+       "granted 1 MiB: the others are asked, the write waits");
+    n = syncs;
+    sft_usage_lease_answered(l, 1);
+    ok(woken == 0 && syncs == n, "they hold room: it waits for it");
+    sft_usage_lease_room(r);
+    ok(syncs == n + 1 && l->want_bytes >= 5 * M,
+       "room given back: 5 MiB asked for again");
+    sft_usage_lease_synced(l, 1, 7 * M, 3, 5 * M, 0, 1);
+    ok(woken == 1 && !l->asked
+       && sft_usage_charge(r, max, 0, 5 * M, 0) == SFT_OK,
+       "granted: the write goes on");
+    sft_usage_lease_synced(l, 1, 12 * M, 3, 0, 0, 1);
+
+    /* nobody else holds any: refused at once */
+
+    ok(sft_usage_lease_need(r, max, 0, M) == SFT_AGAIN && asks == 1,
+       "a write waits again");
+    sft_usage_lease_wait(r, &w);
+    sft_usage_lease_synced(l, 1, 12 * M, 3, 0, 0, 1);
+    sft_usage_lease_answered(l, 0);
+    ok(asks == 2 && woken == 2, "nobody else holds room: refused at once");
+
+    /* no answer: asked again after the bound */
+
+    (void) sft_usage_lease_need(r, max, 0, M);
+    sft_usage_lease_wait(r, &w);
+    sft_usage_lease_synced(l, 1, 12 * M, 3, 0, 0, 1);
+    sft_usage_lease_tick();
+    ok(asks == 3 && woken == 2 && !l->syncing,
+       "asked: nothing before the bound");
+    sft_current_msec += SFT_USAGE_LEASE_ASK_MSEC;
+    sft_usage_lease_tick();
+    ok(l->syncing && l->retry, "after it, asked for again");
+    sft_usage_lease_synced(l, 1, 12 * M, 3, 2 * M, 0, 1);
+    ok(woken == 3 && l->lease_bytes == 2 * M, "and its answer decides");
+
+    /* another worker is short: the lease is given back whole at once */
+
+    sft_usage_lease_asked(r);
+    ok(l->lease_bytes == 0 && l->syncing && l->out_give
+       && l->want_bytes == 0, "asked for: given back, not spent here");
+    sft_usage_lease_synced(l, 1, 12 * M, 3, 0, 0, 1);
+
+    /* the worker ends: its leases given back, then it is told */
+
+    ok(sft_usage_lease_leave(done, NULL) == SFT_AGAIN && l->out_give
+       && left == 0, "the worker ends: the lease is given back");
+    sft_usage_lease_synced(l, 1, 12 * M, 3, 0, 0, 1);
+    ok(left == 1 && !l->give, "done once the store answered");
+
+    sft_usage_lease_provide(NULL, NULL, NULL);
     free(mem);
 
     return failed ? 1 : 0;

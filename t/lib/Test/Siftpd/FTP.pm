@@ -113,17 +113,19 @@ sub ftp_passive {
     return $end =~ /^226 / ? $data : "end: $end";
 }
 
-# an upload left running: login, EPSV, STOR $name, $data sent and the data
-# connection kept open; (control, data) sockets
+# an upload left running: login, EPSV, STOR $name (or $verb: APPE), $data
+# sent and the data connection kept open; (control, data) sockets
 sub ftp_upload_start {
-    my ($port, $user, $password, $name, $data) = @_;
+    my ($port, $user, $password, $name, $data, $verb) = @_;
+
+    $verb //= 'STOR';
 
     my $s = ftp_login($port, $user, $password);
     my ($p) = ftp_cmd($s, 'EPSV') =~ /\(\|\|\|(\d+)\|\)/ or die 'no EPSV';
     my $dc = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$p",
         Timeout => 20) or die "data connection: $!";
-    my $r = ftp_cmd($s, "STOR $name");
-    die "STOR $name: $r" unless $r =~ /^150 /;
+    my $r = ftp_cmd($s, "$verb $name");
+    die "$verb $name: $r" unless $r =~ /^150 /;
     print $dc $data;
 
     return ($s, $dc);
