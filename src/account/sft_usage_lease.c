@@ -310,6 +310,14 @@ sft_usage_lease_sync(sft_usage_lease_t *l)
         l->want_bytes = 0;          /* idle: given back */
         l->want_files = 0;
 
+        /*
+         * none of it is spent here while that is on its way: the store
+         * hands the room to the others as it reads the report, and a
+         * write meanwhile waits for the answer and a lease of its own
+         */
+        l->lease_bytes = 0;
+        l->lease_files = 0;
+
     } else if (!l->topup && l->waiting == NULL && l->need_bytes == 0) {
         l->want_bytes = l->lease_bytes;     /* a report: kept as it is */
         l->want_files = l->lease_files;

@@ -79,7 +79,7 @@ main(void)
     sft_uint_t          n;
     off_t               bytes, files, max = 64 * M;
 
-    printf("1..36\n");
+    printf("1..37\n");
 
     log = sft_log_init();
     log->log_level = SFT_LOG_CRIT;
@@ -193,6 +193,8 @@ main(void)
     sft_current_msec += SFT_USAGE_LEASE_IDLE_MSEC + 1;
     sft_usage_lease_tick();
     ok(l->syncing && l->want_bytes == 0, "an idle lease is given back");
+    ok(l->lease_bytes == 0 && l->lease_files == 0,
+       "and none of it is spent while that is on its way");
     sft_usage_lease_synced(l, 1, 7 * M, 3, 0, 0, 1);
 
     /* short: the others are asked for the room they hold */
