@@ -454,13 +454,14 @@ def mkdir_user(ctx, path):
 
 
 # ------------------------------------------------------------------ S3 (the backend)
-def sigv4(method, host, path, query, body, key, secret, region):
+def sigv4(method, host, path, query, body, key, secret, region, now=None):
     """the headers of an AWS Signature Version 4 S3 request, its payload's
-    SHA-256 signed: path as sent (URI-encoded), query "a=b&c" as sent"""
+    SHA-256 signed: path as sent (URI-encoded), query "a=b&c" as sent; now:
+    "YYYYMMDDTHHMMSSZ", the current time if None"""
     import hashlib
     import hmac
     import urllib.parse
-    now = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    now = now or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     scope = f"{now[:8]}/{region}/s3/aws4_request"
     enc = lambda v: urllib.parse.quote(urllib.parse.unquote(v), safe="-_.~")  # noqa: E731
     query = "&".join(sorted(f"{enc(k)}={enc(v)}" for k, _, v in (p.partition("=") for p in query.split("&") if p)))
