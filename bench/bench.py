@@ -658,12 +658,7 @@ def prepare_s3(ctx, servers):
     for srv in servers:
         port = ((srv.get("s3") or {}).get("ftp") or {}).get("port")
         if port:
-            c = Ftp(port)
-            try:
-                c.login(ctx.user, ctx.pw)
-                c.quit()
-            finally:
-                c.close()
+            ftp_login_once(ctx, port, 10.0)
 
 
 # ------------------------------------------------------------------ FTP / FTPS measurements
@@ -1160,6 +1155,12 @@ def s3_uploads_memory(ctx, srv, proto):
     n, size = ctx.p["s3_mem_n"], ctx.p["s3_mem_size"]
     src = os.path.join(ctx.data, "s3mem.bin")
     names = [f"up/mem-{ctx.uniq()}.bin" for _ in range(n)]
+    if proto == "s3ftp":
+        # a cached password check for the 16 logins at once: the one of
+        # prepare_s3 is older than siftpd's login_cache_ttl_secs (300) by
+        # now, and 16 argon2id checks from one address would queue 8 and
+        # refuse the rest (curl: "Timeout was reached")
+        ftp_login_once(ctx, port, FIRST_LOGIN_TIMEOUT_S)
     time.sleep(SETTLE_S)
     rss0, pss0, _ = tree_mem_mib(root)
     rss_peak, pss_peak, pool_peak, samples = rss0, pss0, pool_in_use_mib(api), 0
