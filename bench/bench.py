@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # bench/bench.py - measures every server of a lab started by bench/run.sh
 # (siftpd, vsftpd, ProFTPD, Pure-FTPd, OpenSSH sshd; siftpd's S3 driver and
-# rclone serve on moto's S3) with the same clients for
+# rclone serve on one S3 backend: moto_server or a Ceph radosgw) with the same clients for
 # all of them (curl for FTP/FTPS, bench/ftps_client.py for one FTPS row that
 # curl's own cost would cap, OpenSSH sftp for SFTP, a small stdlib FTP
 # client for logins and idle sessions) and writes results/<arch>.json (every
@@ -62,7 +62,20 @@ VARIANTS = {
                           what="one node through HAProxy / siftpd straight"),
 }
 SETTLE_S = 0.25              # let the server finish closing before reading /proc
-S3_PROTOS = {"s3ftp": "ftp", "s3sftp": "sftp"}   # row protocols served from moto's bucket
+S3_PROTOS = {"s3ftp": "ftp", "s3sftp": "sftp"}   # row protocols served from the S3 backend's bucket
+# the S3 rows' backends (bench/run.sh S3_BACKEND): the name in titles, and
+# what bounds the rows on it (the S3 rows' footnote)
+S3_BACKENDS = {
+    "moto": dict(title="moto_server", note=(
+        "moto, a single Python process holding every object, shares the two cores with client and server "
+        "and reads a whole object for every GET, ranged or not: its own rate alone is under the machine "
+        "ceilings, and its CPU per GiB for each server beside the rows")),
+    "ceph": dict(title="Ceph radosgw", note=(
+        "the backend is a Ceph cluster of the lab's own (bench/ceph_lab.py: one monitor, one memstore OSD "
+        "with one copy of each object, radosgw with the beast frontend), sharing the two cores with client "
+        "and server: its own rate alone is under the machine ceilings, and its CPU per GiB (monitor, OSD "
+        "and radosgw together) for each server beside the rows")),
+}
 
 CEILING_NOTE = ("the row's throughput as a share of one core's `openssl speed -evp` (16 KiB blocks) for the "
                 "cipher in use: the one forced on the SFTP client, or the AEAD of the TLS suite FTPS negotiated "
@@ -303,9 +316,9 @@ class Ctx:
         self.sftp_base = {}
         self.row_seconds = {}
         self.seq = 0
-        moto = lab.get("moto")
-        self.moto = moto if moto and moto.get("port") else None
-        self.s3 = S3(moto["port"], moto["bucket"]) if self.moto else None
+        backend = lab.get("s3_backend")
+        self.s3b = backend if backend and backend.get("port") else None
+        self.s3 = S3(backend) if self.s3b else None
         self.s3_ref = None
 
     def uniq(self):
@@ -341,12 +354,16 @@ class Ctx:
         s3 = srv.get("s3")
         if s3 is None:
             raise Skip("–")
-        if not self.moto:
-            raise Skip(f"n/a ({self.lab.get('moto_why') or 'no moto'})")
+        self.s3_backend_up()
         inst = s3.get(S3_PROTOS[proto]) or {}
         if not inst.get("port"):
             raise Skip(f"n/a ({inst.get('why_na') or 'not started'})")
         return inst
+
+    def s3_backend_up(self):
+        """Skip: why the lab has no S3 backend"""
+        if not self.s3b:
+            raise Skip(f"n/a ({self.lab.get('s3_backend_why') or 'no S3 backend'})")
 
     def root(self, srv, proto=None):
         if proto in S3_PROTOS:
@@ -358,8 +375,8 @@ class Ctx:
         return S3Store(self.s3, srv["s3"]["prefix"]) if s3 else LocalStore(self)
 
     def backend_cpu(self, s3):
-        """CPU seconds of moto's tree so far (S3 rows only)"""
-        return cpu_seconds(self.moto.get("sup_pid")) if s3 else None
+        """CPU seconds of the S3 backend's tree so far (S3 rows only)"""
+        return cpu_seconds(self.s3b.get("sup_pid")) if s3 else None
 
     def curl_base(self, tls=False):
         c = ["curl", "-sS", "--user", f"{self.user}:{self.pw}", "--max-time", str(TRANSFER_TIMEOUT_S)]
@@ -440,20 +457,49 @@ def mkdir_user(ctx, path):
     os.chmod(path, 0o777)
 
 
-# ------------------------------------------------------------------ S3 (moto)
-# moto checks no signature, but answers a request without one as an anonymous
-# user's (403 on most objects): every request of bench.py carries this one
-MOTO_AUTH = ("AWS4-HMAC-SHA256 Credential=siftpbench/20000101/us-east-1/s3/aws4_request, "
-             "SignedHeaders=host, Signature=0")
+# ------------------------------------------------------------------ S3 (the backend)
+def sigv4(method, host, path, query, body, key, secret, region, now=None):
+    """the headers of an AWS Signature Version 4 S3 request, its payload's
+    SHA-256 signed: path as sent (URI-encoded), query "a=b&c" as sent; now:
+    "YYYYMMDDTHHMMSSZ", the current time if None"""
+    import hashlib
+    import hmac
+    import urllib.parse
+    now = now or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    scope = f"{now[:8]}/{region}/s3/aws4_request"
+    enc = lambda v: urllib.parse.quote(urllib.parse.unquote(v), safe="-_.~")  # noqa: E731
+    query = "&".join(sorted(f"{enc(k)}={enc(v)}" for k, _, v in (p.partition("=") for p in query.split("&") if p)))
+    headers = {"host": host, "x-amz-content-sha256": hashlib.sha256(body or b"").hexdigest(), "x-amz-date": now}
+    names = ";".join(sorted(headers))
+    canonical = "\n".join([method, path, query, *(f"{k}:{headers[k]}" for k in sorted(headers)), "", names,
+                           headers["x-amz-content-sha256"]])
+    k = ("AWS4" + secret).encode()
+    for part in scope.split("/"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    to_sign = f"AWS4-HMAC-SHA256\n{now}\n{scope}\n" + hashlib.sha256(canonical.encode()).hexdigest()
+    sig = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
+    del headers["host"]   # http.client sends it
+    headers["Authorization"] = f"AWS4-HMAC-SHA256 Credential={key}/{scope}, SignedHeaders={names}, Signature={sig}"
+    return headers
 
 
 class S3:
-    """moto's S3 API over http.client, with a signature moto does not check:
-    what the S3 rows seed, check and clean up, never through a server"""
+    """the backend's S3 API over http.client, every request signed (SigV4;
+    moto checks no signature, radosgw does): what the S3 rows seed, check and
+    clean up, never through a server"""
     PART = 64 << 20
 
-    def __init__(self, port, bucket):
-        self.port, self.bucket = port, bucket
+    def __init__(self, backend):
+        self.port, self.bucket = backend["port"], backend["bucket"]
+        self.key, self.secret, self.region = backend["access_key"], backend["secret_key"], backend["region"]
+
+    def url(self, key):
+        return f"http://127.0.0.1:{self.port}/{self.bucket}/{key}"
+
+    def curl_auth(self):
+        """curl's options for the same signature (it signs no payload: its hash is sent as unsigned)"""
+        return ["--aws-sigv4", f"aws:amz:{self.region}:s3", "--user", f"{self.key}:{self.secret}",
+                "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
 
     def req(self, method, key="", query="", body=None, ok=(200,), md5=False):
         import base64
@@ -461,18 +507,18 @@ class S3:
         import http.client
         import urllib.parse
         h = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TRANSFER_TIMEOUT_S)
-        headers = {"Authorization": MOTO_AUTH}
+        path = f"/{self.bucket}/{urllib.parse.quote(key)}"
+        headers = sigv4(method, f"127.0.0.1:{self.port}", path, query, body, self.key, self.secret, self.region)
         if md5:
             headers["Content-MD5"] = base64.b64encode(hashlib.md5(body).digest()).decode()
         try:
-            path = f"/{self.bucket}/{urllib.parse.quote(key)}" + (f"?{query}" if query else "")
-            h.request(method, path, body=body, headers=headers)
+            h.request(method, path + (f"?{query}" if query else ""), body=body, headers=headers)
             r = h.getresponse()
             data = r.read()
         finally:
             h.close()
         if r.status not in ok:
-            raise RuntimeError(f"moto {method} {key or self.bucket}: {r.status} {data[:160]!r}")
+            raise RuntimeError(f"S3 {method} {key or self.bucket}: {r.status} {data[:160]!r}")
         return r, data
 
     def make_bucket(self):
@@ -486,8 +532,8 @@ class S3:
         self.req("PUT", key, body=data)
 
     def put_file(self, key, path):
-        """a multipart upload of PART-sized parts, so moto never holds one
-        request of the whole file"""
+        """a multipart upload of PART-sized parts, so the backend never holds
+        one request of the whole file"""
         import xml.etree.ElementTree as ET
         _, data = self.req("POST", key, "uploads")
         upload = ET.fromstring(data).find("{*}UploadId").text
@@ -577,7 +623,7 @@ class LocalStore:
 
 
 class S3Store:
-    """a server's prefix in moto's bucket: the same operations on its keys"""
+    """a server's prefix in the backend's bucket: the same operations on its keys"""
     def __init__(self, s3, prefix):
         self.s3, self.prefix = s3, prefix
 
@@ -595,7 +641,7 @@ class S3Store:
 def prepare_s3(ctx, servers):
     """each S3 server's prefix (or ref/ when no server has one): s3.bin,
     small/ and up/ as in the lab's directory (kept when already there);
-    the first prefix's s3.bin is what moto's own GET row reads"""
+    the first prefix's s3.bin is what the backend's own GET row reads"""
     ctx.s3.make_bucket()
     prefixes = [srv["s3"]["prefix"] for srv in servers if srv.get("s3")] or ["ref/"]
     ctx.s3_ref = prefixes[0] + "s3.bin"
@@ -616,19 +662,14 @@ def prepare_s3(ctx, servers):
     for srv in servers:
         port = ((srv.get("s3") or {}).get("ftp") or {}).get("port")
         if port:
-            c = Ftp(port)
-            try:
-                c.login(ctx.user, ctx.pw)
-                c.quit()
-            finally:
-                c.close()
+            ftp_login_once(ctx, port, 10.0)
 
 
 # ------------------------------------------------------------------ FTP / FTPS measurements
 def ftp_transfer(ctx, srv, tls, upload, lean=False, s3=False):
     """one big file with curl, or downloaded with bench/ftps_client.py
     (lean: FTPS only), which prints curl's -w line; s3: s3.bin ({s3_big}),
-    from and to the server's prefix in moto's bucket"""
+    from and to the server's prefix in the backend's bucket"""
     proto = "s3ftp" if s3 else "ftps" if tls else "ftp"
     port = ctx.endpoint(srv, proto)
     size, fname = (ctx.p["s3_big"], "s3.bin") if s3 else (ctx.p["big"], "big.bin")
@@ -668,7 +709,7 @@ def ftp_transfer(ctx, srv, tls, upload, lean=False, s3=False):
 
 
 def per_gib(size, c0, c1, k0, k1, b0=None, b1=None):
-    """server, client and (S3 rows) moto CPU seconds of a transfer of size
+    """server, client and (S3 rows) the S3 backend's CPU seconds of a transfer of size
     bytes, and each per GiB"""
     out = {}
     for name, per, a, b in (("server_cpu_s", "cpu_s_per_gib", c0, c1),
@@ -1077,7 +1118,7 @@ def sftp_setup(ctx, srv):
 
 def sftp_transfer(ctx, srv, upload, cipher, s3=False):
     """one big file with OpenSSH's sftp; s3: s3.bin of the server's prefix
-    in moto's bucket ({s3_big}), else sftp.bin ({sftp_big})"""
+    in the backend's bucket ({s3_big}), else sftp.bin ({sftp_big})"""
     proto = "s3sftp" if s3 else "sftp"
     port = ctx.endpoint(srv, proto)
     base = sftp_baseline(ctx, srv, cipher, proto)
@@ -1133,7 +1174,7 @@ def sftp_small(ctx, srv, upload, s3=False):
     return dict(value=n / max(wall - base, 1e-3), wall_s=wall, baseline_s=base)
 
 
-# ------------------------------------------------------------------ S3 rows: memory, moto's own rate
+# ------------------------------------------------------------------ S3 rows: memory, the backend's own rate
 def pool_in_use_mib(api):
     """siftpd's buffer pool chunks handed out (all workers), in MiB, from
     its admin API; None without one"""
@@ -1165,6 +1206,12 @@ def s3_uploads_memory(ctx, srv, proto):
     n, size = ctx.p["s3_mem_n"], ctx.p["s3_mem_size"]
     src = os.path.join(ctx.data, "s3mem.bin")
     names = [f"up/mem-{ctx.uniq()}.bin" for _ in range(n)]
+    if proto == "s3ftp":
+        # a cached password check for the 16 logins at once: the one of
+        # prepare_s3 is older than siftpd's login_cache_ttl_secs (300) by
+        # now, and 16 argon2id checks from one address would queue 8 and
+        # refuse the rest (curl: "Timeout was reached")
+        ftp_login_once(ctx, port, FIRST_LOGIN_TIMEOUT_S)
     time.sleep(SETTLE_S)
     rss0, pss0, _ = tree_mem_mib(root)
     rss_peak, pss_peak, pool_peak, samples = rss0, pss0, pool_in_use_mib(api), 0
@@ -1209,21 +1256,17 @@ def s3_uploads_memory(ctx, srv, proto):
                 uploads=n, size=size, samples=samples)
 
 
-def moto_ceiling(ctx, upload):
-    """moto alone: one PUT or GET of s3.bin by curl (an unchecked
-    signature), no server between; what any server's S3 rows are measured
-    against"""
-    if not ctx.moto:
-        raise Skip(f"n/a ({ctx.lab.get('moto_why') or 'no moto'})")
-    url = f"http://127.0.0.1:{ctx.moto['port']}/{ctx.moto['bucket']}/"
+def s3_ceiling(ctx, upload):
+    """the S3 backend alone: one PUT or GET of s3.bin by curl (signed), no
+    server between; what any server's S3 rows are measured against"""
+    ctx.s3_backend_up()
     key = f"ref-{ctx.uniq()}.bin"
     size = ctx.p["s3_big"]
+    cmd = ["curl", "-sS", "-f", "--max-time", str(TRANSFER_TIMEOUT_S), *ctx.s3.curl_auth(), "-w", CURL_W]
     if upload:
-        cmd = ["curl", "-sS", "-f", "--max-time", str(TRANSFER_TIMEOUT_S), "-H", "Authorization: " + MOTO_AUTH,
-               "-w", CURL_W, "-T", os.path.join(ctx.data, "s3.bin"), url + key]
+        cmd += ["-T", os.path.join(ctx.data, "s3.bin"), ctx.s3.url(key)]
     else:
-        cmd = ["curl", "-sS", "-f", "--max-time", str(TRANSFER_TIMEOUT_S), "-H", "Authorization: " + MOTO_AUTH,
-               "-w", CURL_W, "-o", "/dev/null", url + ctx.s3_ref]
+        cmd += ["-o", "/dev/null", ctx.s3.url(ctx.s3_ref)]
     b0 = ctx.backend_cpu(True)
     try:
         rc, out, err = run_proc(cmd)
@@ -1314,7 +1357,7 @@ class Row:
         self.missing = missing
 
     def is_s3(self):
-        """served from moto's bucket, or moto's own rate"""
+        """served from the S3 backend's bucket, or the backend's own rate"""
         return self.proto in S3_PROTOS or self.id.startswith("ceil_s3")
 
 
@@ -1345,9 +1388,7 @@ def ftps_ceiling(ctx, name):
 S3_NOTE = ("siftpd with `driver s3` (its defaults: 8 MiB parts, 2 in flight, a 64 MiB buffer pool) against "
            "rclone serve with `--vfs-cache-mode off` (rclone's default: a file is written as a stream, in order, "
            "into a multipart upload of 5 MiB parts, 4 at once, and read by ranged GETs), each on its own prefix "
-           "of one moto_server bucket; moto, a single Python process holding every object, shares the two "
-           "cores with client and server and reads a whole object for every GET, ranged or not: its own rate "
-           "alone is under the machine ceilings, and its CPU per GiB for each server beside the rows")
+           "of one {s3_backend} bucket, with the same endpoint and keys; {s3_backend_note}")
 S3_MEM_NOTE = ("16 uploads started at once; the value is the peak of the RSS summed over every "
                "server process (sampled every 0.1 s while they run), per upload = (peak - the idle RSS just "
                "before) / 16; siftpd's workers share one buffer pool mapping, whose pages count in the RSS "
@@ -1357,11 +1398,11 @@ S3_MEM_NOTE = ("16 uploads started at once; the value is the peak of the RSS sum
 
 def s3_rows(rid, title, proto, fn):
     """an S3 throughput row, then the server's CPU per GiB and what it cost
-    moto per GiB"""
+    the S3 backend per GiB"""
     return [Row(rid, title, "MB/s", "higher", proto, fn, runs="s3_runs", note=S3_NOTE),
             Row(f"{rid}_cpu", f"{title}: server CPU per GiB", "CPU-s/GiB", "lower", proto,
                 source=rid, key="cpu_s_per_gib"),
-            Row(f"{rid}_moto_cpu", f"{title}: moto's CPU per GiB", "CPU-s/GiB", "lower", proto,
+            Row(f"{rid}_backend_cpu", f"{title}: {{s3_backend}}'s CPU per GiB", "CPU-s/GiB", "lower", proto,
                 source=rid, key="backend_cpu_s_per_gib")]
 
 
@@ -1429,10 +1470,10 @@ ROWS = [
         lambda c, s: sftp_small(c, s, False)),
     Row("sftp_small_ul", "SFTP small files up (1000 x 16 KiB, one session, chacha20-poly1305)", "files/s", "higher", "sftp",
         lambda c, s: sftp_small(c, s, True)),
-    Row("ceil_s3_moto_put", "Ceiling: moto_server alone, one PUT of {s3_big} (curl)", "MB/s", "higher",
-        "machine", lambda c, s: moto_ceiling(c, True), runs="ceil_runs"),
-    Row("ceil_s3_moto_get", "Ceiling: moto_server alone, one GET of {s3_big} (curl)", "MB/s", "higher",
-        "machine", lambda c, s: moto_ceiling(c, False), runs="ceil_runs"),
+    Row("ceil_s3_put", "Ceiling: {s3_backend} alone, one PUT of {s3_big} (curl)", "MB/s", "higher",
+        "machine", lambda c, s: s3_ceiling(c, True), runs="ceil_runs"),
+    Row("ceil_s3_get", "Ceiling: {s3_backend} alone, one GET of {s3_big} (curl)", "MB/s", "higher",
+        "machine", lambda c, s: s3_ceiling(c, False), runs="ceil_runs"),
     *s3_rows("s3_ftp_dl", "S3: FTP download {s3_big}", "s3ftp", lambda c, s: ftp_transfer(c, s, False, False, s3=True)),
     *s3_rows("s3_ftp_ul", "S3: FTP upload {s3_big}", "s3ftp", lambda c, s: ftp_transfer(c, s, False, True, s3=True)),
     *s3_rows("s3_sftp_dl", "S3: SFTP download {s3_big}, chacha20-poly1305", "s3sftp",
@@ -1555,9 +1596,17 @@ def fmt_cell(c):
 
 
 def title(row, prof):
+    return fill(row.title, prof)
+
+
+def fill(text, prof):
+    """a title or note with the run's sizes, counts and S3 backend (a run of
+    before the backend was named in the profile: moto)"""
     def size(n):
         return f"{n // GiB} GiB" if n >= GiB else f"{n >> 20} MiB"
-    return (row.title.replace("{big}", size(prof.get("big", GiB)))
+    backend = S3_BACKENDS[prof.get("s3_backend", "moto")]
+    return (text.replace("{big}", size(prof.get("big", GiB)))
+            .replace("{s3_backend_note}", backend["note"]).replace("{s3_backend}", backend["title"])
             .replace("{s3_big}", size(prof.get("s3_big", GiB)))
             .replace("{s3_small_n}", str(prof.get("s3_small_n", 1000)))
             .replace("{sftp_big}", size(prof.get("sftp_big", prof.get("big", GiB))))
@@ -1614,12 +1663,14 @@ def render_md(doc):
                        + (f" ({extra})" if extra else "") + " |")
     out.append("")
     for i, n in enumerate(notes):
-        out.append(f"[{i + 1}] {n}.")
+        out.append(f"[{i + 1}] {fill(n, m['profile'])}.")
     out.append("")
-    moto = f"; moto_server {m['moto']['version']} (the S3 rows' backend)" if m.get("moto") else ""
+    b = m.get("s3_backend") or m.get("moto")   # "moto": a run of before the backend was named
+    backend = (f"; {S3_BACKENDS[m['profile'].get('s3_backend', 'moto')]['title']} {b['version']} "
+               "(the S3 rows' backend)") if b else ""
     out.append("Versions: " + "; ".join(f"{s['name']} {s.get('version') or s.get('why_na') or '?'}"
                                         for s in m["server_info"])
-               + f"{moto}; clients: {m['clients']}.")
+               + f"{backend}; clients: {m['clients']}.")
     for name, a in sorted(m.get("algorithms", {}).items()):
         parts = []
         if "ftps" in a:
@@ -1812,7 +1863,8 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
     mode = "quick" if a.quick else "full"
-    prof = PROFILES[mode]
+    # the profile says which S3 backend the run had: titles and notes name it
+    prof = dict(PROFILES[mode], s3_backend=lab.get("s3_backend_name", "moto"))
     ctx = Ctx(lab, prof, a.quick)
     order = ["siftpd", *VARIANTS, "vsftpd", "proftpd", "pure-ftpd", "openssh", "rclone"]
     servers = [s for s in lab["servers"] if s.get("wanted")]
@@ -1844,7 +1896,7 @@ def main():
     log("data ready (big.bin, mid.bin, sftp.bin, s3.bin, small/) on tmpfs")
     if s3_rows_wanted:
         prepare_s3(ctx, servers)
-        log(f"S3 data ready in moto's bucket {ctx.moto['bucket']!r}")
+        log(f"S3 data ready in {S3_BACKENDS[prof['s3_backend']]['title']}'s bucket {ctx.s3b['bucket']!r}")
     # the budget counts from here; the S3 rows have one of their own on top
     ctx.deadline = time.monotonic() + prof["budget_s"] + (prof["s3_budget_s"] if s3_rows_wanted else 0)
     results = {}
@@ -1862,7 +1914,7 @@ def main():
                 only=a.only, servers=[s["name"] for s in servers], elapsed_s=round(time.monotonic() - t0, 1),
                 server_info=[server_info(s) for s in servers],
                 algorithms=ctx.algos, password_hash=lab.get("password_hash"), row_seconds=ctx.row_seconds,
-                moto={k: v for k, v in (ctx.moto or {}).items() if k in ("version", "bucket")} or None,
+                s3_backend={k: v for k, v in (ctx.s3b or {}).items() if k in ("name", "version", "bucket")} or None,
                 tmpfs=("private tmpfs mount" if lab.get("tmpfs_private") else "directory under /dev/shm"),
                 interrupted=interrupted)
     doc = dict(meta=meta, results=results)

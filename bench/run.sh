@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh - side-by-side benchmark lab: siftpd vs vsftpd, ProFTPD,
 # Pure-FTPd (FTP/FTPS) and OpenSSH (SFTP); siftpd's S3 driver vs rclone
-# serve ftp/sftp on one moto_server; on request siftpd's PostgreSQL user
+# serve ftp/sftp on one S3 backend (moto_server, or a Ceph radosgw of the
+# lab's own: S3_BACKEND); on request siftpd's PostgreSQL user
 # store against its users file, and two siftpd nodes behind HAProxy against
 # one.  Installs the peers from Debian
 # without starting system services, starts every server on 127.0.0.1 high
@@ -17,8 +18,14 @@
 #            siftpd-fleet1 (one of them through the same HAProxy): only when
 #            named, they need postgresql / haproxy
 #   env: RCLONE=/path/to/rclone (default: rclone from PATH, Debian's package),
+#        S3_BACKEND=moto|ceph (the S3 rows' backend, default moto: moto_server,
+#        a single Python process, which bounds the rows' throughput; ceph: a
+#        cluster of the lab's own started by bench/ceph_lab.py - one monitor,
+#        one memstore OSD of CEPH_MEMSTORE_GIB (8) GiB, radosgw - from the
+#        packages `auto/deps --test` unpacks in CEPH_ROOT
+#        (/var/cache/siftp-tests/ceph); without them the S3 rows are n/a),
 #        MOTO_SERVER=/path/to/moto_server (default: from PATH; without it the
-#        S3 rows are n/a),
+#        S3 rows on moto are n/a),
 #        SIFTPD=/path/to/siftpd (skips the build; default: a release build of
 #        the working tree in $BENCH_CACHE/build), BENCH_PORT_BASE (24000),
 #        BENCH_CACHE (/var/cache/siftp-bench: downloaded .debs, private roots),
@@ -74,7 +81,9 @@ P_NOCACHE_FTP=$((BASE + 31)) P_NOCACHE_SFTP=$((BASE + 32))
 P_VSFTPD=$((BASE + 121)) P_PROFTPD=$((BASE + 221)) P_PURE=$((BASE + 321))
 P_SSHD=$((BASE + 422)) P_IPERF=$((BASE + 500))
 P_S3_FTP=$((BASE + 41)) P_S3_SFTP=$((BASE + 42)) P_S3_HTTP=$((BASE + 81))
-P_RCLONE_FTP=$((BASE + 521)) P_RCLONE_SFTP=$((BASE + 522)) P_MOTO=$((BASE + 600))
+P_RCLONE_FTP=$((BASE + 521)) P_RCLONE_SFTP=$((BASE + 522))
+P_S3=$((BASE + 600))                  # the S3 backend: moto, or radosgw
+P_CEPH_MON=$((BASE + 601)) P_CEPH_OSD="$((BASE + 602)) $((BASE + 609))"  # ceph: the monitor, the OSD's range
 P_PG_FTP=$((BASE + 51)) P_PG_SFTP=$((BASE + 52)) P_PGNC_FTP=$((BASE + 61)) P_PGNC_SFTP=$((BASE + 62))
 P_PGSQL=$((BASE + 700))
 # HAProxy on 127.0.0.1: both nodes round-robin, and node 1 alone; the nodes on addresses of their own
@@ -278,8 +287,8 @@ if want pureftpd; then
   check_libs "$PURE_BIN"
 fi
 want openssh && { [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd missing (install openssh-server)"; }
-# the S3 rows: rclone (the peer) and moto_server (the backend); a missing one
-# makes those cells n/a with the reason, not a failure
+# the S3 rows: rclone (the peer) and the backend (moto_server or Ceph); a
+# missing one makes those cells n/a with the reason, not a failure
 RCLONE_BIN="" RCLONE_V="" RCLONE_WHY="" RCLONE_FTP=0
 if want rclone; then
   RCLONE_BIN=${RCLONE:-$(command -v rclone || true)}
@@ -291,12 +300,19 @@ if want rclone; then
     if "$RCLONE_BIN" serve --help 2>/dev/null | grep -qE '^ +ftp +'; then RCLONE_FTP=1; fi
   fi
 fi
-MOTO_BIN=${MOTO_SERVER:-$(command -v moto_server || true)} MOTO_WHY="" MOTO_V=""
-if [ -z "$MOTO_BIN" ] || [ ! -x "$MOTO_BIN" ]; then
-  MOTO_WHY="moto_server not installed"
-else
-  MOTO_V=$("$PY" -c 'import moto; print(moto.__version__)' 2>/dev/null || echo unknown)
-fi
+S3_BACKEND=${S3_BACKEND:-moto} S3_WHY="" S3_V=""
+case "$S3_BACKEND" in
+  moto)
+    MOTO_BIN=${MOTO_SERVER:-$(command -v moto_server || true)}
+    if [ -z "$MOTO_BIN" ] || [ ! -x "$MOTO_BIN" ]; then
+      S3_WHY="moto_server not installed"
+    else
+      S3_V=$("$PY" -c 'import moto; print(moto.__version__)' 2>/dev/null || echo unknown)
+    fi ;;
+  ceph)  # the version, or why there is no Ceph
+    S3_V=$("$PY" "$HERE/ceph_lab.py" version 2>&1) || { S3_WHY=$S3_V S3_V=""; } ;;
+  *) die "S3_BACKEND=$S3_BACKEND: moto or ceph" ;;
+esac
 
 # ---------------------------------------------------------------- siftpd build
 # Release build (./configure && make) of the working tree, done in a private
@@ -339,16 +355,17 @@ fi
 
 # ---------------------------------------------------------------- the lab
 for p in $P_SIFTPD_FTP $P_SIFTPD_SFTP $P_SIFTPD_HTTP $P_NOCACHE_FTP $P_NOCACHE_SFTP $P_VSFTPD $P_PROFTPD $P_PURE $P_SSHD $P_IPERF \
-         $P_S3_FTP $P_S3_SFTP $P_S3_HTTP $P_RCLONE_FTP $P_RCLONE_SFTP $P_MOTO \
+         $P_S3_FTP $P_S3_SFTP $P_S3_HTTP $P_RCLONE_FTP $P_RCLONE_SFTP $P_S3 $P_CEPH_MON $(seq $P_CEPH_OSD) \
          $P_PG_FTP $P_PG_SFTP $P_PGNC_FTP $P_PGNC_SFTP $P_PGSQL $P_FLEET $P_FLEET1 $P_NODE; do
   port_busy "$p" && die "port $p is in use (set BENCH_PORT_BASE)"
 done
 LAB=$(mktemp -d /dev/shm/siftp-bench.XXXXXX)
 # 10g: 1 GiB transfers, and moto keeps its objects (two seeded 1 GiB ones, an
-# upload's parts and the object they become) in temporary files here
+# upload's parts and the object they become) in temporary files here (Ceph
+# keeps them in its OSD's memory)
 if mount -t tmpfs -o size=10g,mode=0755 siftp-bench "$LAB" 2>/dev/null; then LAB_MOUNTED=1; fi
 chmod 755 "$LAB"
-mkdir -p "$LAB"/{run,logs,keys,data,client,empty,vsftpd,proftpd,pure,sshd,siftpd,siftpd-nocache,siftpd-s3,moto,rclone,pg,siftpd-pg,siftpd-pg-nocache,haproxy,node1,node2}
+mkdir -p "$LAB"/{run,logs,keys,data,client,empty,vsftpd,proftpd,pure,sshd,siftpd,siftpd-nocache,siftpd-s3,moto,ceph,rclone,pg,siftpd-pg,siftpd-pg-nocache,haproxy,node1,node2}
 say "lab in $LAB (private tmpfs: $LAB_MOUNTED)"
 ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
 
@@ -547,9 +564,9 @@ siftpd_add_user() {  # DIR NAME PASSWORD [STORAGE] - the one place that knows si
   # (the last one in the file, so appending is enough)
   printf 'ssh_key = %s\n' "$(cat "$LAB/keys/id_ed25519.pub")" >> "$dir/users"
 }
-siftpd_storage() {  # local|cloud - the storage block: the lab's directory, or siftpd/ in moto's bucket
+siftpd_storage() {  # local|cloud - the storage block: the lab's directory, or siftpd/ in the S3 bucket
   if [ "$1" = cloud ]; then
-    echo "storage cloud { driver s3; s3_endpoint http://127.0.0.1:$P_MOTO; s3_bucket $S3_BUCKET;" \
+    echo "storage cloud { driver s3; s3_endpoint http://127.0.0.1:$P_S3; s3_bucket $S3_BUCKET;" \
       "s3_prefix siftpd/; s3_credentials file $LAB/keys/s3.credentials; }"
   else
     echo "storage local { driver posix; root $LAB/data; }"
@@ -727,39 +744,50 @@ EOF
   fi
 fi
 
-# ---- moto_server: the S3 backend of the S3 rows, one bucket, a prefix per server
-S3_BUCKET=bench MOTO_UP=0
-# moto checks no signature, but answers a request without one as an anonymous
-# user's (bench.py sends the same)
-MOTO_AUTH="Authorization: AWS4-HMAC-SHA256 Credential=siftpbench/20000101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0"
-moto_put() {  # URL [FILE] - a PUT of FILE (or nothing) to moto
-  curl -sSf -H "$MOTO_AUTH" -o /dev/null -T "${2:-/dev/null}" "$1"
+# ---- the S3 backend of the S3 rows (moto_server or Ceph), one bucket, a
+# prefix per server; siftpd, rclone and bench.py get the same keys (moto
+# takes any, Ceph's radosgw gets a user with them) and sign with them
+S3_BUCKET=bench S3_UP=0 S3_REGION=us-east-1
+S3_KEY=siftpbench S3_SECRET=$(openssl rand -hex 20)
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$S3_KEY" "$S3_SECRET" > "$LAB/keys/s3.credentials"
+chmod 600 "$LAB/keys/s3.credentials"
+s3_put() {  # PATH [FILE] - a PUT of FILE (or nothing) to the backend, signed (SigV4, payload unsigned)
+  curl -sSf --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$S3_KEY:$S3_SECRET" -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+    -o /dev/null -T "${2:-/dev/null}" "http://127.0.0.1:$P_S3/$1"
 }
-if [ -z "$MOTO_WHY" ] && { want siftpd || want rclone; }; then
-  say "starting moto_server on $P_MOTO"
+if [ -n "$S3_WHY" ] || ! { want siftpd || want rclone; }; then :
+elif [ "$S3_BACKEND" = ceph ]; then
+  say "starting Ceph (monitor $P_CEPH_MON, OSD, radosgw on $P_S3)"
+  # memstore: the full run's objects at once (two seeded 1 GiB ones, an upload
+  # and the backend's own PUT, 16 uploads of 64 MiB) and what radosgw has
+  # yet to collect of deleted ones
+  if START_WAIT=180 start_server ceph "$P_S3" "$PY" "$HERE/ceph_lab.py" run "$LAB/ceph" "$P_CEPH_MON" "$P_S3" \
+       $P_CEPH_OSD "$S3_KEY" "$S3_SECRET" $((${CEPH_MEMSTORE_GIB:-8} << 30)) \
+     && s3_put "$S3_BUCKET"; then
+    S3_UP=1
+  else
+    S3_WHY="Ceph did not start"
+  fi
+else
+  say "starting moto_server on $P_S3"
   # the bucket keeps versions: rclone 1.60 HEADs each object it uploaded with
   # the version id the upload answered, and moto's id for an unversioned
   # bucket ("null") is one it refuses in a HEAD (400), failing every upload
   printf '<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>' \
     > "$LAB/moto/versioning.xml"
   # objects over 5 MiB are temporary files: on the lab's tmpfs, gone with it
-  if START_WAIT=60 start_server moto "$P_MOTO" env TMPDIR="$LAB/moto" "$MOTO_BIN" -H 127.0.0.1 -p "$P_MOTO" \
-     && moto_put "http://127.0.0.1:$P_MOTO/$S3_BUCKET" \
-     && moto_put "http://127.0.0.1:$P_MOTO/$S3_BUCKET?versioning=" "$LAB/moto/versioning.xml"; then
-    MOTO_UP=1
+  if START_WAIT=60 start_server moto "$P_S3" env TMPDIR="$LAB/moto" "$MOTO_BIN" -H 127.0.0.1 -p "$P_S3" \
+     && s3_put "$S3_BUCKET" && s3_put "$S3_BUCKET?versioning=" "$LAB/moto/versioning.xml"; then
+    S3_UP=1
   else
-    MOTO_WHY="moto_server did not start"
+    S3_WHY="moto_server did not start"
   fi
 fi
-# moto takes any key and signature; siftpd and rclone get the same pair
-S3_KEY=siftpbench S3_SECRET=$(openssl rand -hex 20)
-printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$S3_KEY" "$S3_SECRET" > "$LAB/keys/s3.credentials"
-chmod 600 "$LAB/keys/s3.credentials"
 
 # ---- siftpd-s3: a third instance, its storage `driver s3` on siftpd/ in the bucket
 S3_SIFTPD_WHY="not wanted"
 if ! want siftpd; then :
-elif [ "$MOTO_UP" != 1 ]; then S3_SIFTPD_WHY=$MOTO_WHY
+elif [ "$S3_UP" != 1 ]; then S3_SIFTPD_WHY=$S3_WHY
 elif [ "$SIFTPD_FTP" != 1 ] && [ "$SIFTPD_SFTP" != 1 ]; then S3_SIFTPD_WHY=$SIFTPD_WHY
 else
   d=$LAB/siftpd-s3; set -- $PASV_S3
@@ -782,14 +810,15 @@ fi
 # ---- rclone serve ftp / sftp on rclone/ in the bucket, --vfs-cache-mode off
 RCLONE_FTP_WHY=$RCLONE_WHY RCLONE_SFTP_WHY=$RCLONE_WHY
 if want rclone && [ -z "$RCLONE_WHY" ]; then
-  if [ "$MOTO_UP" != 1 ]; then
-    RCLONE_FTP_WHY=$MOTO_WHY RCLONE_SFTP_WHY=$MOTO_WHY
+  if [ "$S3_UP" != 1 ]; then
+    RCLONE_FTP_WHY=$S3_WHY RCLONE_SFTP_WHY=$S3_WHY
   else
     : > "$LAB/rclone/rclone.conf"
     # an S3 remote made on the fly (":s3:"), its options and keys from the environment
     # (without AWS_CA_BUNDLE, which rclone 1.60's AWS SDK fails on: the endpoint is http)
     rclone_env=(env -u AWS_CA_BUNDLE HOME="$LAB/rclone" XDG_CACHE_HOME="$LAB/rclone/cache" RCLONE_CONFIG="$LAB/rclone/rclone.conf"
-      RCLONE_S3_PROVIDER=Other RCLONE_S3_ENDPOINT="http://127.0.0.1:$P_MOTO" RCLONE_S3_REGION=us-east-1
+      RCLONE_S3_PROVIDER=$([ "$S3_BACKEND" = ceph ] && echo Ceph || echo Other)
+      RCLONE_S3_ENDPOINT="http://127.0.0.1:$P_S3" RCLONE_S3_REGION=$S3_REGION
       RCLONE_S3_ACCESS_KEY_ID="$S3_KEY" RCLONE_S3_SECRET_ACCESS_KEY="$S3_SECRET")
     rclone_args=(":s3:$S3_BUCKET/rclone" --vfs-cache-mode off --user "$BENCH_USER" --pass "$PASS")
     if [ "$RCLONE_FTP" != 1 ]; then
@@ -829,8 +858,11 @@ cat > "$LAB/lab.json" <<EOF
   "cacert": "$LAB/keys/cert.pem", "ssh_key": "$LAB/keys/id_ed25519",
   "iperf_port": $P_IPERF, "tmpfs_private": $LAB_MOUNTED,
   "password_hash": "sha512-crypt (openssl passwd -6) for the peers' user",
-  "moto": $([ "$MOTO_UP" = 1 ] && echo "{\"port\": $P_MOTO, \"bucket\": \"$S3_BUCKET\", \"sup_pid\": $(sup_pid moto), \"version\": $(json_str "$MOTO_V")}" || echo null),
-  "moto_why": $(json_str "$MOTO_WHY"),
+  "s3_backend_name": "$S3_BACKEND",
+  "s3_backend": $([ "$S3_UP" = 1 ] && echo "{\"name\": \"$S3_BACKEND\", \"port\": $P_S3, \"bucket\": \"$S3_BUCKET\",
+    \"sup_pid\": $(sup_pid "$S3_BACKEND"), \"version\": $(json_str "$S3_V"), \"region\": \"$S3_REGION\",
+    \"access_key\": \"$S3_KEY\", \"secret_key\": \"$S3_SECRET\"}" || echo null),
+  "s3_backend_why": $(json_str "$S3_WHY"),
   "servers": [
     {"name": "siftpd", "wanted": $(want siftpd && echo true || echo false),
      "version": $(json_str "$(head -1 <<<"$SIFTPD_V")"), "why_na": "$SIFTPD_WHY",
