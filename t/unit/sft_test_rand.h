@@ -13,7 +13,7 @@
 static uint64_t  rng = 0x9e3779b97f4a7c15ULL;
 
 
-static uint64_t
+static inline uint64_t
 rnd(void)
 {
     rng ^= rng << 13;
@@ -24,7 +24,7 @@ rnd(void)
 }
 
 
-static void
+static inline void
 rnd_fill(unsigned char *p, size_t n)
 {
     while (n--) {

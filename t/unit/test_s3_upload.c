@@ -6,7 +6,10 @@
  * out of order, writes refused, abort, a part failed and sent again, a
  * part failing for good, an append by UploadPartCopy, an append of
  * another key's small object read into the first part, no-clobber,
- * CRC-32C, the sweep, two uploads sharing a pool too small for both.
+ * CRC-32C, the sweep, two uploads sharing a pool too small for both,
+ * and seeded random uploads: sizes, write sizes that do not divide a part
+ * (a write running from one part into the next) and writes shuffled
+ * within a few pieces, each object byte-identical.
  * Without those variables it skips.
  */
 
@@ -14,6 +17,7 @@
 #include <sft_core.h>
 #include "sft_tap.h"
 #include "sft_test_loop.h"
+#include "sft_test_rand.h"
 
 #include <sft_asm.h>
 #include <sft_s3_upload.h>
@@ -289,6 +293,66 @@ job_all(job_t *j, u_char *data, off_t from, size_t n)
 }
 
 
+/*
+ * A seeded random upload of data: its size, the size of each write (a
+ * byte, a page less one, OpenSSH's 255 KiB, 1 MiB, or any up to 600 KiB)
+ * and the order of the writes within groups of up to four, so that no
+ * write lands more than 4 MiB past the first byte missing: inside the
+ * window of two 5 MiB parts.  0 if a write or the commit failed.
+ */
+
+#define RANDOM_PIECES   4096
+#define RANDOM_UPLOADS  4
+
+static sft_uint_t
+job_random(job_t *j, u_char *data, size_t size)
+{
+    off_t       at[RANDOM_PIECES], o;
+    size_t      len[RANDOM_PIECES], n, i, k, g, t, l, sizes[4];
+    sft_uint_t  good;
+
+    sizes[0] = 1;
+    sizes[1] = 4095;
+    sizes[2] = 255 * 1024;
+    sizes[3] = MIB;
+
+    for (n = 0, i = 0; i < size && n < RANDOM_PIECES; n++) {
+        k = (rnd() % 5 == 4) ? 1 + rnd() % (600 * 1024) : sizes[rnd() % 4];
+        k = sft_min(k, size - i);
+        at[n] = (off_t) i;
+        len[n] = k;
+        i += k;
+    }
+
+    if (i < size) {
+        return 0;                   /* too many pieces for the table */
+    }
+
+    for (i = 0; i < n; i += g) {
+        g = sft_min(n - i, 1 + rnd() % 4);
+
+        for (k = g; k > 1; k--) {   /* Fisher-Yates within the group */
+            t = i + rnd() % k;
+            o = at[i + k - 1];
+            at[i + k - 1] = at[t];
+            at[t] = o;
+            l = len[i + k - 1];
+            len[i + k - 1] = len[t];
+            len[t] = l;
+        }
+    }
+
+    good = 1;
+
+    for (i = 0; i < n && good; i++) {
+        good = job_write(j, at[i], data + at[i], len[i]) == SFT_OK;
+    }
+
+    return good && sft_s3_upload_commit(j->up) == SFT_OK
+           && spin(120000, &j->done, 1) && j->rc == SFT_OK;
+}
+
+
 static void
 fill(u_char *p, size_t n, unsigned seed)
 {
@@ -365,9 +429,9 @@ buffer_pool(void)
 int
 main(void)
 {
-    char               *endpoint, *proxy;
+    char               *endpoint, *proxy, rkey[32];
     u_char             *a, *b, *c;
-    size_t              i, order[8];
+    size_t              i, order[8], rsize;
     uint32_t            crc;
     sft_int_t           rc, rc2;
     sft_uint_t          ok1;
@@ -384,7 +448,7 @@ main(void)
         return 0;
     }
 
-    printf("1..32\n");
+    printf("1..36\n");
 
     sft_test_loop_init();
     pool = cycle.pool;
@@ -616,6 +680,20 @@ main(void)
     sft_s3_upload_abort(j.up);
     sft_s3_upload_abort(k.up);
     ok(pool_free(), "every chunk back at the end");
+
+    /* seeded random uploads */
+
+    for (i = 0; i < RANDOM_UPLOADS; i++) {
+        rsize = 1 + rnd() % (12 * MIB);
+        snprintf(rkey, sizeof(rkey), "random-%lu", (unsigned long) i);
+        job_open(&j, &cl, rkey, 0, 0);
+        ok1 = job_random(&j, a, rsize);
+        sft_s3_upload_abort(j.up);
+
+        ok(ok1 && same(&cl, rkey, a, rsize) && pool_free(),
+           "a random upload: sizes, writes across parts, some out of "
+           "order: the same bytes, every chunk back");
+    }
 
     free(a);
     free(b);
