@@ -2,13 +2,16 @@
  * sft_s3_memo.c -- what a worker's last HEAD (and listing) of a name
  * answered, kept for s3_metadata_reuse (1s by default) so that the open
  * which follows a client's stat does not ask again: an SFTP put is a stat
- * then an open, a get a stat then an open, each probe a HEAD and maybe a
- * listing.  Stats always ask S3; only opens read the memo, and only where
- * an answer a second old cannot do harm: an open for reading takes a file
- * with its ETag (its GETs ask for that ETag, so an object replaced since
- * is refused, never mixed), a plain create or replace takes whatever was
- * there.  Every change this worker makes forgets the whole memo.  A
- * fixed table of SFT_S3_MEMO_SLOTS, one name per slot.
+ * then an open, a get two stats (lstat, stat) then an open, each probe a
+ * HEAD and maybe a listing.  The memo answers only where an answer a
+ * second old cannot do harm: an open for reading takes a file with its
+ * ETag (its GETs ask for that ETag, so an object replaced since is
+ * refused, never mixed), a plain create or replace takes whatever was
+ * there, and a stat takes only what the same session was told (a session
+ * that looks twice is told the same twice; any other session's stat asks
+ * S3, so a name another node changed is seen at once).  Every change this
+ * worker makes forgets the whole memo.  A fixed table of
+ * SFT_S3_MEMO_SLOTS, one name per slot.
  */
 
 #include <sft_config.h>
@@ -49,14 +52,16 @@ sft_s3_memo_clear(sft_s3_memo_t *m)
 }
 
 
-/* a probe's answer for key: found, st, and the HEAD r when it was a file */
+/* a probe's answer for op's key: found, op->req->st, and the HEAD r when
+   it was a file */
 
 void
-sft_s3_memo_put(sft_s3_storage_conf_t *conf, sft_str_t *key,
-    sft_uint_t found, sft_storage_stat_t *st, sft_s3_request_t *r)
+sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r)
 {
-    uint64_t        hash;
-    sft_s3_memo_t  *m;
+    uint64_t                hash;
+    sft_str_t              *key = &op->key;
+    sft_s3_memo_t          *m;
+    sft_s3_storage_conf_t  *conf = op->conf;
 
     if (conf->memo_time == 0 || conf->log == NULL) {
         return;
@@ -85,7 +90,8 @@ sft_s3_memo_put(sft_s3_storage_conf_t *conf, sft_str_t *key,
     m->hash = hash;
     m->until = sft_current_msec + conf->memo_time;
     m->found = found;
-    m->st = *st;
+    m->session = op->req->session;
+    m->st = op->req->st;
 
     if (found == SFT_S3_FOUND_FILE) {
         sft_memcpy(m->etag, r->etag.data, r->etag.len);
@@ -156,19 +162,24 @@ sft_s3_memo_free(sft_s3_storage_conf_t *conf)
 
 /*
  * A probe (sft_s3_probe()) answered by the memo if it knows the name
- * (file_only: as a file): found and req->st set, op->memo a copy, then()
- * run from a posted event, as a request's answer would be; SFT_DECLINED:
- * S3 must be asked.
+ * (SFT_S3_MEMO_FILE: as a file; SFT_S3_MEMO_MINE: from this session's own
+ * probe): found and req->st set, op->memo a copy, then() run from a
+ * posted event, as a request's answer would be; SFT_DECLINED: S3 must be
+ * asked.
  */
 
 sft_int_t
-sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then, sft_uint_t file_only)
+sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then, sft_uint_t which)
 {
     sft_s3_memo_t  *m;
 
     m = sft_s3_memo_get(op->conf, &op->key);
 
-    if (m == NULL || (file_only && m->found != SFT_S3_FOUND_FILE)) {
+    if (m == NULL
+        || (which == SFT_S3_MEMO_FILE && m->found != SFT_S3_FOUND_FILE)
+        || (which == SFT_S3_MEMO_MINE
+            && (m->session == 0 || m->session != op->req->session)))
+    {
         return SFT_DECLINED;
     }
 

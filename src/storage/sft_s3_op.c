@@ -591,7 +591,7 @@ sft_s3_probe_head(sft_s3_op_t *op)
     if (r->rc == SFT_OK && r->status == 200) {
         sft_s3_stat_head(op->conf, &op->key, r, &op->req->st);
         op->found = SFT_S3_FOUND_FILE;
-        sft_s3_memo_put(op->conf, &op->key, op->found, &op->req->st, r);
+        sft_s3_memo_put(op, op->found, r);
         op->then(op);
         return;
     }
@@ -628,12 +628,16 @@ sft_s3_probe_list(sft_s3_op_t *op)
         op->found = SFT_S3_FOUND_NONE;
     }
 
-    sft_s3_memo_put(op->conf, &op->key, op->found, &op->req->st, NULL);
+    sft_s3_memo_put(op, op->found, NULL);
     op->then(op);
 }
 
 
-/* STAT and LSTAT alike: S3 has no links; the root is always there */
+/*
+ * STAT and LSTAT alike: S3 has no links; the root is always there.  A
+ * session that asks again about a name within s3_metadata_reuse (OpenSSH's
+ * get looks twice: lstat, then stat) is told what it was told.
+ */
 
 sft_int_t
 sft_s3_stat(sft_storage_req_t *req)
@@ -649,6 +653,12 @@ sft_s3_stat(sft_storage_req_t *req)
         sft_s3_stat_dir(op->conf, &op->key, &req->st);
         sft_s3_op_free(op);
         return SFT_OK;
+    }
+
+    if (sft_s3_memo_answer(op, sft_s3_stat_done, SFT_S3_MEMO_MINE)
+        == SFT_OK)
+    {
+        return SFT_AGAIN;
     }
 
     return sft_s3_op_again(op, sft_s3_probe(op, sft_s3_stat_done));

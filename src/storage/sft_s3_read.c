@@ -88,7 +88,7 @@ sft_s3_open_read(sft_storage_req_t *req)
         return SFT_ERROR;
     }
 
-    rc = sft_s3_memo_answer(op, sft_s3_open_headed, 1);
+    rc = sft_s3_memo_answer(op, sft_s3_open_headed, SFT_S3_MEMO_FILE);
 
     if (rc == SFT_DECLINED) {
         rc = sft_s3_op_head(op, &op->key, sft_s3_open_headed);
@@ -124,7 +124,7 @@ sft_s3_open_headed(sft_s3_op_t *op)
         }
 
         sft_s3_stat_head(op->conf, &op->key, r, &req->st);
-        sft_s3_memo_put(op->conf, &op->key, SFT_S3_FOUND_FILE, &req->st, r);
+        sft_s3_memo_put(op, SFT_S3_FOUND_FILE, r);
 
         etag = r->etag;
         crc32c_known = sft_s3_request_crc32c(r, &crc32c) == SFT_OK;

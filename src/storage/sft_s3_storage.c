@@ -306,8 +306,10 @@ static sft_command_t  sft_s3_storage_commands[] = {
       NULL,
       sft_command_doc("time", "1s",
           "How long a worker's HEAD of a name answers the open that "
-          "follows a client's stat of it (an SFTP put or get), instead "
-          "of another HEAD; 0: every open asks S3.  Stats always ask.") },
+          "follows a client's stat of it (an SFTP put or get), and the "
+          "same session's next stat of it, instead of another HEAD; "
+          "0: every open and stat asks S3.  Another session's stat "
+          "always asks.") },
 
     { sft_string("s3_multipart_sweep_age"),
       SFT_STORAGE_CONF|SFT_CONF_TAKE1,

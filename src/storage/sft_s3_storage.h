@@ -42,6 +42,7 @@ typedef struct {
     uint64_t               hash;
     sft_msec_t             until;
     sft_uint_t             found;         /* SFT_S3_FOUND_* */
+    uint64_t               session;       /* whose stat or open asked */
     sft_storage_stat_t     st;
     uint32_t               crc32c;
     unsigned               crc32c_known:1;
@@ -155,11 +156,15 @@ sft_int_t sft_s3_op_next_page(sft_s3_op_t *op, sft_s3_op_pt handler);
 sft_int_t sft_s3_cancel(sft_storage_req_t *req);
 uint64_t sft_s3_key_hash(u_char *p, size_t n);
 
-/* sft_s3_memo.c: a name's last HEAD, for the open that follows */
-void sft_s3_memo_put(sft_s3_storage_conf_t *conf, sft_str_t *key,
-    sft_uint_t found, sft_storage_stat_t *st, sft_s3_request_t *r);
+/* sft_s3_memo.c: a name's last HEAD, for the open or the same session's
+   stat that follows */
+#define SFT_S3_MEMO_ANY    0              /* an open to create or replace */
+#define SFT_S3_MEMO_FILE   1              /* an open for reading */
+#define SFT_S3_MEMO_MINE   2              /* a stat: the same session's */
+
+void sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r);
 sft_int_t sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then,
-    sft_uint_t file_only);
+    sft_uint_t which);
 void sft_s3_memo_forget(sft_s3_storage_conf_t *conf);
 void sft_s3_memo_free(sft_s3_storage_conf_t *conf);
 

@@ -83,7 +83,8 @@ sft_s3_open_write(sft_storage_req_t *req)
                         |SFT_STORAGE_WRITE_INPLACE
                         |SFT_STORAGE_WRITE_NOREPLACE)))
     {
-        rc = sft_s3_memo_answer(op, sft_s3_open_write_probed, 0);
+        rc = sft_s3_memo_answer(op, sft_s3_open_write_probed,
+                                SFT_S3_MEMO_ANY);
     }
 
     if (rc == SFT_DECLINED) {

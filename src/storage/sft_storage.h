@@ -271,6 +271,13 @@ struct sft_storage_req_s {
     sft_storage_handler_pt handler;       /* completion, on the loop */
     void                  *data;
 
+    uint64_t               session;       /* who asks: the vfs session's
+                                             number (0: nobody in
+                                             particular); a driver may
+                                             answer a session's question
+                                             again from what it told it a
+                                             moment ago */
+
     sft_storage_handler_pt post;          /* the vfs' accounting */
     void                  *post_data;
     sft_thread_task_t     *task;

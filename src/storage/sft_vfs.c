@@ -17,12 +17,16 @@
 static void sft_vfs_post(sft_storage_req_t *req);
 
 
+static uint64_t  sft_vfs_sessions;     /* begun in this process */
+
+
 void
 sft_vfs_session_init(sft_vfs_session_t *s, sft_storage_t *storage,
     sft_str_t *home, uint32_t perms, sft_log_t *log)
 {
     sft_memzero(s, sizeof(sft_vfs_session_t));
 
+    s->number = ++sft_vfs_sessions;
     s->storage = storage;
     s->thread_pool = storage ? storage->thread_pool : NULL;
     s->perms = perms;
@@ -442,6 +446,7 @@ sft_vfs_prepare(sft_vfs_session_t *s, sft_storage_req_t *req,
 
     req->storage = s->storage;
     req->log = s->log;
+    req->session = s->number;
     req->thread_pool = s->thread_pool;
     req->post = sft_vfs_post;
     req->post_data = s;
@@ -977,6 +982,7 @@ sft_vfs_open_req(sft_vfs_session_t *s, sft_storage_req_t *req,
     req->op = op;
     req->storage = storage;
     req->log = s->log;
+    req->session = s->number;
     req->thread_pool = s->thread_pool;
     req->post = post ? sft_vfs_post : NULL;
     req->post_data = s;

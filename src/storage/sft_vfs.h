@@ -47,6 +47,8 @@ typedef struct {
 
 typedef struct {
     sft_storage_t       *storage;
+    uint64_t             number;        /* this worker's count of sessions
+                                           when this one began */
     sft_str_t            home;          /* under the storage root: "" or
                                            "users/alice", no slashes
                                            around */
