@@ -164,7 +164,8 @@ ok($t->wait_for(sub {
 }, 15), 'every earlier session closed');
 
 my @held = (hold(), hold());
-ok($t->wait_for(sub { held() == 2 }, 15), 'two sessions held');
+ok($t->wait_for(sub { held() == 2 }, 15), 'two sessions held')
+    or diag($t->read_file('held.out'), $t->read_file('error.log'));
 like(ftp(), qr/^login 530$/m, 'a third FTP session is refused');
 
 SKIP: {
