@@ -166,12 +166,13 @@ sub s3_storage_moto {
     creds($t);
 }
 
-# skips unless moto is there; starts moto_server and t/s3_standin.py as a
-# proxy in front of it (moto.log, standin.log in the test's directory),
-# makes the bucket "files" and the credentials file "creds"; returns
-# moto's port and the proxy's
+# skips unless moto is there; starts moto_server and t/s3_standin.py (or
+# the script given, with moto's port and the arguments given after its
+# own) as a proxy in front of it (moto.log, standin.log in the test's
+# directory), makes the bucket "files" and the credentials file "creds";
+# returns moto's port and the proxy's
 sub s3_proxied {
-    my ($t) = @_;
+    my ($t, $script, @args) = @_;
     my $d = $t->testdir();
 
     plan(skip_all => 'no moto_server (auto/deps --test)') unless has_moto();
@@ -180,7 +181,8 @@ sub s3_proxied {
     my $proxy = Test::Siftpd::port(8901);
 
     start($d, 'moto.log', 'moto_server', '-H', '127.0.0.1', '-p', $moto);
-    start($d, 'standin.log', 'python3', 't/s3_standin.py', $proxy, $moto);
+    start($d, 'standin.log', 'python3', $script // 't/s3_standin.py', $proxy,
+          $moto, @args);
 
     plan(skip_all => 'moto_server did not start') unless listening($moto);
     plan(skip_all => 'the stand-in did not start') unless listening($proxy);
