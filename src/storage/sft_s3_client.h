@@ -124,6 +124,7 @@ struct sft_s3_request_s {
     unsigned             in_callback:1;
     unsigned             too_long:1;
     unsigned             range_known:1;
+    unsigned             headers_ended:1;
 };
 
 

@@ -114,6 +114,7 @@ sft_s3_request_attempt(sft_s3_request_t *r)
     r->crc_composite = 0;
     r->crc_meta_known = 0;
     r->range_known = 0;
+    r->headers_ended = 0;
     r->refused = NULL;
     r->response.len = 0;
     r->delivered = 0;
@@ -431,6 +432,17 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
     r->status = status;
     r->content_length = length;
 
+    /*
+     * libcurl takes a status line and the connection closed after it, or
+     * after some headers, for a whole answer: an answer whose headers
+     * never ended is a cut one
+     */
+
+    if (rc == CURLE_OK && !r->headers_ended) {
+        rc = CURLE_PARTIAL_FILE;
+        r->refused = "the answer was cut in its headers";
+    }
+
     if (sft_s3_request_retryable(r, rc)) {
         delay = sft_s3_client_backoff(cl, r->attempts);
 
@@ -715,6 +727,7 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
     end = p + len;
 
     if (len >= 5 && sft_strncmp(p, "HTTP/", 5) == 0) {
+        r->headers_ended = 0;
         r->etag.len = 0;
         r->last_modified = 0;
         r->meta_mtime = 0;
@@ -729,6 +742,11 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
     while (end > p && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
     {
         end--;
+    }
+
+    if (len <= 2 && end == p) {
+        r->headers_ended = 1;           /* the blank line */
+        return len;
     }
 
     if (sft_s3_header_is(&p, end, "last-modified:")) {
