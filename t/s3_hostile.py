@@ -282,7 +282,8 @@ class Hostile(BaseHTTPRequestHandler):
                      + b'\r\n' + data[:len(data) // 2])
             return self.cut()
         if kind == 'body_long':
-            return self.send(status, rh, data + b'HTTP/1.1 200 OK\r\n\r\nxx')
+            return self.send(status, rh, data + b'HTTP/1.1 200 OK\r\n\r\nxx',
+                             str(len(data)))
         if kind == 'bad_status':
             self.raw(b'HTTP/1.1 2x0 Fine\r\nContent-Length: 0\r\n\r\n')
             return self.cut()
