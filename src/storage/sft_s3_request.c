@@ -443,6 +443,15 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
         r->refused = "the answer was cut in its headers";
     }
 
+    /* a HEAD's size is its Content-Length: none (chunked, say), no size */
+
+    if (rc == CURLE_OK && status / 100 == 2 && length < 0
+        && sft_str_eq(&r->method, "HEAD"))
+    {
+        rc = CURLE_PARTIAL_FILE;
+        r->refused = "a HEAD answer without Content-Length";
+    }
+
     if (sft_s3_request_retryable(r, rc)) {
         delay = sft_s3_client_backoff(cl, r->attempts);
 
