@@ -412,6 +412,10 @@ def pinned():
     c = Ftp()
     body = data(300000)
     ftp_upload(c, 'pin-src', body)
+    # answers without an ETag: a HEAD (404) and the PutObject (the
+    # sanitizers saw a memcpy from NULL), a HEAD and ranged GETs below
+    force('etag_missing', 'pin-etag', 3)
+    ftp_upload(c, 'pin-etag', data(2000))
     # a HEAD without its Content-Length (chunked) says no size
     ftp_upload(c, 'pin-head', data(3000))
     force('chunked_bad', 'pin-head', 3)

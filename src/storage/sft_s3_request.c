@@ -106,10 +106,13 @@ sft_s3_request_attempt(sft_s3_request_t *r)
 
     r->attempts++;
     r->status = 0;
-    r->etag.len = 0;
+
+    /* never NULL, so that an absent ETag copies as 0 bytes from somewhere */
+
+    sft_str_set(&r->etag, "");
+    sft_str_set(&r->content_type, "");
     r->last_modified = 0;
     r->meta_mtime = 0;
-    r->content_type.len = 0;
     r->crc_s3_known = 0;
     r->crc_composite = 0;
     r->crc_meta_known = 0;
