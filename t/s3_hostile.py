@@ -9,7 +9,9 @@
 # bucket (PUT, POST, DELETE) is not forwarded, so that a failure seen by
 # the client is a failure in moto too; or it lies in an answer that may
 # still pass (bytes past Content-Length, no ETag, a wrong checksum, many
-# headers, a range of other bytes): then it is forwarded first.
+# headers, a range of other bytes): then it is forwarded first.  libcurl
+# takes bytes past a Content-Length for the answer to its next request on
+# that connection, so that request is cut, not forwarded.
 #
 # GET /__calm stops mangling, GET /__rage starts it again (it starts
 # raging); GET /__count answers how many answers were mangled, by kind, as
@@ -178,7 +180,8 @@ class Hostile(BaseHTTPRequestHandler):
         length = int(self.headers.get('Content-Length') or 0)
         body = self.rfile.read(length) if length else b''
         places = what(self.command, path, query, self.headers)
-        kind = self.choose(places)
+        kind = 'drop' if getattr(self, 'tainted', False) else \
+            self.choose(places)
         changes = self.command in ('PUT', 'POST', 'DELETE')
 
         if kind:
@@ -186,6 +189,8 @@ class Hostile(BaseHTTPRequestHandler):
                 State.counts[kind] = State.counts.get(kind, 0) + 1
                 State.log.append('%s %s %s' % (kind, self.command, self.path))
 
+        if kind == 'drop' and getattr(self, 'tainted', False):
+            return self.cut()
         if kind and KINDS[kind][0] == 'fail' and changes:
             return self.mangle(kind, 200, [], b'')
 
@@ -282,7 +287,10 @@ class Hostile(BaseHTTPRequestHandler):
                      + b'\r\n' + data[:len(data) // 2])
             return self.cut()
         if kind == 'body_long':
-            return self.send(status, rh, data + b'HTTP/1.1 200 OK\r\n\r\nxx',
+            # libcurl 7.88 reads what is past the length as the answer to
+            # its next request on the connection: that one is not forwarded
+            self.tainted = True
+            return self.send(status, rh, data + b'garbage past the length',
                              str(len(data)))
         if kind == 'bad_status':
             self.raw(b'HTTP/1.1 2x0 Fine\r\nContent-Length: 0\r\n\r\n')
