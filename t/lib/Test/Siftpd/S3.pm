@@ -17,13 +17,14 @@ use strict;
 use Exporter qw/import/;
 use File::Temp qw/tempdir/;
 use IO::Socket::INET;
+use JSON::PP;
 use Test::More;
 
 use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
     s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
-    s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp/;
+    s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp s3_stats/;
 
 my @pids;
 
@@ -320,6 +321,15 @@ sub s3_standin {
           $port, @upstream);
 
     listening($port) or BAIL_OUT('the S3 stand-in did not start');
+}
+
+# the admin API's /api/v1/stats on the port, decoded ({} without an answer)
+sub s3_stats {
+    my ($port) = @_;
+
+    my ($body) = (Test::Siftpd::http_get($port, '/api/v1/stats') // '')
+        =~ /\r\n\r\n(.*)/s;
+    return eval { decode_json($body // '') } || {};
 }
 
 # no report from the sanitizers in the directory
