@@ -289,7 +289,9 @@ class Hostile(BaseHTTPRequestHandler):
         if kind == 'body_long':
             # libcurl 7.88 reads what is past the length as the answer to
             # its next request on the connection: that one is not forwarded
+            # (or closed after 1 s idle, so that no later phase gets it)
             self.tainted = True
+            self.connection.settimeout(1)
             return self.send(status, rh, data + b'garbage past the length',
                              str(len(data)))
         if kind == 'bad_status':
