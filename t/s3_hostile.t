@@ -56,7 +56,7 @@ my @workers = $t->workers($master);
 is(scalar @workers, 1, 'one worker');
 
 my $lib = Cwd::getcwd() . '/t/lib';
-my @run = ($t->{_testdir} . '/drive.py', port(8021), port(8022), $key,
+my @run = ("$d/drive.py", port(8021), port(8022), $key,
     $proxy, $moto, $d, $lib);
 write_driver($t);
 
@@ -101,7 +101,8 @@ sub endpoint {
 sub drive {
     my ($name, @args) = @_;
     my ($n, $out) = checks(300, @args);
-    ok($n > 5, "$name: the driver ran its checks") or diag($out);
+    ok($n > 5 && $out =~ /^ok \S+: the sequence ended$/m,
+        "$name: the driver ran its sequence to the end") or diag($out);
     if ($out !~ /^ok /m || $out =~ /^not ok |Traceback/m) {
         diag($out);
         diag(endpoint('log'));
