@@ -417,6 +417,7 @@ def pinned():
     # sanitizers saw a memcpy from NULL), a HEAD and ranged GETs below
     force('etag_missing', 'pin-etag', 3)
     ftp_upload(c, 'pin-etag', data(2000))
+    force('etag_missing', 'pin-etag', 0)
     # a HEAD without its Content-Length (chunked) says no size
     ftp_upload(c, 'pin-head', data(3000))
     force('chunked_bad', 'pin-head', 3)
