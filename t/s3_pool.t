@@ -29,7 +29,7 @@ use Test::More;
 use JSON::PP;
 use File::Spec;
 use Digest::MD5 qw/md5_hex/;
-use Test::Siftpd::S3 qw/s3_storage_moto s3_object s3_keys s3_uploads/;
+use Test::Siftpd::S3 qw/s3_storage_moto s3_object s3_keys s3_uploads s3_stats/;
 use Test::Siftpd qw/port http_get/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -134,9 +134,7 @@ swept(1);
 my ($ftp, $sftp) = (port(8021), port(8022));
 
 sub stats {
-    my ($body) = (http_get(port(8080), '/api/v1/stats') // '')
-        =~ /\r\n\r\n(.*)/s;
-    return eval { decode_json($body // '') } || {};
+    return s3_stats(port(8080));
 }
 
 sub pool_back {

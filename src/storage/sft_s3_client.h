@@ -96,6 +96,10 @@ struct sft_s3_request_s {
     sft_str_t            content_type;     /* empty: not given */
     sft_str_t            response;         /* the kept body */
     sft_s3_error_t       error;            /* parsed from an error body */
+    off_t                range_first;      /* Content-Range, when known */
+    off_t                range_last;
+    off_t                range_total;
+    const char          *refused;          /* why the answer was refused */
     sft_uint_t           attempts;
     char                 curl_error[CURL_ERROR_SIZE];
 
@@ -119,6 +123,8 @@ struct sft_s3_request_s {
     unsigned             write_paused:1;
     unsigned             in_callback:1;
     unsigned             too_long:1;
+    unsigned             range_known:1;
+    unsigned             headers_ended:1;
 };
 
 
@@ -155,6 +161,10 @@ void sft_s3_request_free(sft_s3_request_t *r);
  * when neither came.
  */
 sft_int_t sft_s3_request_crc32c(sft_s3_request_t *r, uint32_t *crc);
+
+/* 1 when the answer is 206 with a Content-Range of first-last/total */
+sft_uint_t sft_s3_request_range_is(sft_s3_request_t *r, off_t first,
+    off_t last, off_t total);
 
 /* x-amz-copy-source of a key of r's bucket: "/bucket/key", URI-encoded,
    from r's pool; SFT_ERROR without memory */

@@ -3,7 +3,9 @@
  * loop: CURLMOPT_SOCKETFUNCTION maps curl's wishes onto watched
  * connection slots, CURLMOPT_TIMERFUNCTION onto an event timer, and
  * every readiness or expiry becomes a curl_multi_socket_action() call,
- * after which finished transfers are handed back.
+ * after which finished transfers are handed back.  libcurl may close a
+ * socket before it says CURL_POLL_REMOVE of it: CURLOPT_CLOSESOCKETFUNCTION
+ * takes the socket out of the epoll set first, while it is still open.
  */
 
 #include <sft_config.h>
@@ -17,12 +19,20 @@ static int sft_s3_multi_timer(CURLM *multi, long timeout_ms, void *userp);
 static void sft_s3_multi_event(sft_event_t *ev);
 static void sft_s3_multi_expire(sft_event_t *ev);
 static void sft_s3_multi_action(curl_socket_t s, int action);
+static int sft_s3_multi_close(void *data, curl_socket_t s);
+static sft_int_t sft_s3_multi_keep(sft_connection_t *c);
+static sft_uint_t sft_s3_multi_forget(sft_connection_t *c);
 
 
 static CURLM        *sft_s3_multi;
 static sft_log_t    *sft_s3_multi_log;
 static sft_event_t   sft_s3_multi_timer_ev;
 static sft_uint_t    sft_s3_curl_inited;
+
+/* the connection slots of curl's sockets, open and watched */
+static sft_connection_t  **sft_s3_multi_conns;
+static sft_uint_t          sft_s3_multi_nconns;
+static sft_uint_t          sft_s3_multi_cap;
 
 
 sft_int_t
@@ -72,6 +82,8 @@ sft_s3_multi_add(sft_s3_transfer_t *t)
     CURLMcode  rc;
 
     (void) curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
+    (void) curl_easy_setopt(t->easy, CURLOPT_CLOSESOCKETFUNCTION,
+                            sft_s3_multi_close);
 
     rc = curl_multi_add_handle(sft_s3_multi, t->easy);
     if (rc != CURLM_OK) {
@@ -104,6 +116,11 @@ sft_s3_multi_done(void)
     sft_del_timer(&sft_s3_multi_timer_ev);
     (void) curl_multi_cleanup(sft_s3_multi);
     sft_s3_multi = NULL;
+
+    sft_free(sft_s3_multi_conns);
+    sft_s3_multi_conns = NULL;
+    sft_s3_multi_nconns = 0;
+    sft_s3_multi_cap = 0;
 }
 
 
@@ -121,6 +138,7 @@ sft_s3_multi_socket(CURL *easy, curl_socket_t s, int what, void *userp,
 
     if (what == CURL_POLL_REMOVE) {
         if (c) {
+            (void) sft_s3_multi_forget(c);
             sft_event_unwatch(c);
             (void) curl_multi_assign(sft_s3_multi, s, NULL);
         }
@@ -131,6 +149,11 @@ sft_s3_multi_socket(CURL *easy, curl_socket_t s, int what, void *userp,
     if (c == NULL) {
         c = sft_get_connection(s, sft_s3_multi_log);
         if (c == NULL) {
+            return -1;
+        }
+
+        if (sft_s3_multi_keep(c) != SFT_OK) {
+            sft_free_connection(c);
             return -1;
         }
 
@@ -213,4 +236,80 @@ sft_s3_multi_action(curl_socket_t s, int action)
             t->done(t, result);
         }
     }
+}
+
+
+/*
+ * A socket curl closes: out of the epoll set while still open (its slot
+ * stays for the CURL_POLL_REMOVE that may follow, which then has nothing
+ * to take out), then closed.
+ */
+
+static int
+sft_s3_multi_close(void *data, curl_socket_t s)
+{
+    sft_uint_t         i;
+    sft_connection_t  *c;
+
+    (void) data;
+
+    for (i = 0; i < sft_s3_multi_nconns; i++) {
+        c = sft_s3_multi_conns[i];
+
+        if (c->fd == s) {
+            (void) sft_s3_multi_forget(c);
+            (void) sft_event_watch(c, SFT_EVENT_NONE);
+            break;
+        }
+    }
+
+    return close(s);
+}
+
+
+static sft_int_t
+sft_s3_multi_keep(sft_connection_t *c)
+{
+    sft_uint_t          cap;
+    sft_connection_t  **conns;
+
+    if (sft_s3_multi_nconns == sft_s3_multi_cap) {
+        cap = sft_s3_multi_cap ? 2 * sft_s3_multi_cap : 16;
+
+        conns = sft_alloc(cap * sizeof(sft_connection_t *), sft_s3_multi_log);
+        if (conns == NULL) {
+            return SFT_ERROR;
+        }
+
+        if (sft_s3_multi_nconns) {
+            sft_memcpy(conns, sft_s3_multi_conns,
+                       sft_s3_multi_nconns * sizeof(sft_connection_t *));
+        }
+
+        sft_free(sft_s3_multi_conns);
+        sft_s3_multi_conns = conns;
+        sft_s3_multi_cap = cap;
+    }
+
+    sft_s3_multi_conns[sft_s3_multi_nconns++] = c;
+
+    return SFT_OK;
+}
+
+
+/* 1 when c was kept, now no longer */
+
+static sft_uint_t
+sft_s3_multi_forget(sft_connection_t *c)
+{
+    sft_uint_t  i;
+
+    for (i = 0; i < sft_s3_multi_nconns; i++) {
+        if (sft_s3_multi_conns[i] == c) {
+            sft_s3_multi_conns[i] = sft_s3_multi_conns[--sft_s3_multi_nconns];
+            return 1;
+        }
+    }
+
+    return 0;
 }

@@ -413,7 +413,8 @@ sft_s3_error(sft_s3_storage_conf_t *conf, sft_log_t *log,
                       "S3 storage \"%.*s\": %s of \"%.*s\" failed after %lu "
                       "attempts: %s", SFT_STR_FMT(&conf->storage->name),
                       what, SFT_STR_FMT(key), (unsigned long) r->attempts,
-                      r->curl_error[0] ? r->curl_error : "no answer");
+                      r->refused ? r->refused
+                      : r->curl_error[0] ? r->curl_error : "no answer");
 
         return SFT_STORAGE_IO;
     }

@@ -40,6 +40,8 @@ typedef struct {
 
     sft_s3_request_t      *r;             /* the GET, NULL when over */
     off_t                  pos;           /* the offset of buf + start */
+    off_t                  get_first;     /* the range the GET asked */
+    off_t                  get_last;
     u_char                *buf;
     size_t                 cap;
     size_t                 start;
@@ -71,6 +73,8 @@ static void sft_s3_read_done(sft_s3_reader_t *rd, sft_storage_err_t err);
 static void sft_s3_read_get(sft_s3_reader_t *rd, off_t offset);
 static sft_int_t sft_s3_read_data(sft_s3_request_t *r, u_char *p,
     size_t n);
+static const char *sft_s3_read_refuse(sft_s3_reader_t *rd,
+    sft_s3_request_t *r);
 static void sft_s3_read_got(sft_s3_request_t *r);
 static void sft_s3_read_event(sft_event_t *ev);
 
@@ -386,6 +390,8 @@ sft_s3_read_get(sft_s3_reader_t *rd, off_t offset)
     h[0].value.data = p;
     h[0].value.len = snprintf((char *) p, 64, "bytes=%lld-%lld",
                               (long long) offset, (long long) end - 1);
+    rd->get_first = offset;
+    rd->get_last = end - 1;
     r->nheaders = 1;
 
     if (rd->etag.len) {
@@ -413,6 +419,18 @@ sft_s3_read_data(sft_s3_request_t *r, u_char *p, size_t n)
 {
     u_char           *buf;
     sft_s3_reader_t  *rd = r->data;
+
+    if (r->delivered == 0) {
+        r->refused = sft_s3_read_refuse(rd, r);
+        if (r->refused) {
+            return SFT_ERROR;
+        }
+    }
+
+    if (r->delivered + (off_t) n > rd->get_last - rd->get_first + 1) {
+        r->refused = "more bytes than the range asked";
+        return SFT_ERROR;
+    }
 
     if (rd->start + rd->len + n > rd->cap && rd->start) {
         memmove(rd->buf, rd->buf + rd->start, rd->len);
@@ -443,12 +461,46 @@ sft_s3_read_data(sft_s3_request_t *r, u_char *p, size_t n)
 }
 
 
+/*
+ * Bytes are taken only from the answer to the range asked, of the object
+ * the open saw: 206, its Content-Range that range of that size, its ETag
+ * (if any) the open's; anything else is refused before a byte is.
+ */
+
+static const char *
+sft_s3_read_refuse(sft_s3_reader_t *rd, sft_s3_request_t *r)
+{
+    if (!sft_s3_request_range_is(r, rd->get_first, rd->get_last, rd->size))
+    {
+        return "not 206 with the Content-Range asked";
+    }
+
+    if (r->etag.len && rd->etag.len
+        && (r->etag.len != rd->etag.len
+            || sft_memcmp(r->etag.data, rd->etag.data, r->etag.len) != 0))
+    {
+        return "ETag not the open's";
+    }
+
+    return NULL;
+}
+
+
 static void
 sft_s3_read_got(sft_s3_request_t *r)
 {
     sft_s3_reader_t  *rd = r->data;
 
     rd->get_over = 1;
+
+    /* an answer that ended short of its Content-Range without an error */
+
+    if (r->rc == SFT_OK && r->status == 206 && r->refused == NULL
+        && r->delivered != rd->get_last - rd->get_first + 1)
+    {
+        r->refused = "fewer bytes than its Content-Range";
+        r->rc = SFT_ERROR;
+    }
 
     if (r->rc != SFT_OK || r->status != 206) {
         rd->get_err = sft_s3_error(rd->conf, rd->log, r, "GetObject",

@@ -39,6 +39,8 @@ static time_t sft_s3_parse_seconds(u_char *p, size_t n);
 static sft_int_t sft_s3_request_keep(sft_s3_request_t *r, u_char *p,
     u_char *end, sft_str_t *out);
 static sft_uint_t sft_s3_parse_crc(u_char *p, size_t n, uint32_t *crc);
+static sft_uint_t sft_s3_parse_range(sft_s3_request_t *r, u_char *p,
+    u_char *end);
 
 
 sft_s3_request_t *
@@ -104,13 +106,19 @@ sft_s3_request_attempt(sft_s3_request_t *r)
 
     r->attempts++;
     r->status = 0;
-    r->etag.len = 0;
+
+    /* never NULL, so that an absent ETag copies as 0 bytes from somewhere */
+
+    sft_str_set(&r->etag, "");
+    sft_str_set(&r->content_type, "");
     r->last_modified = 0;
     r->meta_mtime = 0;
-    r->content_type.len = 0;
     r->crc_s3_known = 0;
     r->crc_composite = 0;
     r->crc_meta_known = 0;
+    r->range_known = 0;
+    r->headers_ended = 0;
+    r->refused = NULL;
     r->response.len = 0;
     r->delivered = 0;
     r->too_long = 0;
@@ -427,6 +435,26 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
     r->status = status;
     r->content_length = length;
 
+    /*
+     * libcurl takes a status line and the connection closed after it, or
+     * after some headers, for a whole answer: an answer whose headers
+     * never ended is a cut one
+     */
+
+    if (rc == CURLE_OK && !r->headers_ended) {
+        rc = CURLE_PARTIAL_FILE;
+        r->refused = "the answer was cut in its headers";
+    }
+
+    /* a HEAD's size is its Content-Length: none (chunked, say), no size */
+
+    if (rc == CURLE_OK && status / 100 == 2 && length < 0
+        && sft_str_eq(&r->method, "HEAD"))
+    {
+        rc = CURLE_PARTIAL_FILE;
+        r->refused = "a HEAD answer without Content-Length";
+    }
+
     if (sft_s3_request_retryable(r, rc)) {
         delay = sft_s3_client_backoff(cl, r->attempts);
 
@@ -445,12 +473,13 @@ sft_s3_request_done(sft_s3_transfer_t *t, CURLcode rc)
 
     /* at info: whoever handles the failure logs it, with its session */
 
-    if (rc != CURLE_OK || r->too_long) {
+    if (rc != CURLE_OK || r->too_long || r->refused) {
         sft_log_error(SFT_LOG_INFO, cl->log, 0,
                       "S3 %.*s \"%.*s\" failed after %lu attempts: %s",
                       SFT_STR_FMT(&r->method), SFT_STR_FMT(&r->key),
                       (unsigned long) r->attempts,
                       r->too_long ? "answer too long"
+                      : r->refused ? r->refused
                       : r->curl_error[0] ? r->curl_error
                       : curl_easy_strerror(rc));
 
@@ -643,6 +672,7 @@ sft_s3_request_write(char *buf, size_t size, size_t n, void *data)
                              &status);
 
     if (r->on_data && status >= 200 && status < 300) {
+        r->status = status;             /* on_data looks at the answer */
         r->in_callback = 1;
         rc = r->on_data(r, (u_char *) buf, len);
         r->in_callback = 0;
@@ -709,6 +739,7 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
     end = p + len;
 
     if (len >= 5 && sft_strncmp(p, "HTTP/", 5) == 0) {
+        r->headers_ended = 0;
         r->etag.len = 0;
         r->last_modified = 0;
         r->meta_mtime = 0;
@@ -716,12 +747,18 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
         r->crc_s3_known = 0;
         r->crc_composite = 0;
         r->crc_meta_known = 0;
+        r->range_known = 0;
         return len;
     }
 
     while (end > p && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
     {
         end--;
+    }
+
+    if (len <= 2 && end == p) {
+        r->headers_ended = 1;           /* the blank line */
+        return len;
     }
 
     if (sft_s3_header_is(&p, end, "last-modified:")) {
@@ -736,6 +773,9 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
     } else if (sft_s3_header_is(&p, end, "x-amz-checksum-type:")) {
         r->crc_composite = (end - p == 9
                             && strncasecmp((char *) p, "COMPOSITE", 9) == 0);
+
+    } else if (sft_s3_header_is(&p, end, "content-range:")) {
+        r->range_known = sft_s3_parse_range(r, p, end);
 
     } else if (sft_s3_header_is(&p, end, "x-amz-meta-crc32c:")) {
         r->crc_meta_known = sft_s3_parse_crc(p, end - p, &r->crc_meta);
@@ -788,6 +828,15 @@ sft_s3_request_crc32c(sft_s3_request_t *r, uint32_t *crc)
 }
 
 
+sft_uint_t
+sft_s3_request_range_is(sft_s3_request_t *r, off_t first, off_t last,
+    off_t total)
+{
+    return r->status == 206 && r->range_known && r->range_first == first
+           && r->range_last == last && r->range_total == total;
+}
+
+
 /*
  * A CRC-32C as S3 writes it (base64 of its 4 bytes, "AAAAAA==": a
  * checksum of parts has "-N" after it) or as x-amz-meta-crc32c keeps it
@@ -832,6 +881,48 @@ sft_s3_parse_crc(u_char *p, size_t n, uint32_t *crc)
     }
 
     *crc = v;
+
+    return 1;
+}
+
+
+/* "bytes FIRST-LAST/TOTAL", each a decimal that fits: 1, else 0 */
+
+static sft_uint_t
+sft_s3_parse_range(sft_s3_request_t *r, u_char *p, u_char *end)
+{
+    off_t       v[3];
+    sft_uint_t  i, digits;
+
+    if (end - p < 6 || sft_strncmp(p, "bytes ", 6) != 0) {
+        return 0;
+    }
+
+    p += 6;
+
+    for (i = 0; i < 3; i++) {
+        v[i] = 0;
+
+        for (digits = 0; p < end && *p >= '0' && *p <= '9'; p++) {
+            if (++digits > 18) {
+                return 0;
+            }
+
+            v[i] = v[i] * 10 + (*p - '0');
+        }
+
+        if (digits == 0 || (i < 2 && (p == end || *p++ != "-/"[i]))) {
+            return 0;
+        }
+    }
+
+    if (p != end || v[0] > v[1] || v[1] >= v[2]) {
+        return 0;
+    }
+
+    r->range_first = v[0];
+    r->range_last = v[1];
+    r->range_total = v[2];
 
     return 1;
 }

@@ -609,6 +609,16 @@ sft_s3_upload_loaded(sft_s3_request_t *r, u_char *buf, size_t n)
         return SFT_ERROR;
     }
 
+    /* a 206 of other bytes than the range asked is refused */
+
+    if (at == 0 && r->status == 206
+        && !sft_s3_request_range_is(r, 0, up->conf.append_size - 1,
+                                    up->conf.append_size))
+    {
+        r->refused = "not the Content-Range asked";
+        return SFT_ERROR;
+    }
+
     sft_s3_upload_copy_in(up, sft_s3_upload_part(up, 0), at, buf, n);
     up->loaded = at + (off_t) n;
 

@@ -17,13 +17,14 @@ use strict;
 use Exporter qw/import/;
 use File::Temp qw/tempdir/;
 use IO::Socket::INET;
+use JSON::PP;
 use Test::More;
 
 use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
     s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
-    s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp/;
+    s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp s3_stats/;
 
 my @pids;
 
@@ -166,12 +167,13 @@ sub s3_storage_moto {
     creds($t);
 }
 
-# skips unless moto is there; starts moto_server and t/s3_standin.py as a
-# proxy in front of it (moto.log, standin.log in the test's directory),
-# makes the bucket "files" and the credentials file "creds"; returns
-# moto's port and the proxy's
+# skips unless moto is there; starts moto_server and t/s3_standin.py (or
+# the script given, with moto's port and the arguments given after its
+# own) as a proxy in front of it (moto.log, standin.log in the test's
+# directory), makes the bucket "files" and the credentials file "creds";
+# returns moto's port and the proxy's
 sub s3_proxied {
-    my ($t) = @_;
+    my ($t, $script, @args) = @_;
     my $d = $t->testdir();
 
     plan(skip_all => 'no moto_server (auto/deps --test)') unless has_moto();
@@ -180,7 +182,8 @@ sub s3_proxied {
     my $proxy = Test::Siftpd::port(8901);
 
     start($d, 'moto.log', 'moto_server', '-H', '127.0.0.1', '-p', $moto);
-    start($d, 'standin.log', 'python3', 't/s3_standin.py', $proxy, $moto);
+    start($d, 'standin.log', 'python3', $script // 't/s3_standin.py', $proxy,
+          $moto, @args);
 
     plan(skip_all => 'moto_server did not start') unless listening($moto);
     plan(skip_all => 'the stand-in did not start') unless listening($proxy);
@@ -318,6 +321,15 @@ sub s3_standin {
           $port, @upstream);
 
     listening($port) or BAIL_OUT('the S3 stand-in did not start');
+}
+
+# the admin API's /api/v1/stats on the port, decoded ({} without an answer)
+sub s3_stats {
+    my ($port) = @_;
+
+    my ($body) = (Test::Siftpd::http_get($port, '/api/v1/stats') // '')
+        =~ /\r\n\r\n(.*)/s;
+    return eval { decode_json($body // '') } || {};
 }
 
 # no report from the sanitizers in the directory
