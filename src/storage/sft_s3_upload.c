@@ -737,21 +737,24 @@ sft_s3_upload_hold(sft_s3_uploader_t *up, sft_uint_t index)
  * eighth, and the parts that would take them waited for chunks for
  * ever.  So that chunk is reserved too: the completed part, given back,
  * keeps one chunk of its reservation while a write waits in its upload
- * (the upload's spare), and the part that write waits for takes the
- * spare as one of the chunks it reserves.  Until that part came, the
- * write's chunk and the spare are one; while its part goes out, which
- * needs no chunk, the write's chunk is the one it holds beyond its
- * reservation.  When that part cannot reserve behind a head that cannot
- * either, it goes first, as it needs one chunk less.  Deadlock free: a
- * spare is kept by a part that reserved its chunks alongside the spares
- * kept before, so once every part that fills has gone out, the upload
- * of the last spare kept reserves its next part (of the same size) with
- * it, while the chunks held beyond the reservations are only those of
- * parts on their way out, so a part that reserved gets its chunks, and a
- * transfer into a part that holds them, its one.  A part grown past the
- * cap gives its upload's spare back before it asks alone (and waits, as
- * before, while others are reserved); at the first part of twice the
- * size (every SFT_S3_PARTS_GROW parts) the spare may not be enough.
+ * (the upload's spare), and the part the write waits for takes the
+ * spare as one of the chunks it reserves (the write's chunk goes back
+ * once that part holds its own).  Only while the completed part goes
+ * out, which needs no chunk, is the write's chunk held beyond every
+ * reservation.  A part that a spare comes with and that can reserve
+ * behind a head that cannot goes first.
+ *
+ * Why nothing waits for ever: a spare is kept by a part that reserved
+ * its chunks alongside every spare kept before, so the spares and the
+ * part of the last one fitted in the cap together, and once the parts
+ * that fill have gone out, that upload's next part (of the same size)
+ * reserves with its spare, first if need be.  The chunks held beyond
+ * the reservations are only those of writes whose part is on its way
+ * out, so a part that reserved gets its chunks, and a transfer into a
+ * part that holds them its one.  A part grown past the cap gives its
+ * upload's spare back before it asks alone (and waits, as before, while
+ * others are reserved); at the first part of twice the size (every
+ * SFT_S3_PARTS_GROW parts) the spare may not be enough.
  */
 
 static void
