@@ -79,7 +79,11 @@ static void sft_s3_upload_ready(sft_s3_part_t *p);
 static void sft_s3_upload_wake(sft_event_t *ev);
 static void sft_s3_upload_roomy(sft_s3_uploader_t *up);
 static void sft_s3_gather(void);
+static sft_int_t sft_s3_gather_reserve(sft_s3_part_t *p, size_t max);
+static sft_s3_part_t *sft_s3_gather_spared(size_t max);
 static void sft_s3_gather_handler(sft_event_t *ev);
+static sft_uint_t sft_s3_upload_spared(sft_s3_part_t *p);
+static void sft_s3_upload_unspare(sft_s3_uploader_t *up);
 static void sft_s3_upload_release(sft_s3_part_t *p);
 static sft_s3_request_t *sft_s3_upload_request(sft_s3_uploader_t *up,
     const char *method, sft_s3_handler_pt on_done);
@@ -450,8 +454,10 @@ sft_s3_upload_room(sft_s3_uploader_t *up, off_t offset, size_t len,
      * write size does not divide the part size): taken whole, so that
      * the part it completes goes out and gives its reservation back,
      * which is what the next part waits for; the rest waits in the
-     * uploader, in the writer's one chunk.  Refused, it would hold that
-     * part forever, and parts so held in every upload stop them all.
+     * uploader, in the writer's one chunk, for which the part keeps one
+     * chunk of its reservation (sft_s3_gather()).  Refused, it would
+     * hold that part forever, and parts so held in every upload stop
+     * them all.
      */
 
     if (n && offset <= up->end) {
@@ -734,6 +740,31 @@ sft_s3_upload_hold(sft_s3_uploader_t *up, sft_uint_t index)
  * them), and a part that alone needs more (grown past that) reserves
  * only while no other part holds any: so parts whose chunks are all
  * lent always fill, whatever the number of workers.
+ *
+ * A write that runs from a part into the next (room() takes it whole)
+ * waits for the next part in the writer's chunk, outside the part it
+ * completed; held so by many uploads at once, such chunks took the
+ * eighth, and the parts that would take them waited for chunks for
+ * ever.  So that chunk is reserved too: the completed part, given back,
+ * keeps one chunk of its reservation while a write waits in its upload
+ * (the upload's spare), and the part the write waits for takes the
+ * spare as one of the chunks it reserves (the write's chunk goes back
+ * once that part holds its own).  Only while the completed part goes
+ * out, which needs no chunk, is the write's chunk held beyond every
+ * reservation.  A part that a spare comes with and that can reserve
+ * behind a head that cannot goes first.
+ *
+ * Why nothing waits for ever: a spare is kept by a part that reserved
+ * its chunks alongside every spare kept before, so the spares and the
+ * part of the last one fitted in the cap together, and once the parts
+ * that fill have gone out, that upload's next part (of the same size)
+ * reserves with its spare, first if need be.  The chunks held beyond
+ * the reservations are only those of writes whose part is on its way
+ * out, so a part that reserved gets its chunks, and a transfer into a
+ * part that holds them its one.  A part grown past the cap gives its
+ * upload's spare back before it asks alone (and waits, as before, while
+ * others are reserved); at the first part of twice the size (every
+ * SFT_S3_PARTS_GROW parts) the spare may not be enough.
  */
 
 static void
@@ -752,17 +783,15 @@ sft_s3_gather(void)
     max = sft_s3_upload_chunks_max(sft_buffer_total());
 
     while ((p = sft_s3_gathering) != NULL) {
-        up = p->up;
 
-        if (p->reserved == 0) {
-            if (sft_buffer_reserve(&sft_s3_reserve_waiter, p->need, max)
-                != SFT_OK)
-            {
-                return;                 /* a release anywhere calls again */
-            }
-
-            p->reserved = p->need;
+        if (p->reserved == 0
+            && sft_s3_gather_reserve(p, max) != SFT_OK
+            && (p = sft_s3_gather_spared(max)) == NULL)
+        {
+            return;                     /* a release anywhere calls again */
         }
+
+        up = p->up;
 
         while (p->held < p->need) {
             c = sft_buffer_get(&sft_s3_gather_waiter);
@@ -786,6 +815,97 @@ sft_s3_gather(void)
 
         sft_post_event(&up->wake);
         sft_s3_upload_roomy(up);
+    }
+}
+
+
+/* p's chunks reserved, the spare of the write that waits for p among them */
+
+static sft_int_t
+sft_s3_gather_reserve(sft_s3_part_t *p, size_t max)
+{
+    size_t              n;
+    sft_s3_uploader_t  *up;
+
+    up = p->up;
+
+    if (up->spare && p->need > max) {
+        sft_s3_upload_unspare(up);      /* it reserves alone */
+    }
+
+    n = p->need - sft_s3_upload_spared(p);
+
+    if (n && sft_buffer_reserve(&sft_s3_reserve_waiter, n, max) != SFT_OK) {
+        return SFT_AGAIN;
+    }
+
+    up->spare -= p->need - n;
+    p->reserved = p->need;
+
+    return SFT_OK;
+}
+
+
+/*
+ * The head cannot reserve: the first part behind it that a spare comes
+ * with and that can, to the head, or NULL.
+ */
+
+static sft_s3_part_t *
+sft_s3_gather_spared(size_t max)
+{
+    sft_s3_part_t  *p, **pp;
+
+    for (pp = &sft_s3_gathering->next; *pp; pp = &(*pp)->next) {
+        p = *pp;
+
+        if (sft_s3_upload_spared(p) == 0 || p->need > max
+            || sft_s3_gather_reserve(p, max) != SFT_OK)
+        {
+            continue;
+        }
+
+        *pp = p->next;
+
+        if (*pp == NULL) {
+            sft_s3_gathering_tail = pp;
+        }
+
+        p->next = sft_s3_gathering;
+        sft_s3_gathering = p;
+
+        return p;
+    }
+
+    return NULL;
+}
+
+
+/* the spare p takes: the one of the write that waits for p */
+
+static sft_uint_t
+sft_s3_upload_spared(sft_s3_part_t *p)
+{
+    sft_s3_uploader_t  *up = p->up;
+
+    if (up->spare && up->waiting
+        && sft_s3_upload_part_of(up, up->waiting->offset) == p->index)
+    {
+        return up->spare;
+    }
+
+    return 0;
+}
+
+
+/* no write waits any more (or the upload stops): the spare goes back */
+
+static void
+sft_s3_upload_unspare(sft_s3_uploader_t *up)
+{
+    if (up->spare) {
+        sft_buffer_unreserve(up->spare);
+        up->spare = 0;
     }
 }
 
@@ -964,6 +1084,10 @@ sft_s3_upload_wake(sft_event_t *ev)
         up->conf.on_write(w, SFT_OK);
     }
 
+    if (up->waiting == NULL) {
+        sft_s3_upload_unspare(up);
+    }
+
     up->busy--;
 
     if (up->aborted && up->busy == 0) {
@@ -1019,6 +1143,15 @@ sft_s3_upload_release(sft_s3_part_t *p)
 
     p->up->chunks -= p->held;
     p->held = 0;
+
+    /* a write waits in the upload: one chunk stays reserved for it */
+
+    if (p->reserved && p->up->spare == 0 && p->up->waiting
+        && !p->up->failed && !p->up->aborted)
+    {
+        p->up->spare = 1;
+        p->reserved--;
+    }
 
     if (p->reserved) {
         sft_buffer_unreserve(p->reserved);
@@ -2331,6 +2464,8 @@ sft_s3_upload_stop(sft_s3_uploader_t *up)
         sft_s3_abort_start(up->conf.client, &up->conf.key, &up->upload_id);
         up->upload_id.len = 0;
     }
+
+    sft_s3_upload_unspare(up);
 }
 
 

@@ -169,6 +169,7 @@ struct sft_s3_uploader_s {
     sft_uint_t             nranges;
     sft_s3_write_t        *waiting;
     sft_s3_write_t       **waiting_tail;
+    sft_uint_t             spare;             /* reserved for the first */
 
     sft_str_t              upload_id;
     sft_s3_request_t      *control;           /* create, put, complete */
