@@ -16,10 +16,11 @@
 # GET /__calm stops mangling, GET /__rage starts it again (it starts
 # raging); GET /__count answers how many answers were mangled, by kind, as
 # JSON; GET /__force?kind=K&key=S&count=N forces mangle K on the next N
-# requests it applies to whose path has S in it (N 1 unless given), calm
+# requests it applies to whose path (with its query) has S in it (N 1 unless given), calm
 # or not (count=0 forgets what was forced for the key); GET /__seed?seed=N
 # starts the draws of seed N again; GET /__log answers the mangles done, one "KIND METHOD PATH" a
-# line.
+# line.  The kind "hold" is only forced, never drawn: a held request is
+# answered by nothing until GET /__release (at most 120 s), then cut.
 
 import http.client
 import json
@@ -66,9 +67,10 @@ KINDS = {
     'crc_wrong': ('lie', 'crc'),        # x-amz-checksum-crc32c wrong
     'drip': ('fail', 'any'),            # a byte every 100 ms
     'chunked_bad': ('fail', 'any'),     # chunked, a malformed chunk size
+    'hold': ('fail', 'any'),            # no answer until /__release
 }
 
-CHOICE = sorted(KINDS)
+CHOICE = sorted(k for k in KINDS if k != 'hold')    # hold: forced only
 
 
 class State:
@@ -79,6 +81,7 @@ class State:
     counts = {}
     log = []
     forced = []                         # [kind, key, count]
+    released = threading.Event()        # the holds end
     keys = {}                           # path: when last served by a GET
     served = 0
 
@@ -144,6 +147,8 @@ class Hostile(BaseHTTPRequestHandler):
                 return self.answer(200, json.dumps(State.counts).encode())
             elif path == '/__log':
                 return self.answer(200, '\n'.join(State.log).encode())
+            elif path == '/__release':
+                State.released.set()
             elif path == '/__seed':
                 State.rng = random.Random(int(q['seed'][0]))
             elif path == '/__force':
@@ -157,10 +162,10 @@ class Hostile(BaseHTTPRequestHandler):
         self.answer(200, b'ok')
 
     def choose(self, places):
-        path = self.path.partition('?')[0]
         with State.lock:
             for f in State.forced:
-                if f[2] > 0 and f[1] in path and KINDS[f[0]][1] in places:
+                if f[2] > 0 and f[1] in self.path \
+                        and KINDS[f[0]][1] in places:
                     f[2] -= 1
                     return f[0]
             if not State.raging:
@@ -273,6 +278,9 @@ class Hostile(BaseHTTPRequestHandler):
         rng = random.Random(len(data) + status)
         noise = bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 300)))
         if kind == 'drop':
+            return self.cut()
+        if kind == 'hold':
+            State.released.wait(120)
             return self.cut()
         if kind == 'status_close':
             self.raw(b'HTTP/1.1 %d OK\r\n' % status)

@@ -525,8 +525,23 @@ sft_s3_close_write(sft_storage_req_t *req)
 
     req->file->data = NULL;
 
-    if (wr->done == NULL && !wr->completing) {
-        sft_s3_writer_free(wr);
+    if (wr->done == NULL) {
+
+        /*
+         * Over now.  Called from a write's completion (its handler let
+         * the file go: a session ending closes with a request of its
+         * own that does not outlive the call), the writer is still in
+         * sft_s3_write_event(), which frees it when it returns.
+         */
+
+        if (wr->completing) {
+            wr->close = NULL;
+            wr->closed = 1;
+
+        } else {
+            sft_s3_writer_free(wr);
+        }
+
         return req->err == SFT_STORAGE_OK ? SFT_OK : SFT_ERROR;
     }
 
@@ -569,11 +584,13 @@ sft_s3_write_event(sft_event_t *ev)
     }
 
     req = wr->close;
-    req->file->data = NULL;
 
     sft_s3_writer_free(wr);
 
-    sft_storage_complete(req);
+    if (req) {
+        req->file->data = NULL;
+        sft_storage_complete(req);
+    }
 }
 
 
