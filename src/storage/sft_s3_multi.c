@@ -5,7 +5,9 @@
  * every readiness or expiry becomes a curl_multi_socket_action() call,
  * after which finished transfers are handed back.  libcurl may close a
  * socket before it says CURL_POLL_REMOVE of it: CURLOPT_CLOSESOCKETFUNCTION
- * takes the socket out of the epoll set first, while it is still open.
+ * takes the socket out of the epoll set first, while it is still open, and
+ * a REMOVE of a socket closed without that callback (one still connecting)
+ * has nothing to take out.
  */
 
 #include <sft_config.h>
@@ -139,6 +141,18 @@ sft_s3_multi_socket(CURL *easy, curl_socket_t s, int what, void *userp,
     if (what == CURL_POLL_REMOVE) {
         if (c) {
             (void) sft_s3_multi_forget(c);
+
+            /*
+             * libcurl 7.88 closes a socket that is still connecting
+             * without the close callback and says REMOVE after: the
+             * kernel dropped it from the set with its last descriptor
+             */
+
+            if (fcntl(s, F_GETFD) == -1 && errno == EBADF) {
+                c->read->active = 0;
+                c->write->active = 0;
+            }
+
             sft_event_unwatch(c);
             (void) curl_multi_assign(sft_s3_multi, s, NULL);
         }
