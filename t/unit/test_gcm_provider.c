@@ -317,6 +317,7 @@ main(void)
     if (sft_aes_gcm_fast() == NULL) {
         ok(implicit != NULL && strcmp(provider_of(implicit), "default") == 0,
            "no AES-GCM kernel on this CPU: OpenSSL's own AES-GCM");
+        EVP_CIPHER_free(implicit);
         printf("1..%lu\n", tests);
         return failed ? 1 : 0;
     }
