@@ -60,13 +60,24 @@ sub has {
 
 # a free TCP port on 127.0.0.1, held by a UDP socket on the same number so
 # tests running in parallel do not pick it too
+# below the kernel's ephemeral ports (net.ipv4.ip_local_port_range, 32768
+# by default): a port picked there may be taken meanwhile by any outgoing
+# connection's local end, which no lock of ours can keep off
+use constant EPHEMERAL => do {
+    my $lo = 32768;
+    if (open(my $f, '<', '/proc/sys/net/ipv4/ip_local_port_range')) {
+        $lo = $1 if (<$f> // '') =~ /^(\d+)/;
+    }
+    $lo > 25000 ? $lo : 32768;
+};
+
 sub port {
     my ($num) = @_;
 
     return $ports{$num} if defined $ports{$num};
 
     for (1 .. 500) {
-        my $p = 20000 + int(rand(40000));
+        my $p = 20000 + int(rand(EPHEMERAL - 20000));
         next if grep { $_ == $p } values %ports;
 
         my $lock = _port_lock($p) or next;
@@ -84,7 +95,7 @@ sub port_range {
     my ($n) = @_;
 
     for (1 .. 200) {
-        my $lo = 20000 + int(rand(40000 - $n));
+        my $lo = 20000 + int(rand(EPHEMERAL - 20000 - $n));
         my @locks = map { _port_lock($_) // () } $lo .. $lo + $n - 1;
 
         if (@locks == $n) {
