@@ -25,7 +25,8 @@ use Test::More;
 use JSON::PP;
 use Cwd ();
 use Test::Siftpd qw/port/;
-use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_ftp_sftp s3_stats/;
+use Test::Siftpd::S3 qw/s3_storage s3_proxied s3_ftp_sftp s3_stats
+    s3_pool_whole/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage', 'http');
 my $d = $t->testdir();
@@ -132,9 +133,7 @@ sub stats {
 }
 
 sub pool_back {
-    my $p = stats()->{buffer_pool} // {};
-    return defined $p->{free} && $p->{free} == ($p->{total} // -1)
-        && ($p->{reserved} // -1) == 0;
+    return s3_pool_whole(port(8080));
 }
 
 sub pinned {

@@ -24,7 +24,8 @@ use Test::Siftpd;
 
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
     s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
-    s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp s3_stats/;
+    s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp s3_stats
+    s3_pool_whole/;
 
 my @pids;
 
@@ -330,6 +331,16 @@ sub s3_stats {
     my ($body) = (Test::Siftpd::http_get($port, '/api/v1/stats') // '')
         =~ /\r\n\r\n(.*)/s;
     return eval { decode_json($body // '') } || {};
+}
+
+# the buffer pool whole, from the admin API on port: every chunk free,
+# none reserved
+sub s3_pool_whole {
+    my ($port) = @_;
+
+    my $p = s3_stats($port)->{buffer_pool} // {};
+    return defined $p->{free} && $p->{free} == ($p->{total} // -1)
+        && ($p->{reserved} // -1) == 0;
 }
 
 # no report from the sanitizers in the directory
