@@ -11,14 +11,18 @@
 # server's back shows its new size at once); an upload through another
 # session forgets the memo (the next read is of the new bytes); a read of
 # an object replaced behind the server's back is refused, never served
-# the old or mixed bytes.  Every process is stopped by pid.
+# the old or mixed bytes.  A session's look at a directory (the listing
+# after a name found absent) answers its stats of the names the page
+# covers and did not hold: more puts into a new directory are a PUT
+# each; names this worker made since, or a rename brought, are asked
+# about.  Every process is stopped by pid.
 
 use warnings;
 use strict;
 
 use lib 't/lib';
 use Test::More;
-use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_standin s3_put/;
+use Test::Siftpd::S3 qw/s3_storage s3_storage_moto s3_standin s3_put s3_object/;
 use Test::Siftpd qw/port/;
 
 my $t = Test::Siftpd->new()->has('sftp', 's3_storage');
@@ -53,23 +57,29 @@ $t->user_add('carol', 'pw', perms => 'all', storage => 'asks');
 $t->user_add('dave', 'pw', perms => 'all', storage => 'long');
 $t->user_key('bob');
 $t->user_key('carol');
+$t->user_key('dave');
 
 $t->run();
 
 my $sftp = port(8022);
 
-# what reached S3 about the user's file since the last call: "HEAD LIST
-# PUT"
+# what reached S3 since the last call, of the lines that match: "HEAD
+# LIST PUT"
 my $seen = 0;
-sub requests {
-    my ($user, $name) = @_;
+sub asked {
+    my ($re) = @_;
     my @log = split /\n/,
         `curl -s --max-time 30 http://127.0.0.1:$proxy/__log`;
     my @new = @log[$seen .. $#log];
     $seen = @log;
     return join ' ', map { /list-type/ ? 'LIST' : (split / /)[0] }
-        grep { m{ /files/srv/$user/\Q$name\E(?:[ ?]|$)|prefix=srv%2F$user%2F\Q$name\E%2F} }
-        @new;
+        grep { $_ =~ $re } @new;
+}
+
+# ... about the user's file
+sub requests {
+    my ($user, $name) = @_;
+    return asked(qr{ /files/srv/$user/\Q$name\E(?:[ ?]|$)|prefix=srv%2F$user%2F\Q$name\E%2F|start-after=srv%2F$user%2F\Q$name\E(?:&|$)});
 }
 
 $t->write_file('f16k', join('', map { chr(65 + $_ % 26) } 1 .. 16384));
@@ -143,6 +153,119 @@ ok(defined $first && ($first eq 'refused' || $first eq 'third!!'),
     . 'never the old bytes') or diag($out);
 is($stat, 7, 'another session\'s stat asks S3: the new size at once');
 is($second, 'third!!', 'and the read after it is of the new object');
+
+# a look at a directory: the listing that tells a new name is no
+# directory also lists the names after it, and the session's next new
+# names there are answered from it: three puts into a new directory are
+# one HEAD, one listing and three PUTs (a HEAD and a listing each before)
+
+asked(qr/^/);
+my $rc;
+($rc, $out) = $t->sftp_batch($sftp, 'dave',
+    "mkdir up\nput $d/f16k up/a\nput $d/f16k up/b\nput $d/f16k up/c\n");
+is($rc, 0, 'dave: three puts into a new directory') or diag($out);
+is(asked(qr{/files/srv/dave/up/[^/? ]|prefix=srv%2Fdave%2Fup%2F}),
+    'HEAD LIST PUT PUT PUT', 'one look at the directory, then a PUT each');
+is(s3_object($s3, 'srv/dave/up/c'), $t->read_file('f16k'),
+    'the last of them stored');
+
+# a page of the listing that ends before the directory does: 300 keys
+# "many/n-000" .. "many/n-299" (sorting before "many/n/"), a look holds
+# 256 of them; a name after the page's last is asked about, one inside
+# it is not unless the page holds it
+
+my $fill = '';
+$t->write_file('one', 'x');
+$fill .= sprintf("upload-file = \"%s/one\"\nurl = \"http://127.0.0.1:%d"
+    . "/files/srv/dave/many/n-%03d\"\n", $d, $s3, $_) for 0 .. 299;
+$t->write_file('fill.cfg', $fill);
+is(system("curl -sf --max-time 120 --aws-sigv4 aws:amz:us-east-1:s3 "
+    . "--user test:testsecret -o /dev/null -K $d/fill.cfg"), 0,
+    '300 keys put into many/');
+
+$t->write_file('look.py', <<'PY');
+import sys, urllib.request, paramiko
+
+def log():
+    url = 'http://127.0.0.1:%s/__log' % sys.argv[2]
+    return urllib.request.urlopen(url, timeout=30).read().decode().split('\n')
+
+def session():
+    tr = paramiko.Transport(('127.0.0.1', int(sys.argv[1])))
+    tr.connect(username='dave', password='pw')
+    s = paramiko.SFTPClient.from_transport(tr)
+    s.get_channel().settimeout(60)
+    return s
+
+def size(s, name):
+    try:
+        return str(s.stat(name).st_size)
+    except IOError:
+        return 'none'
+
+s = session()
+for name in sys.argv[3:]:
+    seen = len(log())
+    got = size(s, name)
+    asked = ['LIST' if 'list-type' in l else l.split(' ')[0]
+             for l in log()[seen:] if '/dave/many/' in l or 'dave%2Fmany' in l]
+    print(name, got, ' '.join(asked) or '-')
+PY
+
+$out = `timeout 120 /usr/bin/python3 $d/look.py $sftp $proxy many/m many/n-1000 many/n-150 many/n-300 many/n-100 many/n 2>&1`;
+is($out, <<'EOF', 'a look covers its page, and holds what the page held');
+many/m none HEAD LIST
+many/n-1000 none -
+many/n-150 1 HEAD
+many/n-300 none HEAD LIST
+many/n-100 1 HEAD
+many/n none HEAD LIST LIST
+EOF
+
+# what a look may not keep: names this worker made since (through another
+# session), and what a rename brought; what was put behind the server's
+# back is seen by any other session at once
+
+$t->write_file('stale.py', <<'PY');
+import sys, subprocess, paramiko
+
+def session():
+    tr = paramiko.Transport(('127.0.0.1', int(sys.argv[1])))
+    tr.connect(username='dave', password='pw')
+    s = paramiko.SFTPClient.from_transport(tr)
+    s.get_channel().settimeout(60)
+    return s
+
+def size(s, name):
+    try:
+        return str(s.stat(name).st_size)
+    except IOError:
+        return 'none'
+
+a, b, c = session(), session(), session()
+print('x', size(a, 'up2/x'))
+with b.open('up2/y', 'wb') as f:
+    f.write(b'12345')
+print('y', size(a, 'up2/y'))
+subprocess.run(['curl', '-sf', '--max-time', '60', '--aws-sigv4',
+                'aws:amz:us-east-1:s3', '--user', 'test:testsecret',
+                '-o', '/dev/null', '-T', sys.argv[3], 'http://127.0.0.1:%s'
+                '/files/srv/dave/up2/z' % sys.argv[2]], check=True)
+print('z', size(a, 'up2/z'), size(c, 'up2/z'))
+with a.open('up2/z', 'rb') as f:
+    print('read', f.read().decode())
+b.mkdir('up2/e')
+with b.open('up2/e/q', 'wb') as f:
+    f.write(b'q')
+print('q', size(a, 'up2/d/q'))
+b.rename('up2/e', 'up2/d')
+print('q', size(a, 'up2/d/q'))
+PY
+
+$out = `timeout 120 /usr/bin/python3 $d/stale.py $sftp $s3 $d/third 2>&1`;
+is($out, "x none\ny 5\nz none 7\nread third!!\nq none\nq 1\n",
+    'a look: the worker\'s own changes seen, a rename forgets it, '
+    . 'another session asks') or diag($out);
 
 $t->stop();
 

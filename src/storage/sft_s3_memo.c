@@ -11,7 +11,8 @@
  * that looks twice is told the same twice; any other session's stat asks
  * S3, so a name another node changed is seen at once).  Every change this
  * worker makes forgets the whole memo.  A fixed table of
- * SFT_S3_MEMO_SLOTS, one name per slot.
+ * SFT_S3_MEMO_SLOTS, one name per slot.  Names a session's look at their
+ * directory shows absent (sft_s3_glance.c) are answered here too.
  */
 
 #include <sft_config.h>
@@ -63,8 +64,10 @@ sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r)
     sft_s3_memo_t          *m;
     sft_s3_storage_conf_t  *conf = op->conf;
 
-    if (conf->memo_time == 0 || conf->log == NULL) {
-        return;
+    if (conf->memo_time == 0 || conf->log == NULL
+        || op->changes != conf->changes)
+    {
+        return;                         /* the answer may predate a change */
     }
 
     m = sft_s3_memo_slot(conf, key, &hash);
@@ -131,13 +134,27 @@ sft_s3_memo_get(sft_s3_storage_conf_t *conf, sft_str_t *key)
 }
 
 
-/* this worker changed something: all of it forgotten, names below a
-   renamed directory too */
+/*
+ * This worker changed key (a name made, replaced, renamed or removed; NULL:
+ * names it cannot say, a rename's): every name's memo forgotten, names
+ * below a renamed directory too; the looks at key's directory hold key
+ * from now on, and without key none is kept.  Answers asked for before
+ * the change are not kept when they come.
+ */
 
 void
-sft_s3_memo_forget(sft_s3_storage_conf_t *conf)
+sft_s3_memo_changed(sft_s3_storage_conf_t *conf, sft_str_t *key)
 {
     sft_uint_t  i;
+
+    conf->changes++;
+
+    if (key) {
+        sft_s3_glance_add(conf, key);
+
+    } else {
+        sft_s3_glance_forget(conf);
+    }
 
     if (conf->memo == NULL) {
         return;
@@ -152,28 +169,46 @@ sft_s3_memo_forget(sft_s3_storage_conf_t *conf)
 void
 sft_s3_memo_free(sft_s3_storage_conf_t *conf)
 {
-    if (conf->memo) {
-        sft_s3_memo_forget(conf);
-        sft_free(conf->memo);
-        conf->memo = NULL;
+    sft_uint_t  i;
+
+    sft_s3_glance_free(conf);
+
+    if (conf->memo == NULL) {
+        return;
     }
+
+    for (i = 0; i < SFT_S3_MEMO_SLOTS; i++) {
+        sft_s3_memo_clear(&conf->memo[i]);
+    }
+
+    sft_free(conf->memo);
+    conf->memo = NULL;
 }
 
 
 /*
  * A probe (sft_s3_probe()) answered by the memo if it knows the name
  * (SFT_S3_MEMO_FILE: as a file; SFT_S3_MEMO_MINE: from this session's own
- * probe): found and req->st set, op->memo a copy, then() run from a
- * posted event, as a request's answer would be; SFT_DECLINED: S3 must be
- * asked.
+ * probe or look at the directory): found and req->st set, op->memo a
+ * copy, then() run from a posted event, as a request's answer would be;
+ * SFT_DECLINED: S3 must be asked.
  */
 
 sft_int_t
 sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then, sft_uint_t which)
 {
-    sft_s3_memo_t  *m;
+    sft_s3_memo_t  *m, absent;
 
     m = sft_s3_memo_get(op->conf, &op->key);
+
+    if (m == NULL && which != SFT_S3_MEMO_FILE
+        && sft_s3_glance_absent(op, which == SFT_S3_MEMO_MINE))
+    {
+        sft_memzero(&absent, sizeof(sft_s3_memo_t));
+        absent.found = SFT_S3_FOUND_NONE;
+        absent.session = op->req->session;
+        m = &absent;
+    }
 
     if (m == NULL
         || (which == SFT_S3_MEMO_FILE && m->found != SFT_S3_FOUND_FILE)

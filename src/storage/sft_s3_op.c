@@ -15,7 +15,10 @@
 
 static void sft_s3_op_done(sft_s3_request_t *r);
 static void sft_s3_probe_head(sft_s3_op_t *op);
+static void sft_s3_probe_dir(sft_s3_op_t *op);
+static void sft_s3_probe_glanced(sft_s3_op_t *op);
 static void sft_s3_probe_list(sft_s3_op_t *op);
+static void sft_s3_probe_found(sft_s3_op_t *op, sft_uint_t found);
 static void sft_s3_stat_done(sft_s3_op_t *op);
 static void sft_s3_mkdir_probed(sft_s3_op_t *op);
 static void sft_s3_rmdir_listed(sft_s3_op_t *op);
@@ -63,6 +66,7 @@ sft_s3_op_create(sft_storage_req_t *req)
 
     op->req = req;
     op->conf = conf;
+    op->changes = conf->changes;
 
     p = sft_cpymem(op->keybuf, conf->prefix.data, conf->prefix.len);
     p = sft_cpymem(p, req->path, len);
@@ -165,10 +169,13 @@ sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err)
     case SFT_STORAGE_MKDIR:
     case SFT_STORAGE_RMDIR:
     case SFT_STORAGE_UNLINK:
-    case SFT_STORAGE_RENAME:
     case SFT_STORAGE_SETMTIME:
     case SFT_STORAGE_CHMOD:
-        sft_s3_memo_forget(op->conf);
+        sft_s3_memo_changed(op->conf, &op->key);
+        break;
+
+    case SFT_STORAGE_RENAME:
+        sft_s3_memo_changed(op->conf, NULL);
         break;
 
     default:
@@ -235,12 +242,25 @@ sft_int_t
 sft_s3_op_list(sft_s3_op_t *op, sft_str_t *prefix, sft_uint_t delimiter,
     sft_uint_t max_keys, sft_str_t *token, sft_s3_op_pt handler)
 {
+    return sft_s3_op_list_after(op, prefix, delimiter, max_keys, token, NULL,
+                                handler);
+}
+
+
+/* ... of the keys after a key only, where after is not NULL */
+
+sft_int_t
+sft_s3_op_list_after(sft_s3_op_t *op, sft_str_t *prefix,
+    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token,
+    sft_str_t *after, sft_s3_op_pt handler)
+{
     sft_str_t  bucket;
 
     sft_str_set(&bucket, "");              /* not NULL: it is copied */
 
     if (sft_s3_op_request(op, "GET", &bucket, handler) != SFT_OK
-        || sft_s3_list_query(op->r, prefix, delimiter, max_keys, token)
+        || sft_s3_list_query(op->r, prefix, delimiter, max_keys, token,
+                             after)
            != SFT_OK)
     {
         return SFT_ERROR;
@@ -250,17 +270,19 @@ sft_s3_op_list(sft_s3_op_t *op, sft_str_t *prefix, sft_uint_t delimiter,
 }
 
 
-/* a GET of the bucket made a ListObjectsV2 of prefix */
+/* a GET of the bucket made a ListObjectsV2 of prefix (after: of the keys
+   after that one, or NULL) */
 
 sft_int_t
 sft_s3_list_query(sft_s3_request_t *r, sft_str_t *prefix,
-    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token)
+    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token,
+    sft_str_t *after)
 {
     u_char         *p;
     sft_uint_t      n;
     sft_s3_pair_t  *q;
 
-    q = sft_pcalloc(r->pool, 6 * sizeof(sft_s3_pair_t));
+    q = sft_pcalloc(r->pool, 7 * sizeof(sft_s3_pair_t));
     p = sft_pnalloc(r->pool, 24);
     if (q == NULL || p == NULL) {
         return SFT_ERROR;
@@ -293,6 +315,11 @@ sft_s3_list_query(sft_s3_request_t *r, sft_str_t *prefix,
     if (token && token->len) {
         sft_str_set(&q[n].name, "continuation-token");
         q[n++].value = *token;
+    }
+
+    if (after) {
+        sft_str_set(&q[n].name, "start-after");
+        q[n++].value = *after;
     }
 
     r->query = q;
@@ -584,7 +611,6 @@ sft_s3_op_head(sft_s3_op_t *op, sft_str_t *key, sft_s3_op_pt handler)
 static void
 sft_s3_probe_head(sft_s3_op_t *op)
 {
-    sft_str_t          dir;
     sft_s3_request_t  *r;
 
     r = op->r;
@@ -602,6 +628,29 @@ sft_s3_probe_head(sft_s3_op_t *op)
         return;
     }
 
+    switch (sft_s3_glance(op, sft_s3_probe_glanced)) {
+
+    case SFT_OK:
+        return;
+
+    case SFT_DECLINED:
+        sft_s3_probe_dir(op);
+        return;
+
+    default:
+        sft_s3_op_finish(op, SFT_STORAGE_IO);
+    }
+}
+
+
+/* no object: a listing of "name/" with one key says whether it is a
+   directory */
+
+static void
+sft_s3_probe_dir(sft_s3_op_t *op)
+{
+    sft_str_t  dir;
+
     sft_s3_dir_key(op);
     dir = op->key;
     op->key.len--;
@@ -609,6 +658,30 @@ sft_s3_probe_head(sft_s3_op_t *op)
     if (sft_s3_op_list(op, &dir, 0, 1, NULL, sft_s3_probe_list) != SFT_OK) {
         sft_s3_op_finish(op, SFT_STORAGE_IO);
     }
+}
+
+
+/* no object: the look at its directory says, or sends to the listing of
+   "name/" */
+
+static void
+sft_s3_probe_glanced(sft_s3_op_t *op)
+{
+    sft_int_t      found;
+    sft_s3_list_t  list;
+
+    if (sft_s3_page(op, &list) != SFT_OK) {
+        return;
+    }
+
+    found = sft_s3_glance_take(op, &list);
+
+    if (found == SFT_DECLINED) {
+        sft_s3_probe_dir(op);
+        return;
+    }
+
+    sft_s3_probe_found(op, found);
 }
 
 
@@ -621,12 +694,18 @@ sft_s3_probe_list(sft_s3_op_t *op)
         return;
     }
 
-    if (list.objects.nelts || list.prefixes.nelts) {
-        sft_s3_stat_dir(op->conf, &op->key, &op->req->st);
-        op->found = SFT_S3_FOUND_DIR;
+    sft_s3_probe_found(op, list.objects.nelts || list.prefixes.nelts
+                           ? SFT_S3_FOUND_DIR : SFT_S3_FOUND_NONE);
+}
 
-    } else {
-        op->found = SFT_S3_FOUND_NONE;
+
+static void
+sft_s3_probe_found(sft_s3_op_t *op, sft_uint_t found)
+{
+    op->found = found;
+
+    if (found == SFT_S3_FOUND_DIR) {
+        sft_s3_stat_dir(op->conf, &op->key, &op->req->st);
     }
 
     sft_s3_memo_put(op, op->found, NULL);

@@ -307,9 +307,11 @@ static sft_command_t  sft_s3_storage_commands[] = {
       sft_command_doc("time", "1s",
           "How long a worker's HEAD of a name answers the open that "
           "follows a client's stat of it (an SFTP put or get), and the "
-          "same session's next stat of it, instead of another HEAD; "
-          "0: every open and stat asks S3.  Another session's stat "
-          "always asks.") },
+          "same session's next stat of it, instead of another HEAD, "
+          "and how long a session's listing of a directory after a "
+          "name it found absent answers its stats of other new names "
+          "there; 0: every open and stat asks S3.  Another session's "
+          "stat always asks.") },
 
     { sft_string("s3_multipart_sweep_age"),
       SFT_STORAGE_CONF|SFT_CONF_TAKE1,
@@ -1013,7 +1015,7 @@ sft_s3_storage_look(sft_s3_storage_conf_t *scf)
         return SFT_ERROR;
     }
 
-    if (sft_s3_list_query(r, &scf->prefix, 0, 1, NULL) != SFT_OK) {
+    if (sft_s3_list_query(r, &scf->prefix, 0, 1, NULL, NULL) != SFT_OK) {
         sft_s3_request_free(r);
         return SFT_ERROR;
     }

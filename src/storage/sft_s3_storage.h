@@ -51,6 +51,22 @@ typedef struct {
 } sft_s3_memo_t;
 
 
+#define SFT_S3_GLANCE_KEYS      256      /* a look's page */
+#define SFT_S3_GLANCE_NAMES     512      /* ... and the names made since */
+
+/* a session's look at a directory, the names after one: sft_s3_glance.c */
+typedef struct {
+    uint64_t               session;       /* whose; 0: a free slot */
+    sft_msec_t             until;
+    sft_str_t              dir;           /* own memory, after's and
+                                             last's too */
+    sft_str_t              after;         /* the page's names follow it */
+    sft_str_t              last;          /* ... up to it; empty: all */
+    sft_uint_t             nnames;
+    uint64_t               names[SFT_S3_GLANCE_NAMES];  /* key hashes */
+} sft_s3_glance_t;
+
+
 /* a storage block of driver s3: its settings, then its worker state */
 
 typedef struct {
@@ -85,6 +101,8 @@ typedef struct {
     sft_pool_t            *pool;          /* the worker's cycle's */
     sft_uint_t             looked;        /* the first keys came */
     sft_s3_memo_t         *memo;          /* SFT_S3_MEMO_SLOTS, at need */
+    sft_s3_glance_t       *glances;       /* SFT_S3_GLANCES, at need */
+    sft_uint_t             changes;       /* what this worker changed */
     sft_log_t             *log;
 } sft_s3_storage_conf_t;
 
@@ -101,6 +119,7 @@ struct sft_s3_op_s {
     sft_str_t              key;           /* prefix + path, in the op */
     sft_str_t              key2;          /* rename: prefix + path2 */
     sft_uint_t             found;         /* a probe: SFT_S3_FOUND_* */
+    sft_uint_t             changes;       /* conf's, when it began */
     sft_s3_memo_t          memo;          /* a probe answered by the memo
                                              (its key not kept) */
     sft_event_t            ev;            /* ... goes on from here */
@@ -149,8 +168,12 @@ void sft_s3_stat_head(sft_s3_storage_conf_t *conf, sft_str_t *key,
     sft_s3_request_t *r, sft_storage_stat_t *st);
 void sft_s3_stat_dir(sft_s3_storage_conf_t *conf, sft_str_t *key,
     sft_storage_stat_t *st);
+sft_int_t sft_s3_op_list_after(sft_s3_op_t *op, sft_str_t *prefix,
+    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token,
+    sft_str_t *after, sft_s3_op_pt handler);
 sft_int_t sft_s3_list_query(sft_s3_request_t *r, sft_str_t *prefix,
-    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token);
+    sft_uint_t delimiter, sft_uint_t max_keys, sft_str_t *token,
+    sft_str_t *after);
 sft_int_t sft_s3_page(sft_s3_op_t *op, sft_s3_list_t *list);
 sft_int_t sft_s3_op_next_page(sft_s3_op_t *op, sft_s3_op_pt handler);
 sft_int_t sft_s3_cancel(sft_storage_req_t *req);
@@ -165,8 +188,16 @@ uint64_t sft_s3_key_hash(u_char *p, size_t n);
 void sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r);
 sft_int_t sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then,
     sft_uint_t which);
-void sft_s3_memo_forget(sft_s3_storage_conf_t *conf);
+void sft_s3_memo_changed(sft_s3_storage_conf_t *conf, sft_str_t *key);
 void sft_s3_memo_free(sft_s3_storage_conf_t *conf);
+
+/* sft_s3_glance.c: the names after one in its directory, for the memo */
+sft_int_t sft_s3_glance(sft_s3_op_t *op, sft_s3_op_pt handler);
+sft_int_t sft_s3_glance_take(sft_s3_op_t *op, sft_s3_list_t *list);
+sft_uint_t sft_s3_glance_absent(sft_s3_op_t *op, sft_uint_t mine);
+void sft_s3_glance_add(sft_s3_storage_conf_t *conf, sft_str_t *key);
+void sft_s3_glance_forget(sft_s3_storage_conf_t *conf);
+void sft_s3_glance_free(sft_s3_storage_conf_t *conf);
 
 /* sft_s3_confine.c: what the workers read, declared to Landlock */
 sft_int_t sft_s3_confine(sft_cycle_t *cycle, sft_s3_storage_conf_t *scf);

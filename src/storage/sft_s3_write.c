@@ -450,7 +450,7 @@ sft_s3_committed(sft_s3_uploader_t *up, sft_int_t rc)
 {
     sft_s3_writer_t  *wr = up->conf.data;
 
-    sft_s3_memo_forget(wr->conf);
+    sft_s3_memo_changed(wr->conf, &wr->key);
 
     if (wr->close == NULL) {
         return;
