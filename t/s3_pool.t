@@ -29,7 +29,8 @@ use Test::More;
 use JSON::PP;
 use File::Spec;
 use Digest::MD5 qw/md5_hex/;
-use Test::Siftpd::S3 qw/s3_storage_moto s3_object s3_keys s3_uploads s3_stats/;
+use Test::Siftpd::S3 qw/s3_storage_moto s3_object s3_keys s3_uploads s3_stats
+    s3_pool_conf/;
 use Test::Siftpd qw/port http_get/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -46,42 +47,7 @@ my ($nsftp, $nftp) = $san ? (6, 2) : (16, 4);
 # what a client may take at most (a stalled pool fails within it)
 my $limit = 200;
 
-$t->write_file_expand('siftpd.conf', <<"EOF");
-%%TEST_GLOBALS%%
-worker_processes 1;
-buffer_pool_bytes 16m;
-transfer_chunk_bytes 256k;
-events { worker_connections 1024; }
-max_connections_per_address 1000;
-users %%TESTDIR%%/users;
-storage cloud {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$s3;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_retries 1;
-    s3_timeout 60s;
-}
-http { server { listen 127.0.0.1:%%PORT_8080%%; } }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage cloud;
-        tls_login off;
-        tls_data off;
-    }
-}
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-        login_grace_time 60s;
-    }
-}
-EOF
+s3_pool_conf($t, $s3, '16m');
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
 my $key = $t->user_key('bob');

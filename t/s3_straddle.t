@@ -21,7 +21,7 @@ use Test::More;
 use JSON::PP;
 use POSIX qw/:sys_wait_h/;
 use Digest::MD5 qw/md5_hex/;
-use Test::Siftpd::S3 qw/s3_storage_moto s3_object s3_uploads/;
+use Test::Siftpd::S3 qw/s3_storage_moto s3_object s3_uploads s3_pool_conf/;
 use Test::Siftpd qw/port http_get/;
 
 my $t = Test::Siftpd->new()->has('ftp', 'sftp', 's3_storage');
@@ -36,42 +36,7 @@ my $san = `@{[ $t->binary() ]} -V 2>&1` =~ /--with-sanitizers/;
 my ($nsftp, $nftp) = $san ? (6, 2) : (8, 3);
 my $limit = $san ? 400 : 200;
 
-$t->write_file_expand('siftpd.conf', <<"EOF");
-%%TEST_GLOBALS%%
-worker_processes 1;
-buffer_pool_bytes 6m;
-transfer_chunk_bytes 256k;
-events { worker_connections 1024; }
-max_connections_per_address 1000;
-users %%TESTDIR%%/users;
-storage cloud {
-    driver s3;
-    s3_endpoint http://127.0.0.1:$s3;
-    s3_bucket files;
-    s3_prefix srv/;
-    s3_credentials file %%TESTDIR%%/creds;
-    s3_part_size 5m;
-    s3_retries 1;
-    s3_timeout 60s;
-}
-http { server { listen 127.0.0.1:%%PORT_8080%%; } }
-ftp {
-    server {
-        listen 127.0.0.1:%%PORT_8021%%;
-        storage cloud;
-        tls_login off;
-        tls_data off;
-    }
-}
-sftp {
-    server {
-        listen 127.0.0.1:%%PORT_8022%%;
-        host_key %%TESTDIR%%/host_key;
-        storage cloud;
-        login_grace_time 60s;
-    }
-}
-EOF
+s3_pool_conf($t, $s3, '6m');
 
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
 $t->user_key('bob');

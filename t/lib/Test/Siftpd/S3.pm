@@ -25,7 +25,7 @@ use Test::Siftpd;
 our @EXPORT_OK = qw/s3_servers s3_run s3_clean s3_storage_moto s3_proxied
     s3_object s3_put s3_put_bytes s3_keys s3_head s3_uploads s3_bytes
     s3_status s3_create_upload s3_standin s3_storage s3_ftp_sftp s3_stats
-    s3_pool_whole/;
+    s3_pool_whole s3_pool_conf/;
 
 my @pids;
 
@@ -331,6 +331,51 @@ sub s3_stats {
     my ($body) = (Test::Siftpd::http_get($port, '/api/v1/stats') // '')
         =~ /\r\n\r\n(.*)/s;
     return eval { decode_json($body // '') } || {};
+}
+
+# siftpd.conf of one worker whose FTP and SFTP servers store into the S3
+# storage "cloud" on moto's port (parts of 5 MiB, one retry), with a
+# buffer pool of the size given in chunks of 256 KiB and the admin API
+# on port 8080: the tests of uploads that share a small pool
+sub s3_pool_conf {
+    my ($t, $moto, $pool) = @_;
+
+    $t->write_file_expand('siftpd.conf', <<"EOF");
+%%TEST_GLOBALS%%
+worker_processes 1;
+buffer_pool_bytes $pool;
+transfer_chunk_bytes 256k;
+events { worker_connections 1024; }
+max_connections_per_address 1000;
+users %%TESTDIR%%/users;
+storage cloud {
+    driver s3;
+    s3_endpoint http://127.0.0.1:$moto;
+    s3_bucket files;
+    s3_prefix srv/;
+    s3_credentials file %%TESTDIR%%/creds;
+    s3_part_size 5m;
+    s3_retries 1;
+    s3_timeout 60s;
+}
+http { server { listen 127.0.0.1:%%PORT_8080%%; } }
+ftp {
+    server {
+        listen 127.0.0.1:%%PORT_8021%%;
+        storage cloud;
+        tls_login off;
+        tls_data off;
+    }
+}
+sftp {
+    server {
+        listen 127.0.0.1:%%PORT_8022%%;
+        host_key %%TESTDIR%%/host_key;
+        storage cloud;
+        login_grace_time 60s;
+    }
+}
+EOF
 }
 
 # the buffer pool whole, from the admin API on port: every chunk free,
