@@ -6,7 +6,7 @@
 # name until it is released, answers those with "slowdown" 503 SlowDown
 # and fails every UploadPart of those with "broken" with 500; and a
 # storage whose endpoint nobody listens on.  With one worker, a download
-# whose HEAD hangs stays pending while a session on a posix home and
+# whose first request (its peek) hangs stays pending while a session on a posix home and
 # other S3 sessions (FTP and SFTP, a multipart upload among them) finish
 # their transfers, and a session on a storage with a short timeout gets
 # its 451; released, the download completes byte-identical.  503s and a
@@ -122,7 +122,7 @@ sub ftp {
     return `timeout 200 python3 $d/ftp.py $ftp $user $d $args 2>&1`;
 }
 
-# a download whose HEAD hangs, in the background
+# a download whose peek hangs, in the background
 
 my $hung = fork();
 die "fork: $!" unless defined $hung;
@@ -142,7 +142,7 @@ END {
 }
 
 ok($t->wait_for(sub { standin('held') >= 1 }, 30),
-    'the download\'s HEAD is held by the stand-in');
+    'the download\'s peek is held by the stand-in');
 
 # meanwhile, on the same worker: a posix home, S3 homes by FTP and SFTP,
 # and a short timeout running out
@@ -186,7 +186,7 @@ ok(!defined s3_object($moto, 'srv/bob/hang-up'),
     'the upload that timed out left nothing');
 
 my $log = $t->read_file('error.log');
-like($log, qr/\[error\] .*S3 storage "hasty": HeadObject of "srv\/bob\/hang-two" failed after 2 attempts: .*client: 127\.0\.0\.1.*user: "hank"/,
+like($log, qr/\[error\] .*S3 storage "hasty": GetObject of "srv\/bob\/hang-two" failed after 2 attempts: .*client: 127\.0\.0\.1.*user: "hank"/,
     'the timeout: one error line with the attempts, the client and the user')
     or diag($log);
 
@@ -198,14 +198,14 @@ like($out, qr/^RETR slowdown-x => 451 Local error: input\/output error/m,
 
 $log = $t->read_file('error.log');
 my @waits = $log =~
-    /S3 HEAD "srv\/bob\/slowdown-x": status 503, attempt (\d+ again in \d+) ms/g;
+    /S3 GET "srv\/bob\/slowdown-x": status 503, attempt (\d+ again in \d+) ms/g;
 is(scalar @waits, 2, 'two attempts again after 503') or diag($log);
 ok(@waits == 2 && $waits[0] =~ /^2 again in (\d+)$/ && $1 >= 50 && $1 <= 100
     && $waits[1] =~ /^3 again in (\d+)$/ && $1 >= 100 && $1 <= 200,
     "the waits doubled, with jitter: @waits");
 my @lines = grep { /\[error\]/ && /slowdown-x/ } split /\n/, $log;
 is(scalar @lines, 1, 'one error line');
-like($lines[0] // '', qr/S3 storage "cloud": HeadObject of "srv\/bob\/slowdown-x" failed: status 503.*client: 127\.0\.0\.1.*user: "bob"/,
+like($lines[0] // '', qr/S3 storage "cloud": GetObject of "srv\/bob\/slowdown-x" failed: status 503.*client: 127\.0\.0\.1.*user: "bob"/,
     'it names the operation, the key, the status, the client and the user');
 
 $t->write_file('sftp.py', <<'PY');
@@ -237,7 +237,7 @@ $out = ftp('dora', 'TYPE I', 'SIZE x', 'RETR x');
 like($out, qr/^SIZE x => 451 /m, 'endpoint down: SIZE answered 451')
     or diag($out);
 like($out, qr/^RETR x => 451 /m, 'endpoint down: RETR answered 451');
-ok($t->wait_log(qr/\[error\] .*S3 storage "down": HeadObject of "dora\/x" failed after 2 attempts: .*client: 127\.0\.0\.1.*user: "dora"/),
+ok($t->wait_log(qr/\[error\] .*S3 storage "down": GetObject of "dora\/x" failed after 2 attempts: .*client: 127\.0\.0\.1.*user: "dora"/),
     'endpoint down: an error line with the client and the user');
 
 # an upload whose parts fail for good: nothing of it left

@@ -21,6 +21,9 @@
 # starts the draws of seed N again; GET /__log answers the mangles done, one "KIND METHOD PATH" a
 # line.  The kind "hold" is only forced, never drawn: a held request is
 # answered by nothing until GET /__release (at most 120 s), then cut.
+# It answers a GET's response-content-disposition with that
+# Content-Disposition, as S3 does (moto does not): an answer it takes
+# from another request's (range_object) has none.
 
 import http.client
 import json
@@ -225,6 +228,11 @@ class Hostile(BaseHTTPRequestHandler):
               if k.lower() not in ('connection', 'transfer-encoding',
                                    'content-length', 'server', 'date')]
         self.upstream_cr = res.getheader('Content-Range')
+        q = urllib.parse.parse_qs(url.partition('?')[2])
+        if method == 'GET' and res.status in (200, 206) \
+                and 'response-content-disposition' in q:
+            rh.append(('Content-Disposition',
+                       q['response-content-disposition'][0]))
         if method == 'HEAD':
             rh.append(('Content-Length', res.getheader('Content-Length',
                                                        '0')))

@@ -417,11 +417,23 @@ def pinned():
     force('etag_missing', 'pin-etag', 3)
     ftp_upload(c, 'pin-etag', data(2000))
     force('etag_missing', 'pin-etag', 0)
-    # a HEAD without its Content-Length (chunked) says no size
+    # a HEAD without its Content-Length (chunked) says no size: the
+    # open's peek (its query has "?") answered without a Content-Range,
+    # so that a HEAD asks
     ftp_upload(c, 'pin-head', data(3000))
+    force('range_none', 'pin-head?', 1)
     force('chunked_bad', 'pin-head', 3)
     ftp_download(c, 'pin-head', None, ', chunked HEAD')
     force('chunked_bad', 'pin-head', 0)
+    force('range_none', 'pin-head?', 0)
+    # a peek answered with another small object's whole answer (which
+    # does not name this request): never served as this file's bytes
+    ftp_upload(c, 'pin-tiny', data(2000))
+    ftp_upload(c, 'pin-peek', data(3000))
+    ftp_download(c, 'pin-tiny')
+    force('range_object', 'pin-peek?', 1)
+    ftp_download(c, 'pin-peek', None, ', another object\'s peek')
+    force('range_object', 'pin-peek?', 0)
     # an answer cut after its status line or some headers is no answer
     for kind in ('status_close', 'headers_cut'):
         force(kind, 'pin-put', 3)

@@ -1,17 +1,23 @@
 #!/usr/bin/perl
 
-# s3_memo.t -- s3_metadata_reuse: the open that follows a stat of a name,
-# and the same session's second stat of it, take the worker's HEAD of it
-# instead of asking S3 again.  Counted in the stand-in's request log
+# s3_memo.t -- s3_metadata_reuse and s3_stat_peek: the open that follows
+# a stat of a name, and the same session's second stat of it, take what
+# the worker's peek (a ranged GET of the first 64 KiB, "PEEK") or HEAD of
+# it answered instead of asking S3 again, and a file the peek brought
+# whole is read from it.  Counted in the stand-in's request log
 # (t/s3_standin.py in front of moto): an OpenSSH sftp "put" of a new file
-# is 3 requests (a HEAD and a listing for the stat, the PutObject) where
-# "s3_metadata_reuse 0" makes 5, a "get" 2 (its lstat's HEAD, the GET)
-# where it makes 4.  What may not go stale does not, with the memo kept a
-# minute: another session's stat asks S3 (an object replaced behind the
-# server's back shows its new size at once); an upload through another
-# session forgets the memo (the next read is of the new bytes); a read of
-# an object replaced behind the server's back is refused, never served
-# the old or mixed bytes.  A session's look at a directory (the listing
+# is 3 requests (a peek and a listing for the stat, the PutObject) where
+# "s3_metadata_reuse 0" makes 5 (the open's probe is a HEAD); a "get" of
+# 16 KiB is its lstat's peek alone, where "s3_metadata_reuse 0" makes 3
+# peeks and "s3_stat_peek 0" a HEAD and a GET; a get of 100 KiB, or of a
+# file whose peek's answer does not name its request, a peek and a GET;
+# of an empty file, a peek and a HEAD.  What may not go stale does not,
+# with the memo kept a minute: another session's stat asks S3 (an object
+# replaced behind the server's back shows its new size at once); an
+# upload through another session forgets the memo (the next read is of
+# the new bytes); a read of an object replaced behind the server's back
+# is refused, never served the old or mixed bytes (another session's peek
+# brought them whole).  A session's look at a directory (the listing
 # after a name found absent) answers its stats of the names the page
 # covers and did not hold: more puts into a new directory are a PUT
 # each; names this worker made since, or a rename brought, are asked
@@ -43,6 +49,7 @@ users %%TESTDIR%%/users;
 @{[ s3_storage('cloud', $proxy) ]}
 @{[ s3_storage('asks', $proxy, 's3_metadata_reuse 0') ]}
 @{[ s3_storage('long', $proxy, 's3_metadata_reuse 60s') ]}
+@{[ s3_storage('heads', $proxy, 's3_stat_peek 0') ]}
 sftp {
     server {
         listen 127.0.0.1:%%PORT_8022%%;
@@ -55,15 +62,14 @@ EOF2
 $t->user_add('bob', 'pw', perms => 'all', storage => 'cloud');
 $t->user_add('carol', 'pw', perms => 'all', storage => 'asks');
 $t->user_add('dave', 'pw', perms => 'all', storage => 'long');
-$t->user_key('bob');
-$t->user_key('carol');
-$t->user_key('dave');
+$t->user_add('erin', 'pw', perms => 'all', storage => 'heads');
+$t->user_key($_) for qw/bob carol dave erin/;
 
 $t->run();
 
 my $sftp = port(8022);
 
-# what reached S3 since the last call, of the lines that match: "HEAD
+# what reached S3 since the last call, of the lines that match: "PEEK
 # LIST PUT"
 my $seen = 0;
 sub asked {
@@ -72,7 +78,8 @@ sub asked {
         `curl -s --max-time 30 http://127.0.0.1:$proxy/__log`;
     my @new = @log[$seen .. $#log];
     $seen = @log;
-    return join ' ', map { /list-type/ ? 'LIST' : (split / /)[0] }
+    return join ' ', map { /list-type/ ? 'LIST'
+        : /response-content-disposition/ ? 'PEEK' : (split / /)[0] }
         grep { $_ =~ $re } @new;
 }
 
@@ -85,12 +92,16 @@ sub requests {
 $t->write_file('f16k', join('', map { chr(65 + $_ % 26) } 1 .. 16384));
 requests('-', '-');
 
+$t->write_file('f100k', join('', map { chr(97 + $_ % 26) } 1 .. 102400));
+$t->write_file('empty', '');
+
 my %want = (
-    bob => [ 'HEAD LIST PUT', 'HEAD GET' ],
-    carol => [ 'HEAD LIST HEAD LIST PUT', 'HEAD HEAD HEAD GET' ],
+    bob => [ 'PEEK LIST PUT', 'PEEK' ],
+    carol => [ 'PEEK LIST HEAD LIST PUT', 'PEEK PEEK PEEK' ],
+    erin => [ 'HEAD LIST PUT', 'HEAD GET' ],
 );
 
-for my $user (qw/bob carol/) {
+for my $user (qw/bob carol erin/) {
     my ($rc, $out) = $t->sftp_batch($sftp, $user, "put $d/f16k f16k\n");
     is($rc, 0, "$user: sftp put") or diag($out);
     is(requests($user, 'f16k'), $want{$user}[0], "$user: put's requests");
@@ -100,6 +111,23 @@ for my $user (qw/bob carol/) {
     is(requests($user, 'f16k'), $want{$user}[1], "$user: get's requests");
     is($t->read_file("got-$user"), $t->read_file('f16k'),
         "$user: byte for byte");
+}
+
+# larger than the peek, its answer not naming its request, empty
+
+for ([ 'f100k', 'f100k', 'PEEK GET' ], [ 'f16k', 'noecho', 'PEEK GET' ],
+    [ 'empty', 'empty', 'PEEK HEAD' ])
+{
+    my ($file, $name, $want) = @$_;
+    my ($rc, $out) = $t->sftp_batch($sftp, 'bob', "put $d/$file $name\n");
+    is($rc, 0, "bob: put $name") or diag($out);
+    requests('bob', $name);
+
+    ($rc, $out) = $t->sftp_batch($sftp, 'bob', "get $name $d/got-$name\n");
+    is($rc, 0, "bob: get $name") or diag($out);
+    is(requests('bob', $name), $want, "bob: $name: get's requests");
+    is($t->read_file("got-$name"), $t->read_file($file),
+        "bob: $name: byte for byte");
 }
 
 # a minute's memo: what may not go stale, through paramiko sessions of
@@ -157,7 +185,7 @@ is($second, 'third!!', 'and the read after it is of the new object');
 # a look at a directory: the listing that tells a new name is no
 # directory also lists the names after it, and the session's next new
 # names there are answered from it: three puts into a new directory are
-# one HEAD, one listing and three PUTs (a HEAD and a listing each before)
+# one peek, one listing and three PUTs (a peek and a listing each before)
 
 asked(qr/^/);
 my $rc;
@@ -165,7 +193,7 @@ my $rc;
     "mkdir up\nput $d/f16k up/a\nput $d/f16k up/b\nput $d/f16k up/c\n");
 is($rc, 0, 'dave: three puts into a new directory') or diag($out);
 is(asked(qr{/files/srv/dave/up/[^/? ]|prefix=srv%2Fdave%2Fup%2F}),
-    'HEAD LIST PUT PUT PUT', 'one look at the directory, then a PUT each');
+    'PEEK LIST PUT PUT PUT', 'one look at the directory, then a PUT each');
 is(s3_object($s3, 'srv/dave/up/c'), $t->read_file('f16k'),
     'the last of them stored');
 
@@ -207,19 +235,21 @@ s = session()
 for name in sys.argv[3:]:
     seen = len(log())
     got = size(s, name)
-    asked = ['LIST' if 'list-type' in l else l.split(' ')[0]
+    asked = ['LIST' if 'list-type' in l
+             else 'PEEK' if 'response-content-disposition' in l
+             else l.split(' ')[0]
              for l in log()[seen:] if '/dave/many/' in l or 'dave%2Fmany' in l]
     print(name, got, ' '.join(asked) or '-')
 PY
 
 $out = `timeout 120 /usr/bin/python3 $d/look.py $sftp $proxy many/m many/n-1000 many/n-150 many/n-300 many/n-100 many/n 2>&1`;
 is($out, <<'EOF', 'a look covers its page, and holds what the page held');
-many/m none HEAD LIST
+many/m none PEEK LIST
 many/n-1000 none -
-many/n-150 1 HEAD
-many/n-300 none HEAD LIST
-many/n-100 1 HEAD
-many/n none HEAD LIST LIST
+many/n-150 1 PEEK
+many/n-300 none PEEK LIST
+many/n-100 1 PEEK
+many/n none PEEK LIST LIST
 EOF
 
 # what a look may not keep: names this worker made since (through another

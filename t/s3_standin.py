@@ -20,7 +20,9 @@
 # most 300 s; GET /__held tells how many it holds), and the same with
 # the ranged GETs of a key with "stall" in its name that do not start at
 # its first byte (a download stalled midway), and answers every request
-# of a key with "slowdown" in its name 503 SlowDown.
+# of a key with "slowdown" in its name 503 SlowDown.  It answers a GET's
+# response-content-disposition with that Content-Disposition, as S3 does
+# (moto does not), but for a key with "noecho" in its name.
 
 import base64
 import datetime
@@ -219,6 +221,12 @@ class Proxy(Answer):
             if k.lower() not in ('connection', 'transfer-encoding',
                                  'content-length', 'server', 'date'):
                 self.send_header(k, v)
+        q = urllib.parse.parse_qs(query)
+        if self.command == 'GET' and res.status in (200, 206) \
+                and 'response-content-disposition' in q \
+                and 'noecho' not in path:
+            self.send_header('Content-Disposition',
+                             q['response-content-disposition'][0])
         # a HEAD's length is the object's, as moto said
         self.send_header('Content-Length', res.getheader('Content-Length', '0')
                          if self.command == 'HEAD' else str(len(data)))

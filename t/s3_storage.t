@@ -68,6 +68,7 @@ my $conf = $t->read_file('siftpd.conf');
 for my $case (['s3_part_size 1m;', qr/"1m" is not from/],
     ['s3_addressing sideways;', qr/invalid value "sideways"/],
     ['s3_parts_in_flight 0;', qr/"0" is not from/],
+    ['s3_stat_peek 1m;', qr/"1m" is not from 0 to 262144/],
     ['s3_sse aes;', qr/invalid value "aes"/],
     ['s3_storage_class FAST;', qr/unknown storage class "FAST"/],
     ['s3_credentials ldap;', qr/invalid value "ldap"/])
@@ -256,7 +257,7 @@ my $out = $t->ftp_commands($ftp, 'eve', 'SIZE x', 'MKD d');
 like($out, qr/^SIZE x 550$/m, 'a 403 answer: 550');
 $out = $t->ftp_commands($ftp, 'mal', 'SIZE x', 'MDTM x');
 like($out, qr/^SIZE x [45]\d\d$/m, 'a 500 answer: an error reply');
-ok($t->wait_log(qr/\[error\].*S3 storage "refused": HeadObject of "broken\/x" failed: status 500/),
+ok($t->wait_log(qr/\[error\].*S3 storage "refused": GetObject of "broken\/x" failed: status 500/),
     'a 500 answer: one line with the operation, key and status');
 
 # SFTP

@@ -132,8 +132,9 @@ sft_ftp_hash(sft_ftp_session_t *s)
     r->buf = (u_char *) h;
 
     if (h->digest.end == -1) {
-        /* the whole file, front to back: the driver may read ahead */
-        r->flags = SFT_STORAGE_READ_SEQUENTIAL;
+        /* the whole file, front to back: the driver may read ahead, and
+           may know the digest */
+        r->flags = SFT_STORAGE_READ_SEQUENTIAL|SFT_STORAGE_READ_DIGEST;
     }
 
     rc = sft_vfs_open_read(&s->vfs, r, &h->file, s->arg.data, s->arg.len);

@@ -207,10 +207,11 @@ sft_sftp_check_file(sft_sftp_session_t *s, sft_sftp_buf_t *b, uint32_t id,
 
     d->file = &ctx->file;
 
-    /* step 0: open the name; to its end, front to back: read ahead */
+    /* step 0: open the name; to its end, front to back: read ahead, and
+       the driver may know the digest */
 
     if (length == 0) {
-        r->req.flags = SFT_STORAGE_READ_SEQUENTIAL;
+        r->req.flags = SFT_STORAGE_READ_SEQUENTIAL|SFT_STORAGE_READ_DIGEST;
     }
 
     rc = sft_vfs_open_read(&s->vfs, &r->req, &ctx->file, path, plen);

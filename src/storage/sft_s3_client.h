@@ -94,6 +94,8 @@ struct sft_s3_request_s {
     time_t               last_modified;    /* 0: not given */
     time_t               meta_mtime;       /* x-amz-meta-mtime, 0: none */
     sft_str_t            content_type;     /* empty: not given */
+    sft_str_t            disposition;      /* Content-Disposition, empty:
+                                              not given */
     sft_str_t            response;         /* the kept body */
     sft_s3_error_t       error;            /* parsed from an error body */
     off_t                range_first;      /* Content-Range, when known */

@@ -1,18 +1,21 @@
 /*
- * sft_s3_memo.c -- what a worker's last HEAD (and listing) of a name
- * answered, kept for s3_metadata_reuse (1s by default) so that the open
- * which follows a client's stat does not ask again: an SFTP put is a stat
- * then an open, a get two stats (lstat, stat) then an open, each probe a
- * HEAD and maybe a listing.  The memo answers only where an answer a
- * second old cannot do harm: an open for reading takes a file with its
- * ETag (its GETs ask for that ETag, so an object replaced since is
- * refused, never mixed), a plain create or replace takes whatever was
- * there, and a stat takes only what the same session was told (a session
- * that looks twice is told the same twice; any other session's stat asks
- * S3, so a name another node changed is seen at once).  Every change this
- * worker makes forgets the whole memo.  A fixed table of
- * SFT_S3_MEMO_SLOTS, one name per slot.  Names a session's look at their
- * directory shows absent (sft_s3_glance.c) are answered here too.
+ * sft_s3_memo.c -- what a worker's last HEAD or peek (sft_s3_peek.c), and
+ * listing, of a name answered, kept for s3_metadata_reuse (1s by default)
+ * so that the open which follows a client's stat does not ask again: an
+ * SFTP put is a stat then an open, a get two stats (lstat, stat) then an
+ * open, each probe a HEAD or a peek and maybe a listing.  The memo answers
+ * only where an answer a second old cannot do harm: an open for reading
+ * takes a file with its ETag (its GETs ask for that ETag, so an object
+ * replaced since is refused, never mixed), and the session whose stat's
+ * peek brought the whole file takes its bytes (the version it was just
+ * told of, whole; another session's open never does), a plain create or
+ * replace takes whatever was there, and a stat takes only what the same
+ * session was told (a session that looks twice is told the same twice;
+ * any other session's stat asks S3, so a name another node changed is
+ * seen at once).  Every change this worker makes forgets the whole memo.
+ * A fixed table of SFT_S3_MEMO_SLOTS, one name per slot, its files' bytes
+ * SFT_S3_MEMO_BODIES at most.  Names a session's look at their directory
+ * shows absent (sft_s3_glance.c) are answered here too.
  */
 
 #include <sft_config.h>
@@ -20,7 +23,8 @@
 #include <sft_s3_storage.h>
 
 
-#define SFT_S3_MEMO_SLOTS  64
+#define SFT_S3_MEMO_SLOTS   64
+#define SFT_S3_MEMO_BODIES  (1024 * 1024)
 
 
 static sft_s3_memo_t *sft_s3_memo_get(sft_s3_storage_conf_t *conf,
@@ -46,17 +50,22 @@ sft_s3_memo_slot(sft_s3_storage_conf_t *conf, sft_str_t *key, uint64_t *hash)
 
 
 static void
-sft_s3_memo_clear(sft_s3_memo_t *m)
+sft_s3_memo_clear(sft_s3_storage_conf_t *conf, sft_s3_memo_t *m)
 {
+    if (m->body) {
+        sft_free(m->body);
+        conf->memo_bodies -= (size_t) m->st.size;
+    }
+
     sft_free(m->key.data);
     sft_memzero(m, sizeof(sft_s3_memo_t));
 }
 
 
-/* a probe's answer for op's key: found, op->req->st, and the HEAD r when
-   it was a file */
+/* a probe's answer for op's key: found, op->req->st, and the HEAD or peek
+   r when it was a file; the slot it is kept in, or NULL */
 
-void
+sft_s3_memo_t *
 sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r)
 {
     uint64_t                hash;
@@ -67,25 +76,25 @@ sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r)
     if (conf->memo_time == 0 || conf->log == NULL
         || op->changes != conf->changes)
     {
-        return;                         /* the answer may predate a change */
+        return NULL;                    /* the answer may predate a change */
     }
 
     m = sft_s3_memo_slot(conf, key, &hash);
     if (m == NULL) {
-        return;
+        return NULL;
     }
 
-    sft_s3_memo_clear(m);
+    sft_s3_memo_clear(conf, m);
 
     if (found == SFT_S3_FOUND_FILE
         && (r == NULL || r->etag.len == 0 || r->etag.len > SFT_S3_MEMO_ETAG))
     {
-        return;                         /* no ETag to read it by */
+        return NULL;                    /* no ETag to read it by */
     }
 
     m->key.data = sft_alloc(key->len, conf->log);
     if (m->key.data == NULL) {
-        return;
+        return NULL;
     }
 
     sft_memcpy(m->key.data, key->data, key->len);
@@ -101,6 +110,35 @@ sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r)
         m->etag_len = r->etag.len;
         m->crc32c_known = sft_s3_request_crc32c(r, &m->crc32c) == SFT_OK;
     }
+
+    return m;
+}
+
+
+/* the whole file a peek brought, kept with its slot while the bytes of
+   all slots stay within SFT_S3_MEMO_BODIES; its CRC-32C computed */
+
+void
+sft_s3_memo_body(sft_s3_storage_conf_t *conf, sft_s3_memo_t *m,
+    u_char *body, uint32_t crc32c)
+{
+    size_t  size;
+
+    size = (size_t) m->st.size;
+
+    if (size == 0 || size > SFT_S3_MEMO_BODIES - conf->memo_bodies) {
+        return;
+    }
+
+    m->body = sft_alloc(size, conf->log);
+    if (m->body == NULL) {
+        return;
+    }
+
+    sft_memcpy(m->body, body, size);
+    conf->memo_bodies += size;
+    m->crc32c = crc32c;
+    m->crc32c_known = 1;
 }
 
 
@@ -126,7 +164,7 @@ sft_s3_memo_get(sft_s3_storage_conf_t *conf, sft_str_t *key)
     }
 
     if (m->until <= (sft_msec_t) sft_current_msec) {
-        sft_s3_memo_clear(m);
+        sft_s3_memo_clear(conf, m);
         return NULL;
     }
 
@@ -161,7 +199,7 @@ sft_s3_memo_changed(sft_s3_storage_conf_t *conf, sft_str_t *key)
     }
 
     for (i = 0; i < SFT_S3_MEMO_SLOTS; i++) {
-        sft_s3_memo_clear(&conf->memo[i]);
+        sft_s3_memo_clear(conf, &conf->memo[i]);
     }
 }
 
@@ -178,7 +216,7 @@ sft_s3_memo_free(sft_s3_storage_conf_t *conf)
     }
 
     for (i = 0; i < SFT_S3_MEMO_SLOTS; i++) {
-        sft_s3_memo_clear(&conf->memo[i]);
+        sft_s3_memo_clear(conf, &conf->memo[i]);
     }
 
     sft_free(conf->memo);
@@ -188,10 +226,13 @@ sft_s3_memo_free(sft_s3_storage_conf_t *conf)
 
 /*
  * A probe (sft_s3_probe()) answered by the memo if it knows the name
- * (SFT_S3_MEMO_FILE: as a file; SFT_S3_MEMO_MINE: from this session's own
- * probe or look at the directory): found and req->st set, op->memo a
- * copy, then() run from a posted event, as a request's answer would be;
- * SFT_DECLINED: S3 must be asked.
+ * (SFT_S3_MEMO_FILE: as a file, SFT_S3_MEMO_CRC: a file and its CRC-32C;
+ * SFT_S3_MEMO_MINE: from this session's own probe or look at the
+ * directory): found and req->st set, op->memo a copy (for the same
+ * session's open, with a copy of the file's bytes where the memo has
+ * them), then() run from a
+ * posted event, as a request's answer would be; SFT_DECLINED: S3 must be
+ * asked.
  */
 
 sft_int_t
@@ -211,7 +252,9 @@ sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then, sft_uint_t which)
     }
 
     if (m == NULL
-        || (which == SFT_S3_MEMO_FILE && m->found != SFT_S3_FOUND_FILE)
+        || ((which == SFT_S3_MEMO_FILE || which == SFT_S3_MEMO_CRC)
+            && m->found != SFT_S3_FOUND_FILE)
+        || (which == SFT_S3_MEMO_CRC && !m->crc32c_known)
         || (which == SFT_S3_MEMO_MINE
             && (m->session == 0 || m->session != op->req->session)))
     {
@@ -221,6 +264,16 @@ sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then, sft_uint_t which)
     op->memo = *m;
     op->memo.key.data = NULL;
     op->memo.key.len = 0;
+    op->memo.body = NULL;
+
+    if (m->body && (which == SFT_S3_MEMO_FILE || which == SFT_S3_MEMO_CRC)
+        && m->session != 0 && m->session == op->req->session)
+    {
+        op->memo.body = sft_alloc((size_t) m->st.size, op->conf->log);
+        if (op->memo.body) {
+            sft_memcpy(op->memo.body, m->body, (size_t) m->st.size);
+        }
+    }
     op->memo_used = 1;
     op->found = m->found;
     op->req->st = m->st;

@@ -1,9 +1,10 @@
 /*
  * sft_s3_op.c -- the s3 driver's operations on names, each one or a few
- * S3 requests in turn on the loop: STAT (HEAD of the object, else a
- * listing of "name/": a directory), MKDIR (an empty "name/" marker),
- * RMDIR (the marker, when nothing else is below it), UNLINK (DELETE after
- * a HEAD, since S3's DELETE answers alike for a missing key), STATVFS;
+ * S3 requests in turn on the loop: STAT (a peek at the object's first
+ * bytes or a HEAD, else a listing of "name/": a directory), MKDIR (an
+ * empty "name/" marker), RMDIR (the marker, when nothing else is below
+ * it), UNLINK (DELETE after a HEAD, since S3's DELETE answers alike for a
+ * missing key), STATVFS;
  * and what every operation shares: its requests, the errors S3 answers
  * mapped to the storage's, cancel.
  */
@@ -14,7 +15,9 @@
 
 
 static void sft_s3_op_done(sft_s3_request_t *r);
+static void sft_s3_probe_peeked(sft_s3_op_t *op);
 static void sft_s3_probe_head(sft_s3_op_t *op);
+static void sft_s3_probe_absent(sft_s3_op_t *op);
 static void sft_s3_probe_dir(sft_s3_op_t *op);
 static void sft_s3_probe_glanced(sft_s3_op_t *op);
 static void sft_s3_probe_list(sft_s3_op_t *op);
@@ -133,6 +136,10 @@ sft_s3_op_free(sft_s3_op_t *op)
 
     if (op->token.data) {
         sft_free(op->token.data);
+    }
+
+    if (op->memo.body) {
+        sft_free(op->memo.body);
     }
 
     sft_free(op);
@@ -583,6 +590,48 @@ sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then)
 }
 
 
+/* ... a stat's: the first bytes of the object in place of the HEAD
+   (sft_s3_peek.c), a HEAD where they do not say */
+
+sft_int_t
+sft_s3_probe_peek(sft_s3_op_t *op, sft_s3_op_pt then)
+{
+    if (op->conf->peek == 0) {
+        return sft_s3_probe(op, then);
+    }
+
+    op->then = then;
+
+    return sft_s3_peek(op, sft_s3_probe_peeked);
+}
+
+
+static void
+sft_s3_probe_peeked(sft_s3_op_t *op)
+{
+    switch (sft_s3_peek_answer(op)) {
+
+    case SFT_OK:
+        op->then(op);
+        return;
+
+    case SFT_DONE:
+        sft_s3_probe_absent(op);
+        return;
+
+    case SFT_DECLINED:
+        if (sft_s3_op_head(op, &op->key, sft_s3_probe_head) != SFT_OK) {
+            sft_s3_op_finish(op, SFT_STORAGE_IO);
+        }
+
+        return;
+
+    default:
+        sft_s3_op_fail(op, "GetObject");
+    }
+}
+
+
 /* a HEAD that asks for S3's checksum of the object too, started */
 
 sft_int_t
@@ -628,6 +677,15 @@ sft_s3_probe_head(sft_s3_op_t *op)
         return;
     }
 
+    sft_s3_probe_absent(op);
+}
+
+
+/* no object: a directory, or nothing */
+
+static void
+sft_s3_probe_absent(sft_s3_op_t *op)
+{
     switch (sft_s3_glance(op, sft_s3_probe_glanced)) {
 
     case SFT_OK:
@@ -716,7 +774,8 @@ sft_s3_probe_found(sft_s3_op_t *op, sft_uint_t found)
 /*
  * STAT and LSTAT alike: S3 has no links; the root is always there.  A
  * session that asks again about a name within s3_metadata_reuse (OpenSSH's
- * get looks twice: lstat, then stat) is told what it was told.
+ * get looks twice: lstat, then stat) is told what it was told.  A file's
+ * first bytes come with its stat, for the open that may follow.
  */
 
 sft_int_t
@@ -741,7 +800,7 @@ sft_s3_stat(sft_storage_req_t *req)
         return SFT_AGAIN;
     }
 
-    return sft_s3_op_again(op, sft_s3_probe(op, sft_s3_stat_done));
+    return sft_s3_op_again(op, sft_s3_probe_peek(op, sft_s3_stat_done));
 }
 
 

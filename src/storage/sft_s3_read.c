@@ -1,7 +1,10 @@
 /*
  * sft_s3_read.c -- files of the s3 driver open for reading.  The open is
- * a HEAD (size, mtime, ETag, the stored CRC-32C, which CHECKSUM answers);
- * reads are served from one ranged GET per
+ * what the memo knows of the name (a client's stat just asked), else a
+ * peek at its first bytes (sft_s3_peek.c) or a HEAD: its size, mtime,
+ * ETag, the stored CRC-32C, which CHECKSUM answers, and a small file's
+ * bytes where a peek brought them whole, which reads take without a GET;
+ * other reads are served from one ranged GET per
  * open file that reads ahead: its answer is taken into a small buffer
  * (the GET paused while the buffer is full: the reader's pace is the
  * download's), and reads at increasing offsets take from it, queued in
@@ -62,6 +65,7 @@ typedef struct {
 } sft_s3_reader_t;
 
 
+static void sft_s3_open_peeked(sft_s3_op_t *op);
 static void sft_s3_open_headed(sft_s3_op_t *op);
 static sft_s3_reader_t *sft_s3_reader_create(sft_s3_op_t *op,
     sft_str_t *etag);
@@ -79,12 +83,14 @@ static void sft_s3_read_got(sft_s3_request_t *r);
 static void sft_s3_read_event(sft_event_t *ev);
 
 
-/* the file the memo knows (a client's stat just asked), else a HEAD */
+/* the file the memo knows (a client's stat just asked), else a peek, else
+   a HEAD; for a digest, one whose CRC-32C is known, else a HEAD */
 
 sft_int_t
 sft_s3_open_read(sft_storage_req_t *req)
 {
     sft_int_t     rc;
+    sft_uint_t    digest;
     sft_s3_op_t  *op;
 
     op = sft_s3_op_below(req, SFT_STORAGE_IS_DIR);
@@ -92,13 +98,44 @@ sft_s3_open_read(sft_storage_req_t *req)
         return SFT_ERROR;
     }
 
-    rc = sft_s3_memo_answer(op, sft_s3_open_headed, SFT_S3_MEMO_FILE);
+    digest = (req->flags & SFT_STORAGE_READ_DIGEST) != 0;
+
+    rc = sft_s3_memo_answer(op, sft_s3_open_headed,
+                            digest ? SFT_S3_MEMO_CRC : SFT_S3_MEMO_FILE);
 
     if (rc == SFT_DECLINED) {
-        rc = sft_s3_op_head(op, &op->key, sft_s3_open_headed);
+        rc = op->conf->peek && !digest
+             ? sft_s3_peek(op, sft_s3_open_peeked)
+             : sft_s3_op_head(op, &op->key, sft_s3_open_headed);
     }
 
     return sft_s3_op_again(op, rc);
+}
+
+
+static void
+sft_s3_open_peeked(sft_s3_op_t *op)
+{
+    switch (sft_s3_peek_answer(op)) {
+
+    case SFT_OK:
+        sft_s3_open_headed(op);
+        return;
+
+    case SFT_DONE:
+        sft_s3_op_finish(op, SFT_STORAGE_NOT_FOUND);
+        return;
+
+    case SFT_DECLINED:
+        if (sft_s3_op_head(op, &op->key, sft_s3_open_headed) != SFT_OK) {
+            sft_s3_op_finish(op, SFT_STORAGE_IO);
+        }
+
+        return;
+
+    default:
+        sft_s3_op_fail(op, "GetObject");
+    }
 }
 
 
@@ -154,13 +191,17 @@ sft_s3_open_headed(sft_s3_op_t *op)
 }
 
 
+/* a reader of op's file; its buffer holds the file where the memo or a
+   peek brought it whole */
+
 static sft_s3_reader_t *
 sft_s3_reader_create(sft_s3_op_t *op, sft_str_t *etag)
 {
-    size_t            elen;
+    size_t            elen, whole;
     sft_s3_reader_t  *rd;
 
     elen = etag->len;
+    whole = op->memo_used && op->memo.body ? (size_t) op->req->st.size : 0;
 
     rd = sft_alloc(sizeof(sft_s3_reader_t) + op->key.len + elen,
                    op->req->log);
@@ -170,13 +211,19 @@ sft_s3_reader_create(sft_s3_op_t *op, sft_str_t *etag)
 
     sft_memzero(rd, sizeof(sft_s3_reader_t));
 
-    rd->buf = sft_alloc(SFT_S3_READ_BUF, op->req->log);
+    rd->cap = sft_max(SFT_S3_READ_BUF, whole);
+
+    rd->buf = sft_alloc(rd->cap, op->req->log);
     if (rd->buf == NULL) {
         sft_free(rd);
         return NULL;
     }
 
-    rd->cap = SFT_S3_READ_BUF;
+    if (whole) {
+        sft_memcpy(rd->buf, op->memo.body, whole);
+        rd->len = whole;
+    }
+
     rd->get_over = 1;                      /* no GET yet */
     rd->conf = op->conf;
     rd->log = op->req->log;

@@ -111,6 +111,7 @@ sft_s3_request_attempt(sft_s3_request_t *r)
 
     sft_str_set(&r->etag, "");
     sft_str_set(&r->content_type, "");
+    sft_str_set(&r->disposition, "");
     r->last_modified = 0;
     r->meta_mtime = 0;
     r->crc_s3_known = 0;
@@ -722,7 +723,7 @@ sft_s3_request_write(char *buf, size_t size, size_t n, void *data)
 
 /*
  * A new status line starts over (100 Continue); ETag, Last-Modified,
- * Content-Type, x-amz-meta-mtime (the seconds a client set) and the
+ * Content-Type, Content-Disposition, x-amz-meta-mtime (the seconds a client set) and the
  * object's CRC-32C (S3's checksum and its type, x-amz-meta-crc32c) are
  * kept.
  */
@@ -744,6 +745,7 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
         r->last_modified = 0;
         r->meta_mtime = 0;
         r->content_type.len = 0;
+        r->disposition.len = 0;
         r->crc_s3_known = 0;
         r->crc_composite = 0;
         r->crc_meta_known = 0;
@@ -782,6 +784,10 @@ sft_s3_request_header(char *buf, size_t size, size_t n, void *data)
 
     } else if (sft_s3_header_is(&p, end, "content-type:")) {
         return sft_s3_request_keep(r, p, end, &r->content_type) == SFT_OK
+               ? len : 0;
+
+    } else if (sft_s3_header_is(&p, end, "content-disposition:")) {
+        return sft_s3_request_keep(r, p, end, &r->disposition) == SFT_OK
                ? len : 0;
 
     } else if (sft_s3_header_is(&p, end, "etag:")) {

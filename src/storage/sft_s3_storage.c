@@ -119,6 +119,7 @@ static sft_s3_bounds_t  sft_s3_part_size_bounds = {
 
 static sft_s3_bounds_t  sft_s3_parts_bounds = { 1, SFT_S3_IN_FLIGHT_MAX, 0 };
 static sft_s3_bounds_t  sft_s3_retries_bounds = { 0, 20, 0 };
+static sft_s3_bounds_t  sft_s3_peek_bounds = { 0, 256 * 1024, 1 };
 static sft_s3_bounds_t  sft_s3_rename_bounds = { 1, 1000000, 0 };
 static sft_s3_bounds_t  sft_s3_copy_bounds = {
     (off_t) 5 * 1024 * 1024, (off_t) 5 * 1024 * 1024 * 1024, 1
@@ -305,13 +306,29 @@ static sft_command_t  sft_s3_storage_commands[] = {
       sft_s3_conf(memo_time),
       NULL,
       sft_command_doc("time", "1s",
-          "How long a worker's HEAD of a name answers the open that "
-          "follows a client's stat of it (an SFTP put or get), and the "
-          "same session's next stat of it, instead of another HEAD, "
-          "and how long a session's listing of a directory after a "
-          "name it found absent answers its stats of other new names "
-          "there; 0: every open and stat asks S3.  Another session's "
-          "stat always asks.") },
+          "How long what a worker's HEAD or peek of a name answered "
+          "serves the open that follows a client's stat of it (an SFTP "
+          "put or get), and the same session's next stat of it, "
+          "instead of another request, and how long a session's "
+          "listing of a directory after a name it found absent answers "
+          "its stats of other new names there; 0: every open and stat "
+          "asks S3.  Another session's stat always asks.") },
+
+    { sft_string("s3_stat_peek"),
+      SFT_STORAGE_CONF|SFT_CONF_TAKE1,
+      sft_s3_set_bounded,
+      offsetof(sft_storage_conf_ctx_t, conf),
+      sft_s3_conf(peek),
+      &sft_s3_peek_bounds,
+      sft_command_doc("size", "64k",
+          "A stat of a name, and an open for reading that no stat came "
+          "just before, ask for the object's first bytes, up to this "
+          "many (a ranged GET), in place of a HEAD: a file no larger "
+          "then comes whole with its stat, and the download that "
+          "follows asks S3 nothing more.  The bytes are taken only "
+          "from an answer that names its request "
+          "(response-content-disposition, which AWS S3, Ceph RGW and "
+          "MinIO send back); 0: a HEAD; at most 256k.") },
 
     { sft_string("s3_multipart_sweep_age"),
       SFT_STORAGE_CONF|SFT_CONF_TAKE1,
@@ -382,6 +399,7 @@ sft_s3_storage_create_conf(sft_conf_t *cf)
     scf->client.insecure = SFT_CONF_UNSET;
     scf->client.timeout = SFT_CONF_UNSET_MSEC;
     scf->memo_time = SFT_CONF_UNSET_MSEC;
+    scf->peek = SFT_CONF_UNSET_SIZE;
     scf->client.retries = SFT_CONF_UNSET_UINT;
     scf->part_size = SFT_CONF_UNSET_SIZE;
     scf->parts_in_flight = SFT_CONF_UNSET_UINT;
@@ -778,6 +796,7 @@ sft_s3_storage_check(sft_conf_t *cf, sft_storage_t *st,
     sft_conf_init_size_value(scf->part_size, 8 * 1024 * 1024);
     sft_conf_init_uint_value(scf->parts_in_flight, 2);
     sft_conf_init_msec_value(scf->memo_time, 1000);
+    sft_conf_init_size_value(scf->peek, 64 * 1024);
     sft_conf_init_uint_value(scf->checksum, SFT_S3_CHECKSUM_CRC32C);
     sft_conf_init_value(scf->sweep_age, 86400);
     sft_conf_init_uint_value(scf->rename_max_objects, 1000);

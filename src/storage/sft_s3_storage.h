@@ -36,7 +36,7 @@ typedef void (*sft_s3_op_pt)(sft_s3_op_t *op);
 
 #define SFT_S3_MEMO_ETAG        80       /* longer ETags are not kept */
 
-/* what a HEAD (and listing) of a name answered: sft_s3_memo.c */
+/* what a HEAD or peek (and listing) of a name answered: sft_s3_memo.c */
 typedef struct {
     sft_str_t              key;           /* own memory; NULL: free slot */
     uint64_t               hash;
@@ -48,6 +48,8 @@ typedef struct {
     unsigned               crc32c_known:1;
     size_t                 etag_len;
     u_char                 etag[SFT_S3_MEMO_ETAG];
+    u_char                *body;          /* the whole file, from a peek:
+                                             own memory, or NULL */
 } sft_s3_memo_t;
 
 
@@ -88,6 +90,7 @@ typedef struct {
     size_t                 copy_threshold;  /* larger: multipart copies */
     sft_flag_t             ignore_chmod;
     sft_msec_t             memo_time;     /* s3_metadata_reuse, 0: off */
+    size_t                 peek;          /* s3_stat_peek, 0: HEADs */
     sft_s3_sts_conf_t      sts;           /* SFT_S3_CREDS_WEB */
 
     sft_storage_t         *storage;
@@ -103,6 +106,8 @@ typedef struct {
     sft_s3_memo_t         *memo;          /* SFT_S3_MEMO_SLOTS, at need */
     sft_s3_glance_t       *glances;       /* SFT_S3_GLANCES, at need */
     sft_uint_t             changes;       /* what this worker changed */
+    size_t                 memo_bodies;   /* the memo's bytes of files */
+    sft_uint_t             peeks;         /* tags peeks apart */
     sft_log_t             *log;
 } sft_s3_storage_conf_t;
 
@@ -158,6 +163,7 @@ void sft_s3_op_finish(sft_s3_op_t *op, sft_storage_err_t err);
 void sft_s3_op_free(sft_s3_op_t *op);
 sft_int_t sft_s3_op_again(sft_s3_op_t *op, sft_int_t rc);
 sft_int_t sft_s3_probe(sft_s3_op_t *op, sft_s3_op_pt then);
+sft_int_t sft_s3_probe_peek(sft_s3_op_t *op, sft_s3_op_pt then);
 sft_int_t sft_s3_op_head(sft_s3_op_t *op, sft_str_t *key,
     sft_s3_op_pt handler);
 void sft_s3_op_send(sft_s3_op_t *op, const char *method);
@@ -179,13 +185,18 @@ sft_int_t sft_s3_op_next_page(sft_s3_op_t *op, sft_s3_op_pt handler);
 sft_int_t sft_s3_cancel(sft_storage_req_t *req);
 uint64_t sft_s3_key_hash(u_char *p, size_t n);
 
-/* sft_s3_memo.c: a name's last HEAD, for the open or the same session's
-   stat that follows */
+/* sft_s3_memo.c: a name's last HEAD or peek, for the open or the same
+   session's stat that follows */
 #define SFT_S3_MEMO_ANY    0              /* an open to create or replace */
 #define SFT_S3_MEMO_FILE   1              /* an open for reading */
 #define SFT_S3_MEMO_MINE   2              /* a stat: the same session's */
+#define SFT_S3_MEMO_CRC    3              /* an open for a digest: a file
+                                             whose CRC-32C is known */
 
-void sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found, sft_s3_request_t *r);
+sft_s3_memo_t *sft_s3_memo_put(sft_s3_op_t *op, sft_uint_t found,
+    sft_s3_request_t *r);
+void sft_s3_memo_body(sft_s3_storage_conf_t *conf, sft_s3_memo_t *m,
+    u_char *body, uint32_t crc32c);
 sft_int_t sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then,
     sft_uint_t which);
 void sft_s3_memo_changed(sft_s3_storage_conf_t *conf, sft_str_t *key);
@@ -198,6 +209,10 @@ sft_uint_t sft_s3_glance_absent(sft_s3_op_t *op, sft_uint_t mine);
 void sft_s3_glance_add(sft_s3_storage_conf_t *conf, sft_str_t *key);
 void sft_s3_glance_forget(sft_s3_storage_conf_t *conf);
 void sft_s3_glance_free(sft_s3_storage_conf_t *conf);
+
+/* sft_s3_peek.c: a stat by the first bytes of the object */
+sft_int_t sft_s3_peek(sft_s3_op_t *op, sft_s3_op_pt handler);
+sft_int_t sft_s3_peek_answer(sft_s3_op_t *op);
 
 /* sft_s3_confine.c: what the workers read, declared to Landlock */
 sft_int_t sft_s3_confine(sft_cycle_t *cycle, sft_s3_storage_conf_t *scf);

@@ -90,6 +90,9 @@ typedef enum {
 /* open for read: the file is read once, front to back (a whole-file
    download): the driver may read ahead */
 #define SFT_STORAGE_READ_SEQUENTIAL 0x100
+/* ... for a digest of the whole file: a driver that keeps digests with its
+   files (SFT_STORAGE_CAP_CHECKSUMS) has the file's at hand */
+#define SFT_STORAGE_READ_DIGEST    0x200
 
 /* set mtime: the atime too; fsetattr: which of mode, atime, mtime */
 #define SFT_STORAGE_SET_ATIME      0x20

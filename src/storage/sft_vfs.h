@@ -147,7 +147,8 @@ sft_int_t sft_vfs_lstat(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len);
 sft_int_t sft_vfs_chdir(sft_vfs_session_t *s, sft_storage_req_t *req,
     const u_char *path, size_t len);
-/* open_read: req->flags may hold SFT_STORAGE_READ_SEQUENTIAL */
+/* open_read: req->flags may hold SFT_STORAGE_READ_SEQUENTIAL and
+   SFT_STORAGE_READ_DIGEST */
 sft_int_t sft_vfs_open_read(sft_vfs_session_t *s, sft_storage_req_t *req,
     sft_storage_file_t *file, const u_char *path, size_t len);
 sft_int_t sft_vfs_open_write(sft_vfs_session_t *s, sft_storage_req_t *req,
