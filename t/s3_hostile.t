@@ -426,6 +426,15 @@ def pinned():
     ftp_download(c, 'pin-head', None, ', chunked HEAD')
     force('chunked_bad', 'pin-head', 0)
     force('range_none', 'pin-head?', 0)
+    # a malformed status line or length once (as a connection that bytes
+    # past an answer's end poisoned gives): the next attempt answers
+    for kind in ('bad_status', 'length_nan'):
+        ftp_upload(c, 'pin-weird', data(3000))
+        force(kind, 'pin-weird', 1)
+        ok = ftp_download(c, 'pin-weird', None, ', %s once' % kind)
+        check('FTP RETR pin-weird, %s once: tried again, done' % kind,
+              ok is True)
+        force(kind, 'pin-weird', 0)
     # a peek answered with another small object's whole answer (which
     # does not name this request): never served as this file's bytes
     ftp_upload(c, 'pin-tiny', data(2000))

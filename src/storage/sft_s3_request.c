@@ -518,6 +518,11 @@ sft_s3_request_retryable(sft_s3_request_t *r, CURLcode rc)
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
+    case CURLE_WEIRD_SERVER_REPLY:      /* a malformed length, and */
+    case CURLE_UNSUPPORTED_PROTOCOL:    /* ... status line (the scheme was
+                                           checked at the start): the
+                                           connection is closed, the next
+                                           attempt's is new */
         return 1;
 
     default:
