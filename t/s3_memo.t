@@ -11,7 +11,8 @@
 # 16 KiB is its lstat's peek alone, where "s3_metadata_reuse 0" makes 3
 # peeks and "s3_stat_peek 0" a HEAD and a GET; a get of 100 KiB, or of a
 # file whose peek's answer does not name its request, a peek and a GET;
-# of an empty file, a peek and a HEAD.  What may not go stale does not,
+# of an empty file, a peek and a HEAD; the stat of a file S3 will not
+# serve (archived) a peek and a HEAD.  What may not go stale does not,
 # with the memo kept a minute: another session's stat asks S3 (an object
 # replaced behind the server's back shows its new size at once); an
 # upload through another session forgets the memo (the next read is of
@@ -128,6 +129,25 @@ for ([ 'f100k', 'f100k', 'PEEK GET' ], [ 'f16k', 'noecho', 'PEEK GET' ],
     is(requests('bob', $name), $want, "bob: $name: get's requests");
     is($t->read_file("got-$name"), $t->read_file($file),
         "bob: $name: byte for byte");
+}
+
+# an object S3 keeps but will not serve (archived: 403 to a GET, not to
+# a HEAD): its stat is the HEAD's answer, its download a refusal
+
+{
+    my ($rc, $out) = $t->sftp_batch($sftp, 'bob', "put $d/f16k archived\n");
+    is($rc, 0, 'bob: put archived') or diag($out);
+    requests('bob', 'archived');
+
+    ($rc, $out) = $t->sftp_batch($sftp, 'bob', "ls -l archived\n");
+    like($out, qr/\b16384\b.*archived/, 'archived: its stat, the size')
+        or diag($out);
+    is(requests('bob', 'archived'), 'PEEK HEAD',
+        'archived: the peek refused, the HEAD answers');
+
+    ($rc, $out) = $t->sftp_batch($sftp, 'bob', "get archived $d/got-a\n");
+    isnt($rc, 0, 'archived: the get fails');
+    like($out, qr/denied/i, 'archived: with a message') or diag($out);
 }
 
 # a minute's memo: what may not go stale, through paramiko sessions of

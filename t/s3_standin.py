@@ -22,7 +22,9 @@
 # its first byte (a download stalled midway), and answers every request
 # of a key with "slowdown" in its name 503 SlowDown.  It answers a GET's
 # response-content-disposition with that Content-Disposition, as S3 does
-# (moto does not), but for a key with "noecho" in its name.
+# (moto does not), but for a key with "noecho" in its name; a GET of a
+# key with "archived" in its name it answers 403 InvalidObjectState, as
+# S3 does for an object in an archive storage class (its HEAD answers).
 
 import base64
 import datetime
@@ -207,6 +209,10 @@ class Proxy(Answer):
                     return self.answer(500, INTERNAL)
             if copy and 'broken' in path:
                 return self.answer(500, INTERNAL)
+            if self.command == 'GET' and 'archived' in path:
+                return self.answer(403, ERROR % (
+                    b'InvalidObjectState', b'The operation is not valid '
+                    b'for the object\'s storage class'))
 
         up = http.client.HTTPConnection('127.0.0.1', UPSTREAM, timeout=60)
         headers = {k: v for k, v in self.headers.items()

@@ -12,8 +12,9 @@
  * never taken for this one's bytes; where the server does not send it
  * back, the answer is a stat alone and the open's GETs name its ETag, as
  * after a HEAD.  Their CRC-32C, computed here, must be the one S3 sent
- * where it sent one.  An empty object (416), an answer that ignored the
- * range (200) or is not of the range asked are asked again by HEAD.
+ * where it sent one.  An empty object (416), an object S3 keeps but will
+ * not serve (403: archived), any other refusal, an answer that ignored
+ * the range (200) or is not of the range asked are asked again by HEAD.
  */
 
 #include <sft_config.h>
@@ -98,7 +99,11 @@ sft_s3_peek_answer(sft_s3_op_t *op)
         return SFT_DONE;
     }
 
-    if (r->status == 200 || r->status == 416) {
+    /* 416: an empty object; 403: one S3 keeps but does not serve (in an
+       archive class, or under a key the GET may not use), whose HEAD
+       answers; any other refusal of the GET: the HEAD says */
+
+    if (r->status == 200 || (r->status >= 400 && r->status < 500)) {
         return SFT_DECLINED;
     }
 
