@@ -11,7 +11,8 @@
 # 16 KiB is its lstat's peek alone, where "s3_metadata_reuse 0" makes 3
 # peeks and "s3_stat_peek 0" a HEAD and a GET; a get of 100 KiB, or of a
 # file whose peek's answer does not name its request, a peek and a GET;
-# of an empty file, a peek and a HEAD; the stat of a file S3 will not
+# of an empty file, a peek and a HEAD; a read from the middle of a small
+# file after a stat, the peek alone; the stat of a file S3 will not
 # serve (archived) a peek and a HEAD.  What may not go stale does not,
 # with the memo kept a minute: another session's stat asks S3 (an object
 # replaced behind the server's back shows its new size at once); an
@@ -130,6 +131,27 @@ for ([ 'f100k', 'f100k', 'PEEK GET' ], [ 'f16k', 'noecho', 'PEEK GET' ],
     is($t->read_file("got-$name"), $t->read_file($file),
         "bob: $name: byte for byte");
 }
+
+# a read from the middle of a small file the session's stat peeked at
+# (a resumed download): from the bytes the peek brought, no GET
+
+$t->write_file('middle.py', <<'PY');
+import sys, paramiko
+tr = paramiko.Transport(('127.0.0.1', int(sys.argv[1])))
+tr.connect(username='bob', password='pw')
+s = paramiko.SFTPClient.from_transport(tr)
+s.get_channel().settimeout(60)
+print(s.stat('f16k').st_size)
+with s.open('f16k', 'rb') as f:
+    f.seek(5000)
+    sys.stdout.write(f.read(100).decode() + '\n')
+PY
+
+requests('bob', 'f16k');
+my $mid = `timeout 120 /usr/bin/python3 $d/middle.py $sftp 2>&1`;
+is($mid, "16384\n" . substr($t->read_file('f16k'), 5000, 100) . "\n",
+    'a read from the middle of a peeked file: its bytes');
+is(requests('bob', 'f16k'), 'PEEK', 'a read from the middle: no GET');
 
 # an object S3 keeps but will not serve (archived: 403 to a GET, not to
 # a HEAD): its stat is the HEAD's answer, its download a refusal

@@ -3,17 +3,18 @@
  * what the memo knows of the name (a client's stat just asked), else a
  * peek at its first bytes (sft_s3_peek.c) or a HEAD: its size, mtime,
  * ETag, the stored CRC-32C, which CHECKSUM answers, and a small file's
- * bytes where a peek brought them whole, which reads take without a GET;
- * other reads are served from one ranged GET per
- * open file that reads ahead: its answer is taken into a small buffer
- * (the GET paused while the buffer is full: the reader's pace is the
- * download's), and reads at increasing offsets take from it, queued in
- * the order they came (pipelined SFTP reads).  A read at another offset
- * drops the GET and starts one there.  A sequential open's GET runs to
- * the end of the object, another's over a window.  The GET names the
- * ETag of the open (If-Match), so a replaced object fails the read
- * rather than mixing two contents.  Reads complete on a posted event,
- * never inside libcurl's callbacks.
+ * bytes where a peek brought them whole, which reads take without a GET.
+ * Other reads are served from one ranged GET per open file that reads
+ * ahead: its answer is taken into a small buffer (the GET paused while
+ * the buffer is full: the reader's pace is the download's), and reads at
+ * increasing offsets take from it, queued in the order they came
+ * (pipelined SFTP reads).  A read ahead within what the buffer holds
+ * skips to it (a resumed download of a small file the open has whole);
+ * one at another offset drops the GET and starts one there.  A
+ * sequential open's GET runs to the end of the object, another's over a
+ * window.  The GET names the ETag of the open (If-Match), so a replaced
+ * object fails the read rather than mixing two contents.  Reads complete
+ * on a posted event, never inside libcurl's callbacks.
  */
 
 #include <sft_config.h>
@@ -313,6 +314,14 @@ sft_s3_read_serve(sft_s3_reader_t *rd)
         if (want >= rd->size) {
             sft_s3_read_done(rd, SFT_STORAGE_OK);
             continue;
+        }
+
+        /* ahead within what the buffer holds: the bytes before it go */
+
+        if (want > rd->pos && want - rd->pos < (off_t) rd->len) {
+            rd->start += (size_t) (want - rd->pos);
+            rd->len -= (size_t) (want - rd->pos);
+            rd->pos = want;
         }
 
         if (want != rd->pos) {
