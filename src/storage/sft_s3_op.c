@@ -609,26 +609,8 @@ sft_s3_probe_peek(sft_s3_op_t *op, sft_s3_op_pt then)
 static void
 sft_s3_probe_peeked(sft_s3_op_t *op)
 {
-    switch (sft_s3_peek_answer(op)) {
-
-    case SFT_OK:
-        op->then(op);
-        return;
-
-    case SFT_DONE:
-        sft_s3_probe_absent(op);
-        return;
-
-    case SFT_DECLINED:
-        if (sft_s3_op_head(op, &op->key, sft_s3_probe_head) != SFT_OK) {
-            sft_s3_op_finish(op, SFT_STORAGE_IO);
-        }
-
-        return;
-
-    default:
-        sft_s3_op_fail(op, "GetObject");
-    }
+    sft_s3_peek_answered(op, op->then, sft_s3_probe_absent,
+                         sft_s3_probe_head);
 }
 
 

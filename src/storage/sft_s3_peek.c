@@ -23,6 +23,9 @@
 #include <sft_asm.h>
 
 
+static sft_int_t sft_s3_peek_answer(sft_s3_op_t *op);
+
+
 /* the first bytes of op's key asked for, handler when they come */
 
 sft_int_t
@@ -73,14 +76,47 @@ sft_s3_peek(sft_s3_op_t *op, sft_s3_op_pt handler)
 
 
 /*
- * What the peek answered: SFT_OK, a file: req->st set, op->memo what an
- * open needs (its ETag, its CRC-32C where known, its bytes where they
- * came whole, from the answer to this request), the memo told;
- * SFT_DONE: no such object (404); SFT_DECLINED: an answer to ask again by
- * HEAD; SFT_ERROR: a failure to report as GetObject's.
+ * What the peek answered, where it goes: file(op) for a file, req->st set
+ * and op->memo what an open needs (its ETag, its CRC-32C where known, its
+ * bytes where they came whole); none(op) for no object (404); a HEAD of
+ * the key with handler head where the peek does not say; else the
+ * operation fails as GetObject's.
  */
 
-sft_int_t
+void
+sft_s3_peek_answered(sft_s3_op_t *op, sft_s3_op_pt file, sft_s3_op_pt none,
+    sft_s3_op_pt head)
+{
+    switch (sft_s3_peek_answer(op)) {
+
+    case SFT_OK:
+        file(op);
+        return;
+
+    case SFT_DONE:
+        none(op);
+        return;
+
+    case SFT_DECLINED:
+        if (sft_s3_op_head(op, &op->key, head) != SFT_OK) {
+            sft_s3_op_finish(op, SFT_STORAGE_IO);
+        }
+
+        return;
+
+    default:
+        sft_s3_op_fail(op, "GetObject");
+    }
+}
+
+
+/*
+ * SFT_OK, a file: req->st set, op->memo filled (its bytes from the answer
+ * to this request alone), the memo told; SFT_DONE: no such object;
+ * SFT_DECLINED: an answer to ask again by HEAD; SFT_ERROR: a failure.
+ */
+
+static sft_int_t
 sft_s3_peek_answer(sft_s3_op_t *op)
 {
     off_t               total, last;

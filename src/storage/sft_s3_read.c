@@ -67,6 +67,7 @@ typedef struct {
 
 
 static void sft_s3_open_peeked(sft_s3_op_t *op);
+static void sft_s3_open_missing(sft_s3_op_t *op);
 static void sft_s3_open_headed(sft_s3_op_t *op);
 static sft_s3_reader_t *sft_s3_reader_create(sft_s3_op_t *op,
     sft_str_t *etag);
@@ -117,26 +118,15 @@ sft_s3_open_read(sft_storage_req_t *req)
 static void
 sft_s3_open_peeked(sft_s3_op_t *op)
 {
-    switch (sft_s3_peek_answer(op)) {
+    sft_s3_peek_answered(op, sft_s3_open_headed, sft_s3_open_missing,
+                         sft_s3_open_headed);
+}
 
-    case SFT_OK:
-        sft_s3_open_headed(op);
-        return;
 
-    case SFT_DONE:
-        sft_s3_op_finish(op, SFT_STORAGE_NOT_FOUND);
-        return;
-
-    case SFT_DECLINED:
-        if (sft_s3_op_head(op, &op->key, sft_s3_open_headed) != SFT_OK) {
-            sft_s3_op_finish(op, SFT_STORAGE_IO);
-        }
-
-        return;
-
-    default:
-        sft_s3_op_fail(op, "GetObject");
-    }
+static void
+sft_s3_open_missing(sft_s3_op_t *op)
+{
+    sft_s3_op_finish(op, SFT_STORAGE_NOT_FOUND);
 }
 
 

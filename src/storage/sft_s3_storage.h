@@ -212,7 +212,8 @@ void sft_s3_glance_free(sft_s3_storage_conf_t *conf);
 
 /* sft_s3_peek.c: a stat by the first bytes of the object */
 sft_int_t sft_s3_peek(sft_s3_op_t *op, sft_s3_op_pt handler);
-sft_int_t sft_s3_peek_answer(sft_s3_op_t *op);
+void sft_s3_peek_answered(sft_s3_op_t *op, sft_s3_op_pt file,
+    sft_s3_op_pt none, sft_s3_op_pt head);
 
 /* sft_s3_confine.c: what the workers read, declared to Landlock */
 sft_int_t sft_s3_confine(sft_cycle_t *cycle, sft_s3_storage_conf_t *scf);
