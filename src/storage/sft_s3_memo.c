@@ -230,9 +230,8 @@ sft_s3_memo_free(sft_s3_storage_conf_t *conf)
  * SFT_S3_MEMO_MINE: from this session's own probe or look at the
  * directory): found and req->st set, op->memo a copy (for the same
  * session's open, with a copy of the file's bytes where the memo has
- * them), then() run from a
- * posted event, as a request's answer would be; SFT_DECLINED: S3 must be
- * asked.
+ * them), then() run from a posted event, as a request's answer would be;
+ * SFT_DECLINED: S3 must be asked.
  */
 
 sft_int_t
@@ -274,6 +273,7 @@ sft_s3_memo_answer(sft_s3_op_t *op, sft_s3_op_pt then, sft_uint_t which)
             sft_memcpy(op->memo.body, m->body, (size_t) m->st.size);
         }
     }
+
     op->memo_used = 1;
     op->found = m->found;
     op->req->st = m->st;
