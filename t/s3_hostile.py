@@ -19,8 +19,9 @@
 # requests it applies to whose path (with its query) has S in it (N 1 unless given), calm
 # or not (count=0 forgets what was forced for the key); GET /__seed?seed=N
 # starts the draws of seed N again; GET /__log answers the mangles done, one "KIND METHOD PATH" a
-# line.  The kind "hold" is only forced, never drawn: a held request is
-# answered by nothing until GET /__release (at most 120 s), then cut.
+# line.  The kinds "hold" and "body_flip" are only forced, never drawn:
+# a held request is answered by nothing until GET /__release (at most
+# 120 s), then cut; a flipped one has the last byte of its body changed.
 # It answers a GET's response-content-disposition with that
 # Content-Disposition, as S3 does (moto does not): an answer it takes
 # from another request's (range_object) has none.
@@ -71,9 +72,12 @@ KINDS = {
     'drip': ('fail', 'any'),            # a byte every 100 ms
     'chunked_bad': ('fail', 'any'),     # chunked, a malformed chunk size
     'hold': ('fail', 'any'),            # no answer until /__release
+    'body_flip': ('lie', 'crc'),        # a byte of a GET's body changed
 }
 
-CHOICE = sorted(k for k in KINDS if k != 'hold')    # hold: forced only
+# forced only: hold, and body_flip (no client can tell a changed byte of
+# a ranged GET without a checksum, which S3 sends only for a whole object)
+CHOICE = sorted(k for k in KINDS if k not in ('hold', 'body_flip'))
 
 
 class State:
@@ -290,6 +294,10 @@ class Hostile(BaseHTTPRequestHandler):
         if kind == 'hold':
             State.released.wait(120)
             return self.cut()
+        if kind == 'body_flip':
+            if data:
+                data = data[:-1] + bytes([data[-1] ^ 0x01])
+            return self.send(status, rh, data)
         if kind == 'status_close':
             self.raw(b'HTTP/1.1 %d OK\r\n' % status)
             return self.cut()

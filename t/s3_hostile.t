@@ -435,6 +435,13 @@ def pinned():
         check('FTP RETR pin-weird, %s once: tried again, done' % kind,
               ok is True)
         force(kind, 'pin-weird', 0)
+    # a small file's peek whose bytes are not what S3's CRC-32C of the
+    # object says (a byte changed on the way): not served; the GET after
+    # it asks for the ETag
+    ftp_upload(c, 'pin-flip', data(3000))
+    force('body_flip', 'pin-flip?', 1)
+    ftp_download(c, 'pin-flip', None, ', a changed byte in its peek')
+    force('body_flip', 'pin-flip?', 0)
     # a peek answered with another small object's whole answer (which
     # does not name this request): never served as this file's bytes
     ftp_upload(c, 'pin-tiny', data(2000))
