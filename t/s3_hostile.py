@@ -9,7 +9,8 @@
 # bucket (PUT, POST, DELETE) is not forwarded, so that a failure seen by
 # the client is a failure in moto too; or it lies in an answer that may
 # still pass (bytes past Content-Length, no ETag, a wrong checksum, many
-# headers, a range of other bytes): then it is forwarded first.  libcurl
+# headers, a range of other bytes, another object's whole answer): then
+# it is forwarded first.  libcurl
 # takes bytes past a Content-Length for the answer to its next request on
 # that connection, so that request is cut, not forwarded.
 #
@@ -24,7 +25,7 @@
 # 120 s), then cut; a flipped one has the last byte of its body changed.
 # It answers a GET's response-content-disposition with that
 # Content-Disposition, as S3 does (moto does not): an answer it takes
-# from another request's (range_object) has none.
+# from another request's (range_object, whole_object) has none.
 
 import http.client
 import json
@@ -68,6 +69,7 @@ KINDS = {
     'range_bad': ('lie', 'range'),      # Content-Range malformed
     'range_none': ('lie', 'range'),     # no Content-Range
     'range_object': ('lie', 'range'),   # bytes of another object
+    'whole_object': ('lie', 'whole'),   # a GET of the whole object: another's
     'crc_wrong': ('lie', 'crc'),        # x-amz-checksum-crc32c wrong
     'drip': ('fail', 'any'),            # a byte every 100 ms
     'chunked_bad': ('fail', 'any'),     # chunked, a malformed chunk size
@@ -114,6 +116,8 @@ def what(method, path, query, headers):
         places.add('xml200')
     if method == 'GET' and headers.get('Range'):
         places.add('range')
+    elif method == 'GET' and not xml:
+        places.add('whole')
     return places
 
 
@@ -210,6 +214,8 @@ class Hostile(BaseHTTPRequestHandler):
                    if k.lower() not in ('connection', 'expect')}
         if kind in ('range_other', 'range_object'):
             headers = self.other_range(kind, path, headers)
+        elif kind == 'whole_object':
+            headers = self.other_object(path, headers)
         try:
             status, rh, data = self.upstream(self.command, self.path, body,
                                              headers)
@@ -258,13 +264,20 @@ class Hostile(BaseHTTPRequestHandler):
         headers.pop('If-Match', None)
         self.asked = m.group(0)
         if kind == 'range_object':
-            # the other object the proxy served last, same range as asked
-            with State.lock:
-                others = sorted((n, k) for k, n in State.keys.items()
-                                if k != path)
-            if others:
-                self.path = others[-1][1]
-                headers['Range'] = self.asked
+            headers = self.other_object(path, headers)
+            headers['Range'] = self.asked
+        return headers
+
+    def other_object(self, path, headers):
+        """the request made of the other object the proxy served last,
+        without the ETag it asks for"""
+        with State.lock:
+            others = sorted((n, k) for k, n in State.keys.items()
+                            if k != path)
+        headers = dict(headers)
+        headers.pop('If-Match', None)
+        if others:
+            self.path = others[-1][1]
         return headers
 
     def send(self, status, rh, data, length=None):

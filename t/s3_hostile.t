@@ -450,6 +450,13 @@ def pinned():
     force('range_object', 'pin-peek?', 1)
     ftp_download(c, 'pin-peek', None, ', another object\'s peek')
     force('range_object', 'pin-peek?', 0)
+    # the GET of a whole object (no Range) answered with another object's
+    # whole answer, of the same size: refused, its ETag not the open's
+    ftp_upload(c, 'pin-same', data(300000))
+    ftp_download(c, 'pin-same')
+    force('whole_object', 'pin-src', 1)
+    ftp_download(c, 'pin-src', None, ', another object\'s whole answer')
+    force('whole_object', 'pin-src', 0)
     # an answer cut after its status line or some headers is no answer
     for kind in ('status_close', 'headers_cut'):
         force(kind, 'pin-put', 3)

@@ -72,23 +72,25 @@ $t->run();
 my $sftp = port(8022);
 
 # what reached S3 since the last call, of the lines that match: "PEEK
-# LIST PUT"
+# LIST PUT"; a GET with a Range is a "RANGE", one of the whole object a
+# "GET"
 my $seen = 0;
 sub asked {
     my ($re) = @_;
     my @log = split /\n/,
-        `curl -s --max-time 30 http://127.0.0.1:$proxy/__log`;
+        `curl -s --max-time 30 http://127.0.0.1:$proxy/__log?ranges`;
     my @new = @log[$seen .. $#log];
     $seen = @log;
     return join ' ', map { /list-type/ ? 'LIST'
-        : /response-content-disposition/ ? 'PEEK' : (split / /)[0] }
+        : /response-content-disposition/ ? 'PEEK'
+        : /^GET .*\tbytes=/ ? 'RANGE' : (split / /)[0] }
         grep { $_ =~ $re } @new;
 }
 
 # ... about the user's file
 sub requests {
     my ($user, $name) = @_;
-    return asked(qr{ /files/srv/$user/\Q$name\E(?:[ ?]|$)|prefix=srv%2F$user%2F\Q$name\E%2F|start-after=srv%2F$user%2F\Q$name\E(?:&|$)});
+    return asked(qr{ /files/srv/$user/\Q$name\E(?:[ ?\t]|$)|prefix=srv%2F$user%2F\Q$name\E%2F|start-after=srv%2F$user%2F\Q$name\E(?:[&\t]|$)});
 }
 
 $t->write_file('f16k', join('', map { chr(65 + $_ % 26) } 1 .. 16384));
@@ -234,7 +236,7 @@ my $rc;
 ($rc, $out) = $t->sftp_batch($sftp, 'dave',
     "mkdir up\nput $d/f16k up/a\nput $d/f16k up/b\nput $d/f16k up/c\n");
 is($rc, 0, 'dave: three puts into a new directory') or diag($out);
-is(asked(qr{/files/srv/dave/up/[^/? ]|prefix=srv%2Fdave%2Fup%2F}),
+is(asked(qr{/files/srv/dave/up/[^/?\s]|prefix=srv%2Fdave%2Fup%2F}),
     'PEEK LIST PUT PUT PUT', 'one look at the directory, then a PUT each');
 is(s3_object($s3, 'srv/dave/up/c'), $t->read_file('f16k'),
     'the last of them stored');

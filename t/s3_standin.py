@@ -12,7 +12,8 @@
 # of those with "broken" in it, 500 to every copy (CopyObject,
 # UploadPartCopy) to a key with "broken" in it, answers 400 BadDigest to
 # a body that is not what its Content-MD5 says (moto does not check it),
-# answers GET /__log with the request lines it forwarded and GET /__tokens
+# answers GET /__log with the request lines it forwarded (GET
+# /__log?ranges: with their Range headers after a tab) and GET /__tokens
 # with the session tokens (x-amz-security-token) they came with, and puts in the
 # listings of multipart uploads the times they were really initiated
 # (moto says 2010-11-10 for all).  As a proxy it also holds every request
@@ -173,15 +174,20 @@ class Proxy(Answer):
 
     def stalled(self, path):
         return ('stall' in path and self.command == 'GET'
-                and not self.headers.get('Range', '').startswith('bytes=0-'))
+                and not self.headers.get('Range', 'bytes=0-').startswith(
+                    'bytes=0-'))
 
     def forward(self):
         length = int(self.headers.get('Content-Length') or 0)
         body = self.rfile.read(length) if length else b''
 
-        if self.command == 'GET' and self.path.endswith('/__log'):
+        if self.command == 'GET' \
+                and self.path.partition('?')[0].endswith('/__log'):
+            ranges = self.path.endswith('?ranges')
             with self.lock:
-                return self.answer(200, '\n'.join(self.lines).encode())
+                return self.answer(200, '\n'.join(
+                    l if ranges else l.partition('\t')[0]
+                    for l in self.lines).encode())
 
         if self.slow(self.path.partition('?')[0]):
             return
@@ -195,7 +201,8 @@ class Proxy(Answer):
 
         path, _, query = self.path.partition('?')
         with self.lock:
-            self.lines.append('%s %s' % (self.command, self.path))
+            self.lines.append('%s %s\t%s' % (self.command, self.path,
+                                              self.headers.get('Range', '')))
             copy = (self.command == 'PUT'
                     and 'x-amz-copy-source' in self.headers)
             token = self.headers.get('x-amz-security-token')

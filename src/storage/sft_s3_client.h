@@ -90,7 +90,8 @@ struct sft_s3_request_s {
     sft_int_t            rc;               /* SFT_OK: an HTTP answer */
     long                 status;
     sft_str_t            etag;
-    off_t                content_length;   /* -1: not given */
+    off_t                content_length;   /* -1: not given; set before
+                                              on_data sees a byte */
     time_t               last_modified;    /* 0: not given */
     time_t               meta_mtime;       /* x-amz-meta-mtime, 0: none */
     sft_str_t            content_type;     /* empty: not given */

@@ -4,7 +4,7 @@
  * peek at its first bytes (sft_s3_peek.c) or a HEAD: its size, mtime,
  * ETag, the stored CRC-32C, which CHECKSUM answers, and a small file's
  * bytes where a peek brought them whole, which reads take without a GET.
- * Other reads are served from one ranged GET per open file that reads
+ * Other reads are served from one GET per open file that reads
  * ahead: its answer is taken into a small buffer (the GET paused while
  * the buffer is full: the reader's pace is the download's), and reads at
  * increasing offsets take from it, queued in the order they came
@@ -12,8 +12,10 @@
  * skips to it (a resumed download of a small file the open has whole);
  * one at another offset drops the GET and starts one there.  A
  * sequential open's GET runs to the end of the object, another's over a
- * window.  The GET names the ETag of the open (If-Match), so a replaced
- * object fails the read rather than mixing two contents.  Reads complete
+ * window; one of the whole object has no Range (Ceph RGW answers a plain
+ * GET a third of a millisecond sooner than a ranged one).  The GET names
+ * the ETag of the open (If-Match), so a replaced object fails the read
+ * rather than mixing two contents.  Reads complete
  * on a posted event, never inside libcurl's callbacks.
  */
 
@@ -59,6 +61,7 @@ typedef struct {
     sft_event_t            ev;
 
     unsigned               sequential:1;
+    unsigned               get_whole:1;    /* the GET has no Range */
     unsigned               crc32c_known:1;
     unsigned               get_over:1;
     unsigned               completing:1;
@@ -386,7 +389,8 @@ sft_s3_read_done(sft_s3_reader_t *rd, sft_storage_err_t err)
 }
 
 
-/* a ranged GET from offset, the one before it dropped */
+/* a GET from offset, the one before it dropped: ranged unless it is of
+   the whole object and the open knows the ETag that binds its answer */
 
 static void
 sft_s3_read_get(sft_s3_reader_t *rd, off_t offset)
@@ -416,6 +420,10 @@ sft_s3_read_get(sft_s3_reader_t *rd, off_t offset)
         return;
     }
 
+    rd->get_first = offset;
+    rd->get_last = end - 1;
+    rd->get_whole = offset == 0 && end == rd->size && rd->etag.len != 0;
+
     h = sft_pcalloc(r->pool, 2 * sizeof(sft_s3_pair_t));
     p = sft_pnalloc(r->pool, 64);
     if (h == NULL || p == NULL) {
@@ -432,18 +440,19 @@ sft_s3_read_get(sft_s3_reader_t *rd, off_t offset)
     r->data = rd;
     r->headers = h;
 
-    sft_str_set(&h[0].name, "Range");
-    h[0].value.data = p;
-    h[0].value.len = snprintf((char *) p, 64, "bytes=%lld-%lld",
-                              (long long) offset, (long long) end - 1);
-    rd->get_first = offset;
-    rd->get_last = end - 1;
-    r->nheaders = 1;
+    if (!rd->get_whole) {
+        sft_str_set(&h[r->nheaders].name, "Range");
+        h[r->nheaders].value.data = p;
+        h[r->nheaders].value.len = snprintf((char *) p, 64, "bytes=%lld-%lld",
+                                            (long long) offset,
+                                            (long long) end - 1);
+        r->nheaders++;
+    }
 
     if (rd->etag.len) {
-        sft_str_set(&h[1].name, "If-Match");
-        h[1].value = rd->etag;
-        r->nheaders = 2;
+        sft_str_set(&h[r->nheaders].name, "If-Match");
+        h[r->nheaders].value = rd->etag;
+        r->nheaders++;
     }
 
     if (sft_s3_request_start(r) != SFT_OK) {
@@ -509,14 +518,21 @@ sft_s3_read_data(sft_s3_request_t *r, u_char *p, size_t n)
 
 /*
  * Bytes are taken only from the answer to the range asked, of the object
- * the open saw: 206, its Content-Range that range of that size, its ETag
- * (if any) the open's; anything else is refused before a byte is.
+ * the open saw: 206, its Content-Range that range of that size (a whole
+ * object's: 200, its Content-Length that size), its ETag (if any) the
+ * open's; anything else is refused before a byte is.
  */
 
 static const char *
 sft_s3_read_refuse(sft_s3_reader_t *rd, sft_s3_request_t *r)
 {
-    if (!sft_s3_request_range_is(r, rd->get_first, rd->get_last, rd->size))
+    if (rd->get_whole) {
+        if (r->status != 200 || r->content_length != rd->size) {
+            return "not 200 with the object's Content-Length";
+        }
+
+    } else if (!sft_s3_request_range_is(r, rd->get_first, rd->get_last,
+                                        rd->size))
     {
         return "not 206 with the Content-Range asked";
     }
@@ -535,20 +551,22 @@ sft_s3_read_refuse(sft_s3_reader_t *rd, sft_s3_request_t *r)
 static void
 sft_s3_read_got(sft_s3_request_t *r)
 {
+    sft_int_t         status;
     sft_s3_reader_t  *rd = r->data;
 
     rd->get_over = 1;
+    status = rd->get_whole ? 200 : 206;
 
-    /* an answer that ended short of its Content-Range without an error */
+    /* an answer that ended short of its range without an error */
 
-    if (r->rc == SFT_OK && r->status == 206 && r->refused == NULL
+    if (r->rc == SFT_OK && r->status == status && r->refused == NULL
         && r->delivered != rd->get_last - rd->get_first + 1)
     {
-        r->refused = "fewer bytes than its Content-Range";
+        r->refused = "fewer bytes than the range asked";
         r->rc = SFT_ERROR;
     }
 
-    if (r->rc != SFT_OK || r->status != 206) {
+    if (r->rc != SFT_OK || r->status != status) {
         rd->get_err = sft_s3_error(rd->conf, rd->log, r, "GetObject",
                                    &rd->key);
         if (rd->get_err == SFT_STORAGE_OK) {

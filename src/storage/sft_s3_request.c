@@ -667,6 +667,7 @@ static size_t
 sft_s3_request_write(char *buf, size_t size, size_t n, void *data)
 {
     long               status;
+    curl_off_t         length;
     u_char            *p;
     size_t             len, want;
     sft_int_t          rc;
@@ -679,6 +680,15 @@ sft_s3_request_write(char *buf, size_t size, size_t n, void *data)
 
     if (r->on_data && status >= 200 && status < 300) {
         r->status = status;             /* on_data looks at the answer */
+
+        if (r->delivered == 0) {
+            length = -1;
+            (void) curl_easy_getinfo(r->transfer.easy,
+                                     CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+                                     &length);
+            r->content_length = length;
+        }
+
         r->in_callback = 1;
         rc = r->on_data(r, (u_char *) buf, len);
         r->in_callback = 0;
