@@ -351,7 +351,15 @@ sft_session_open(sft_session_t *s, sft_uint_t protocol, sft_connection_t *c,
     cap = t->capacity;
     i = __atomic_load_n(&t->hwm, __ATOMIC_RELAXED);
 
-    /* above the high-water mark first: no scan while the table grows */
+    /*
+     * above the high-water mark first: no scan while the table grows;
+     * once every slot has been used the mark is the capacity, one past
+     * the last slot, and the scan starts from the first
+     */
+
+    if (i >= cap) {
+        i = 0;
+    }
 
     for (n = 0; n < cap; n++, i = (i + 1 < cap) ? i + 1 : 0) {
         rec = &sft_session_recs[i];
