@@ -139,7 +139,7 @@ $t->write_file_expand('siftpd.conf', <<'EOF');
 worker_processes 1;
 http { server { listen 127.0.0.1:%%PORT_8080%%; } }
 EOF
-$t->reload();
+$t->reload_settled() or diag('the workers before the reload are still there');
 ok($t->wait_for(sub { http_get(port(8080), '/hello') =~ /^HTTP\/1.1 404/ }),
     'reload without load_module: route gone');
 

@@ -451,6 +451,21 @@ sub reload {
     return $self;
 }
 
+# a reload that succeeds, waited for until every worker of the
+# configuration before has exited: until its signal arrives, an old worker
+# may still take a connection and answer with what the new one replaced
+sub reload_settled {
+    my ($self, $timeout) = @_;
+    my %old = map { $_ => 1 } $self->workers();
+
+    $self->reload();
+
+    return $self->wait_for(sub {
+        my @w = $self->workers();
+        @w && !grep { $old{$_} } @w;
+    }, $timeout // 20);
+}
+
 # a master that is not our child (a binary upgrade started it): QUIT, then
 # KILL with its workers if it is still there after 20 s
 sub _stop_adopted {
