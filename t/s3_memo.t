@@ -10,8 +10,9 @@
 # "s3_metadata_reuse 0" makes 5 (the open's probe is a HEAD); a "get" of
 # 16 KiB is its lstat's peek alone, where "s3_metadata_reuse 0" makes 3
 # peeks and "s3_stat_peek 0" a HEAD and a GET; a get of 100 KiB, or of a
-# file whose peek's answer does not name its request, a peek and a GET;
-# of an empty file, a peek and a HEAD; a read from the middle of a small
+# file whose peek's answer does not name its request, a peek and a GET
+# (that GET of the whole object without Range, taken also where its
+# answer comes chunked, without Content-Length); of an empty file, a peek and a HEAD; a read from the middle of a small
 # file after a stat, the peek alone; the stat of a file S3 will not
 # serve (archived) a peek and a HEAD.  What may not go stale does not,
 # with the memo kept a minute: another session's stat asks S3 (an object
@@ -120,7 +121,7 @@ for my $user (qw/bob carol erin/) {
 # larger than the peek, its answer not naming its request, empty
 
 for ([ 'f100k', 'f100k', 'PEEK GET' ], [ 'f16k', 'noecho', 'PEEK GET' ],
-    [ 'empty', 'empty', 'PEEK HEAD' ])
+    [ 'f100k', 'chunked', 'PEEK GET' ], [ 'empty', 'empty', 'PEEK HEAD' ])
 {
     my ($file, $name, $want) = @$_;
     my ($rc, $out) = $t->sftp_batch($sftp, 'bob', "put $d/$file $name\n");

@@ -26,6 +26,8 @@
 # (moto does not), but for a key with "noecho" in its name; a GET of a
 # key with "archived" in its name it answers 403 InvalidObjectState, as
 # S3 does for an object in an archive storage class (its HEAD answers).
+# A GET of a whole object (200) of a key with "chunked" in its name it
+# sends chunked, without Content-Length, as some S3 servers and proxies do.
 
 import base64
 import datetime
@@ -240,11 +242,23 @@ class Proxy(Answer):
                 and 'noecho' not in path:
             self.send_header('Content-Disposition',
                              q['response-content-disposition'][0])
-        # a HEAD's length is the object's, as moto said
-        self.send_header('Content-Length', res.getheader('Content-Length', '0')
-                         if self.command == 'HEAD' else str(len(data)))
+        # a HEAD's length is the object's, as moto said; a whole object
+        # of a key with "chunked" in its name comes chunked, no length
+        chunked = (self.command == 'GET' and res.status == 200
+                   and 'chunked' in path)
+        if chunked:
+            self.send_header('Transfer-Encoding', 'chunked')
+        else:
+            self.send_header('Content-Length',
+                             res.getheader('Content-Length', '0')
+                             if self.command == 'HEAD' else str(len(data)))
         self.end_headers()
-        if self.command != 'HEAD':
+        if chunked:
+            for i in range(0, len(data), 8192):
+                piece = data[i:i + 8192]
+                self.wfile.write(b'%x\r\n%s\r\n' % (len(piece), piece))
+            self.wfile.write(b'0\r\n\r\n')
+        elif self.command != 'HEAD':
             self.wfile.write(data)
         up.close()
 

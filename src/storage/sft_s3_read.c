@@ -519,15 +519,20 @@ sft_s3_read_data(sft_s3_request_t *r, u_char *p, size_t n)
 /*
  * Bytes are taken only from the answer to the range asked, of the object
  * the open saw: 206, its Content-Range that range of that size (a whole
- * object's: 200, its Content-Length that size), its ETag (if any) the
- * open's; anything else is refused before a byte is.
+ * object's: 200, its Content-Length that size where it has one: a server
+ * or proxy may send a plain GET's body chunked), its ETag (if any) the
+ * open's; anything else is refused before a byte is.  The bytes that
+ * come are counted against the range either way: more are refused as
+ * they come, fewer fail the read at the end.
  */
 
 static const char *
 sft_s3_read_refuse(sft_s3_reader_t *rd, sft_s3_request_t *r)
 {
     if (rd->get_whole) {
-        if (r->status != 200 || r->content_length != rd->size) {
+        if (r->status != 200
+            || (r->content_length != -1 && r->content_length != rd->size))
+        {
             return "not 200 with the object's Content-Length";
         }
 
