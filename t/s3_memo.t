@@ -12,8 +12,9 @@
 # peeks and "s3_stat_peek 0" a HEAD and a GET; a get of 100 KiB, or of a
 # file whose peek's answer does not name its request, a peek and a GET
 # (that GET of the whole object without Range, taken also where its
-# answer comes chunked, without Content-Length); of an empty file, a peek and a HEAD; a read from the middle of a small
-# file after a stat, the peek alone; the stat of a file S3 will not
+# answer comes chunked, without Content-Length); of an empty file, a
+# peek and a HEAD; a read from the middle of a small file after a stat,
+# the peek alone; the stat of a file S3 will not
 # serve (archived) a peek and a HEAD.  What may not go stale does not,
 # with the memo kept a minute: another session's stat asks S3 (an object
 # replaced behind the server's back shows its new size at once); an

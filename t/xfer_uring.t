@@ -4,12 +4,14 @@
 # io_uring: with "io_uring on", "sendfile off" and "splice off", FTP and
 # FTPS downloads (of a file not in the page cache) and uploads of a few
 # MiB, and a resumed download and upload, arrive byte for byte; the
-# plaintext ones are counted with path="io_uring", the FTPS ones keep
-# their TLS path, and siftp_io_uring_ops_total counts the ring's reads and
-# writes of both. ABOR and a dropped data connection in the middle of an
-# upload leave no file behind and the worker serving. With io_uring off the
-# same transfers take the pooled copy and the ring counts nothing. The
-# default seccomp filter is on throughout.
+# plaintext ones are counted with path="io_uring" (a resumed download
+# whose chunks all came from the page cache with path="pooled": what the
+# ring counted for it decides), the FTPS ones keep their TLS path, and
+# siftp_io_uring_ops_total counts the ring's reads and writes of both.
+# ABOR and a dropped data connection in the middle of an upload leave no
+# file behind and the worker serving. With io_uring off the same
+# transfers take the pooled copy and the ring counts nothing. The default
+# seccomp filter is on throughout.
 
 use warnings;
 use strict;
@@ -92,6 +94,12 @@ sub metric {
 sub path { metric('transfers_total', "direction=\"$_[0]\",path=\"$_[1]\"") }
 sub ring { metric('io_uring_ops_total', "op=\"$_[0]\"") }
 
+# the counters of paths and ring operations, for a diagnosis
+sub metrics_of_paths {
+    return grep { /^siftp_(transfers|io_uring_ops)_total/ }
+        split /^/, http_get(port(8080), '/metrics') // '';
+}
+
 # the file leaves the page cache, so RWF_NOWAIT cannot read it on the loop
 sub uncache {
     my ($f) = @_;
@@ -163,11 +171,6 @@ diag('the resumed download came from the page cache') unless $ringed;
 is(path('download', $ringed ? 'io_uring' : 'pooled'), $ringed ? 2 : 1,
     'resumed download: counted with the path that read it')
     or diag(metrics_of_paths());
-
-sub metrics_of_paths {
-    return grep { /^siftp_(transfers|io_uring_ops)_total/ }
-        split /^/, http_get(port(8080), '/metrics') // '';
-}
 
 # ABOR in the middle of a ring-backed upload: no file, and no temporary
 
